@@ -1,0 +1,193 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// Exchange is the durable direct exchange every burst publishes to; each
+// burst's queue is bound to it with its own name as routing key.
+const Exchange = "rmqtorture.orders"
+
+// AMQP implements scenario.Traffic against one broker over AMQP 0.9.1.
+type AMQP struct {
+	// URL returns the broker's current AMQP URL (it can change when an
+	// attached container starts again).
+	URL func() string
+	Log *slog.Logger
+}
+
+// dialTimeout bounds the TCP connect and AMQP handshake of every connection.
+const dialTimeout = 3 * time.Second
+
+func (a *AMQP) dial(name string) (*amqp.Connection, error) {
+	return amqp.DialConfig(a.URL(), amqp.Config{
+		Dial:       amqp.DefaultDial(dialTimeout),
+		Heartbeat:  10 * time.Second,
+		Properties: amqp.Table{"connection_name": "rmqtorture-" + name},
+	})
+}
+
+// closeConn closes a connection without waiting forever on a broker that
+// does not answer (the client library ignores contexts mid-write).
+func closeConn(c *amqp.Connection) {
+	if c != nil && !c.IsClosed() {
+		_ = c.CloseDeadline(time.Now().Add(2 * time.Second))
+	}
+}
+
+// withChannel runs fn on a fresh connection and channel, closed afterwards.
+func (a *AMQP) withChannel(ctx context.Context, name string, fn func(*amqp.Channel) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	conn, err := a.dial(name)
+	if err != nil {
+		return fmt.Errorf("connect to broker: %w", err)
+	}
+	defer closeConn(conn)
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf("open channel: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- fn(ch) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		closeConn(conn) // unblocks fn
+		return ctx.Err()
+	}
+}
+
+// Declare declares the durable exchange and a durable queue of the given
+// type bound to it, and refuses a queue that already holds messages: a stale
+// queue makes every count a lie.
+func (a *AMQP) Declare(ctx context.Context, q scenario.QueueSpec) error {
+	return a.withChannel(ctx, "setup", func(ch *amqp.Channel) error {
+		if err := ch.ExchangeDeclare(Exchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
+			return fmt.Errorf("declare exchange %q: %w", Exchange, err)
+		}
+		args := amqp.Table{"x-queue-type": string(q.Type)}
+		decl, err := ch.QueueDeclare(q.Name, true, false, false, false, args)
+		if err != nil {
+			return fmt.Errorf("declare %s queue %q: %w", q.Type, q.Name, err)
+		}
+		if decl.Messages > 0 {
+			return fmt.Errorf("queue %q already holds %d messages; rmqtorture needs an empty queue", q.Name, decl.Messages)
+		}
+		if err := ch.QueueBind(q.Name, q.Name, Exchange, false, nil); err != nil {
+			return fmt.Errorf("bind queue %q to %q: %w", q.Name, Exchange, err)
+		}
+		return nil
+	})
+}
+
+// Delete deletes a queue.
+func (a *AMQP) Delete(ctx context.Context, queue string) error {
+	return a.withChannel(ctx, "setup", func(ch *amqp.Channel) error {
+		_, err := ch.QueueDelete(queue, false, false, false)
+		return err
+	})
+}
+
+// drainAckEvery is how many deliveries the drainer acknowledges at once
+// (basic.ack with multiple); prefetch is twice that.
+const drainAckEvery = 250
+
+// Drain consumes the queue with manual acks, recording every delivery's
+// message_id in the ledger. It stops when nothing arrived for d.Idle and every
+// confirmed id has been seen, or when nothing arrived for d.LostWait (the
+// missing confirmed ids are then lost). Consume failures (a quorum queue
+// without a leader right after a restart) are retried until ctx's deadline,
+// which is returned as an error: the drain is then incomplete.
+func (a *AMQP) Drain(ctx context.Context, d scenario.DrainPlan) error {
+	var last error
+	for attempt := 0; ; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return fmt.Errorf("deadline passed while draining %q (last error: %v)", d.Queue, last)
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+		done, err := a.drainOnce(ctx, d)
+		if done {
+			return nil
+		}
+		last = err
+		if ctx.Err() != nil {
+			return fmt.Errorf("deadline passed while draining %q (last error: %v)", d.Queue, last)
+		}
+		a.Log.Debug("drain retry", "queue", d.Queue, "err", err)
+	}
+}
+
+func (a *AMQP) drainOnce(ctx context.Context, d scenario.DrainPlan) (bool, error) {
+	conn, err := a.dial("drain")
+	if err != nil {
+		return false, err
+	}
+	defer closeConn(conn)
+	ch, err := conn.Channel()
+	if err != nil {
+		return false, err
+	}
+	if err := ch.Qos(2*drainAckEvery, 0, false); err != nil {
+		return false, err
+	}
+	deliveries, err := ch.Consume(d.Queue, "rmqtorture-drain", false, false, false, false, nil)
+	if err != nil {
+		return false, err
+	}
+	lastSeen := time.Now()
+	var unacked uint64
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	ack := func() error {
+		if unacked == 0 {
+			return nil
+		}
+		err := ch.Ack(unacked, true)
+		unacked = 0
+		return err
+	}
+	for {
+		select {
+		case m, ok := <-deliveries:
+			if !ok {
+				return false, errors.New("drain channel closed")
+			}
+			d.Ledger.Delivered(m.MessageId)
+			lastSeen = time.Now()
+			unacked = m.DeliveryTag
+			if m.DeliveryTag%drainAckEvery == 0 {
+				if err := ack(); err != nil {
+					return false, err
+				}
+			}
+		case <-tick.C:
+			idle := time.Since(lastSeen)
+			if idle < d.Idle {
+				continue
+			}
+			if err := ack(); err != nil {
+				return false, err
+			}
+			if d.Satisfied() || idle >= d.LostWait {
+				return true, nil
+			}
+		case <-ctx.Done():
+			_ = ack()
+			return false, ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,84 @@
+package broker
+
+import (
+	"context"
+	"time"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+)
+
+// depthMonitor measures how fast a fire-and-forget burst actually enters the
+// queue, by polling its depth (queue.declare passive) on a connection of its
+// own. Publish calls return ~3× faster than the broker absorbs them (92k vs
+// 30k msg/s measured in BROKER-FACTS.md): the gap is what a kill destroys.
+type depthMonitor struct {
+	done     chan struct{}
+	stop     chan struct{}
+	maxCount int
+	maxAt    time.Time
+}
+
+// depthPoll is the interval between queue-depth samples.
+const depthPoll = 20 * time.Millisecond
+
+// startDepthMonitor polls until fault is closed (a fault's numbers say nothing
+// about absorption), its connection fails, ctx ends, or wait is called and
+// the depth has been stable for half a second.
+func startDepthMonitor(ctx context.Context, a *AMQP, queue string, fault <-chan struct{}) *depthMonitor {
+	m := &depthMonitor{done: make(chan struct{}), stop: make(chan struct{})}
+	go func() {
+		defer close(m.done)
+		conn, err := a.dial("depth-monitor")
+		if err != nil {
+			return
+		}
+		defer closeConn(conn)
+		ch, err := conn.Channel()
+		if err != nil {
+			return
+		}
+		stop := m.stop
+		stopping := false
+		var stableSince time.Time
+		deadline := time.Time{}
+		tick := time.NewTicker(depthPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-fault:
+				return
+			case <-stop:
+				if !stopping {
+					stopping, stableSince, deadline = true, time.Now(), time.Now().Add(10*time.Second)
+				}
+				stop = nil
+			case <-tick.C:
+			}
+			q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+			if err != nil {
+				return
+			}
+			now := time.Now()
+			if q.Messages > m.maxCount {
+				m.maxCount, m.maxAt, stableSince = q.Messages, now, now
+			}
+			if stopping && (now.Sub(stableSince) > 500*time.Millisecond || now.After(deadline)) {
+				return
+			}
+		}
+	}()
+	return m
+}
+
+// wait lets the monitor see the queue settle and returns the absorbed rate in
+// msg/s from the timeline's start, or 0 when nothing was observed.
+func (m *depthMonitor) wait(tl *metrics.Timeline) float64 {
+	close(m.stop)
+	<-m.done
+	if m.maxCount == 0 {
+		return 0
+	}
+	return metrics.Rate(m.maxCount, m.maxAt.Sub(tl.Start()))
+}

@@ -1,0 +1,298 @@
+// Package broker is the only package that talks to Docker and AMQP: the
+// RabbitMQ container's lifecycle and faults through the Docker Engine API, and
+// the publishers, drainer and topology over AMQP 0.9.1 (amqp091-go).
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+	"github.com/docker/go-connections/nat"
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// Labels put on every container rmqtorture creates. Faults and cleanup act
+// only on containers that carry LabelManaged, or on the one container a user
+// names explicitly.
+const (
+	LabelManaged = "org.rmqtorture.managed" // "true"
+	LabelRun     = "org.rmqtorture.run"     // the run id
+	LabelPID     = "org.rmqtorture.pid"     // pid of the rmqtorture process that created it
+)
+
+// amqpPort is the broker's AMQP 0.9.1 listener inside the container.
+const amqpPort = nat.Port("5672/tcp")
+
+// ErrImageMissing means the broker image is not in the local engine.
+var ErrImageMissing = errors.New("broker image missing")
+
+// Docker returns a client for the engine named by the environment (DOCKER_HOST
+// etc.), negotiating the API version: the Go client defaults to API 1.51
+// while e.g. Debian's docker.io 20.10 engine speaks 1.41 (BROKER-FACTS.md).
+// It pings the engine so an unreachable socket fails here, clearly.
+func Docker(ctx context.Context) (*client.Client, error) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("create Docker client: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := cli.Ping(pctx); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("cannot reach the Docker Engine at %s: %w (is the daemon running and DOCKER_HOST right? rmqtorture needs it to run and kill the broker)", cli.DaemonHost(), err)
+	}
+	cli.NegotiateAPIVersion(ctx)
+	return cli, nil
+}
+
+// Container is the RabbitMQ broker under test: one rmqtorture created (Owned)
+// or one the user named (attached). Its AMQP port is published on 127.0.0.1.
+type Container struct {
+	cli      *client.Client
+	log      *slog.Logger
+	ID       string
+	Name     string
+	Image    string
+	Owned    bool // created and labelled by this run; removed by Remove
+	hostPort int
+	runID    string
+}
+
+// CreateOptions configure a new broker container.
+type CreateOptions struct {
+	Image string
+	RunID string
+	// HostPort is the 127.0.0.1 port to publish AMQP on; 0 picks a free one.
+	// It is fixed at creation so it stays the same when the container starts
+	// again (an ephemeral binding changes on every start).
+	HostPort int
+}
+
+// Create creates and starts a labelled broker container from opts.Image with a
+// fixed hostname (so its node name rabbit@HOST and its data survive a
+// restart) and AMQP published on 127.0.0.1 only. It fails with ErrImageMissing
+// and a hint when the image is not present.
+func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts CreateOptions) (*Container, error) {
+	if _, err := cli.ImageInspect(ctx, opts.Image); err != nil {
+		if client.IsErrNotFound(err) {
+			return nil, fmt.Errorf("%w: %q is not in the local Docker Engine; build it with scripts/build-broker-image.sh (no registry needed), or pull an image such as rabbitmq:4 and pass --image", ErrImageMissing, opts.Image)
+		}
+		return nil, fmt.Errorf("inspect image %q: %w", opts.Image, err)
+	}
+	port := opts.HostPort
+	if port == 0 {
+		p, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		port = p
+	}
+	name := "rmqt-" + opts.RunID
+	cfg := &container.Config{
+		Image:        opts.Image,
+		Hostname:     name,
+		ExposedPorts: nat.PortSet{amqpPort: {}}, // without it PortBindings is silently ignored on API 1.41
+		Labels: map[string]string{
+			LabelManaged: "true",
+			LabelRun:     opts.RunID,
+			LabelPID:     strconv.Itoa(os.Getpid()),
+		},
+	}
+	host := &container.HostConfig{
+		PortBindings: nat.PortMap{amqpPort: {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}},
+	}
+	created, err := cli.ContainerCreate(ctx, cfg, host, nil, nil, name)
+	if err != nil {
+		return nil, fmt.Errorf("create broker container %q from %q: %w", name, opts.Image, err)
+	}
+	c := &Container{cli: cli, log: log, ID: created.ID, Name: name, Image: opts.Image, Owned: true, hostPort: port, runID: opts.RunID}
+	if err := cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
+		return c, fmt.Errorf("start broker container %q: %w", name, err)
+	}
+	log.Info("broker container started", "name", name, "image", opts.Image, "amqp", c.Addr())
+	return c, nil
+}
+
+// Attach uses a running container the user named as the broker. rmqtorture
+// will kill and start it (the user asked for that by naming it) but never
+// removes it. Its AMQP port 5672/tcp must be published.
+func Attach(ctx context.Context, cli *client.Client, log *slog.Logger, nameOrID string) (*Container, error) {
+	c := &Container{cli: cli, log: log, Name: strings.TrimPrefix(nameOrID, "/")}
+	info, err := cli.ContainerInspect(ctx, nameOrID)
+	if err != nil {
+		return nil, fmt.Errorf("inspect container %q: %w", nameOrID, err)
+	}
+	c.ID, c.Image = info.ID, info.Config.Image
+	if info.State == nil || !info.State.Running {
+		return nil, fmt.Errorf("container %q is not running", nameOrID)
+	}
+	if err := c.readPort(info); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Container) readPort(info container.InspectResponse) error {
+	if info.NetworkSettings == nil {
+		return fmt.Errorf("container %q has no network settings", c.Name)
+	}
+	for _, b := range info.NetworkSettings.Ports[amqpPort] {
+		if p, err := strconv.Atoi(b.HostPort); err == nil && (b.HostIP == "127.0.0.1" || b.HostIP == "0.0.0.0" || b.HostIP == "") {
+			c.hostPort = p
+			return nil
+		}
+	}
+	return fmt.Errorf("container %q does not publish 5672/tcp on an IPv4 host address; publish it, e.g. -p 127.0.0.1:5672:5672", c.Name)
+}
+
+// Addr is the broker's AMQP address on the host, always on 127.0.0.1.
+func (c *Container) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.hostPort)) }
+
+// URL is the AMQP URL of the broker (guest/guest on the default vhost).
+func (c *Container) URL() string { return "amqp://guest:guest@" + c.Addr() + "/" }
+
+// guard re-reads the container and refuses to act on one that is neither
+// labelled as this run's nor the one the user attached to.
+func (c *Container) guard(ctx context.Context) (container.InspectResponse, error) {
+	info, err := c.cli.ContainerInspect(ctx, c.ID)
+	if err != nil {
+		return info, fmt.Errorf("inspect container %q: %w", c.Name, err)
+	}
+	if c.Owned && (info.Config == nil || info.Config.Labels[LabelManaged] != "true" || info.Config.Labels[LabelRun] != c.runID) {
+		return info, fmt.Errorf("refusing to touch container %q: it does not carry this run's %s label", c.Name, LabelRun)
+	}
+	return info, nil
+}
+
+// Kill delivers signal (a name such as "SIGKILL") to the container.
+func (c *Container) Kill(ctx context.Context, signal string) error {
+	if _, err := c.guard(ctx); err != nil {
+		return err
+	}
+	if err := c.cli.ContainerKill(ctx, c.ID, signal); err != nil {
+		return fmt.Errorf("kill container %q with %s: %w", c.Name, signal, err)
+	}
+	c.log.Info("broker killed", "container", c.Name, "signal", signal)
+	return nil
+}
+
+// Start starts the container again once it has exited (a kill's signal may
+// take a moment to end the node) and re-reads its published port, which
+// changes on every start of an attached container with an ephemeral binding.
+func (c *Container) Start(ctx context.Context) error {
+	for {
+		info, err := c.guard(ctx)
+		if err != nil {
+			return err
+		}
+		if info.State == nil || !info.State.Running {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("container %q still running after the kill: %w", c.Name, ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := c.cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
+		return fmt.Errorf("start container %q: %w", c.Name, err)
+	}
+	info, err := c.cli.ContainerInspect(ctx, c.ID)
+	if err != nil {
+		return fmt.Errorf("inspect container %q: %w", c.Name, err)
+	}
+	return c.readPort(info)
+}
+
+// WaitReady polls (every 100 ms) until an AMQP connection with login succeeds
+// or timeout passes. A TCP connect alone proves nothing: Docker's userland
+// proxy accepts on the published port before RabbitMQ listens.
+func (c *Container) WaitReady(ctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var last error
+	for {
+		conn, err := amqp.DialConfig(c.URL(), amqp.Config{Dial: amqp.DefaultDial(2 * time.Second), Properties: amqp.Table{"connection_name": "rmqtorture-readiness"}})
+		if err == nil {
+			_ = conn.CloseDeadline(time.Now().Add(2 * time.Second))
+			return nil
+		}
+		last = err
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("broker %q did not accept an AMQP login on %s within %s (last error: %v); see `docker logs %s`", c.Name, c.Addr(), timeout, last, c.Name)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// ServerVersion returns the broker's version from its server properties.
+func (c *Container) ServerVersion() string {
+	conn, err := amqp.DialConfig(c.URL(), amqp.Config{Dial: amqp.DefaultDial(2 * time.Second)})
+	if err != nil {
+		return ""
+	}
+	defer conn.CloseDeadline(time.Now().Add(2 * time.Second))
+	product, _ := conn.Properties["product"].(string)
+	version, _ := conn.Properties["version"].(string)
+	return strings.TrimSpace(product + " " + version)
+}
+
+// Remove force-removes the container and its anonymous volumes if this run
+// created it; an attached container is left alone. Call it with a context
+// that survives Ctrl-C.
+func (c *Container) Remove(ctx context.Context) error {
+	if !c.Owned {
+		return nil
+	}
+	if _, err := c.guard(ctx); err != nil {
+		if client.IsErrNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	if err := c.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
+		return fmt.Errorf("remove container %q: %w", c.Name, err)
+	}
+	c.log.Info("broker container removed", "name", c.Name)
+	return nil
+}
+
+// Leftovers lists containers labelled as rmqtorture's (from runs that could
+// not clean up, e.g. after SIGKILL of rmqtorture itself).
+func Leftovers(ctx context.Context, cli *client.Client) ([]container.Summary, error) {
+	return cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelManaged+"=true"))})
+}
+
+// RemoveLeftover force-removes one container listed by Leftovers, after
+// checking its label again.
+func RemoveLeftover(ctx context.Context, cli *client.Client, id string) error {
+	info, err := cli.ContainerInspect(ctx, id)
+	if err != nil {
+		return fmt.Errorf("inspect container %s: %w", id, err)
+	}
+	if info.Config == nil || info.Config.Labels[LabelManaged] != "true" {
+		return fmt.Errorf("refusing to remove container %s: no %s label", id, LabelManaged)
+	}
+	return cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+}
+
+// freePort asks the kernel for a free port on 127.0.0.1.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port on 127.0.0.1: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

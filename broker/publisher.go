@@ -1,0 +1,451 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// Order is the JSON body of every message: a small, realistic order. Its
+// OrderID is also the AMQP message_id.
+type Order struct {
+	OrderID    string `json:"order_id"`
+	SKU        string `json:"sku"`
+	Quantity   int    `json:"quantity"`
+	TotalCents int64  `json:"total_cents"`
+}
+
+// orderBody returns the JSON body of order seq; deterministic, ~90 bytes.
+func orderBody(id string, seq int) []byte {
+	b, _ := json.Marshal(Order{
+		OrderID:    id,
+		SKU:        fmt.Sprintf("SKU-%04d", seq%997),
+		Quantity:   1 + seq%5,
+		TotalCents: int64(499 + (seq%50)*100),
+	})
+	return b
+}
+
+// errEpochOver ends one connection's share of the burst: its channel closed,
+// a confirm timed out, or a publish failed.
+var errEpochOver = errors.New("publisher connection lost")
+
+// publisher publishes one burst, reconnecting after every connection loss.
+// Bookkeeping rules (each one a public bug in some client):
+//   - confirms are keyed by (epoch, delivery tag): tags restart at 1 on every
+//     channel (metrics.ConfirmTracker);
+//   - amqp091-go closes the NotifyPublish listener when the channel closes and
+//     resolves nothing further: everything still pending then is in doubt,
+//     never nacked (rabbitmq/amqp091-go#46);
+//   - the listener is sized for the window and drained on its own goroutine,
+//     with basic.return read first, since RabbitMQ sends a mandatory message's
+//     basic.return before its basic.ack (streadway/amqp#254);
+//   - every wait has its own deadline: the library checks contexts only
+//     before a write.
+type publisher struct {
+	a       *AMQP
+	p       scenario.PublishPlan
+	tracker *metrics.ConfirmTracker
+	stats   scenario.PublishStats
+	statsMu sync.Mutex
+
+	mu    sync.Mutex
+	next  int   // next fresh sequence number
+	retry []int // ids to publish again first (in doubt, or failed publish in fire-and-forget)
+	// settled is signalled (non-blocking) whenever a confirm or an in-doubt
+	// settles something, to wake a publisher waiting for the last confirms.
+	settled chan struct{}
+}
+
+// Publish publishes plan.Messages orders in plan.Mode and returns what it
+// measured; the ledger, latency histogram and timeline in the plan are
+// filled as it goes. It returns nil once every order is published and, in
+// confirm modes, settled (or left in doubt under republish: none); an error
+// when it could not reconnect within plan.ReconnectTimeout; ctx's error when
+// cancelled.
+func (a *AMQP) Publish(ctx context.Context, plan scenario.PublishPlan) (scenario.PublishStats, error) {
+	pub := &publisher{a: a, p: plan, tracker: metrics.NewConfirmTracker(), settled: make(chan struct{}, 1)}
+	var monitor *depthMonitor
+	if plan.Mode == scenario.FireAndForget {
+		monitor = startDepthMonitor(ctx, a, plan.Queue, plan.FaultStarted)
+	}
+	err := pub.run(ctx)
+	if monitor != nil {
+		pub.stats.AbsorbedRate = monitor.wait(plan.Timeline)
+	}
+	return pub.stats, err
+}
+
+func (p *publisher) run(ctx context.Context) error {
+	var epoch metrics.Epoch
+	for !p.finished() {
+		conn, err := p.connect(ctx)
+		if err != nil {
+			return err
+		}
+		epoch++
+		if epoch > 1 {
+			p.statsMu.Lock()
+			p.stats.Reconnects++
+			p.statsMu.Unlock()
+		}
+		p.p.Timeline.Add(metrics.EvConnected, fmt.Sprintf("epoch %d", epoch))
+		if p.p.Mode.ConfirmMode() {
+			err = p.confirmEpoch(ctx, conn, epoch)
+		} else {
+			err = p.fireAndForgetEpoch(ctx, conn, epoch)
+		}
+		closeConn(conn)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil && !errors.Is(err, errEpochOver) {
+			return err
+		}
+	}
+	return nil
+}
+
+// finished: every id published, nothing waiting for a republish, nothing in flight.
+func (p *publisher) finished() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.next >= p.p.Messages && len(p.retry) == 0 && p.tracker.InFlight() == 0
+}
+
+// take returns the next id to publish: republishes first, then fresh ids.
+func (p *publisher) take() (seq int, ok bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.retry) > 0 {
+		seq = p.retry[0]
+		p.retry = p.retry[1:]
+		return seq, true
+	}
+	if p.next < p.p.Messages {
+		p.next++
+		return p.next - 1, true
+	}
+	return 0, false
+}
+
+// putBack returns an id that was taken but not published.
+func (p *publisher) putBack(seq int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.retry = append([]int{seq}, p.retry...)
+}
+
+// inDoubt records that seq's latest attempt will never be confirmed and, under
+// republish: in-doubt, queues it for the next connection.
+func (p *publisher) inDoubt(seq int) {
+	p.p.Ledger.MarkInDoubt(seq)
+	if p.p.Republish == scenario.RepublishInDoubt {
+		p.mu.Lock()
+		p.retry = append(p.retry, seq)
+		p.mu.Unlock()
+	}
+}
+
+func (p *publisher) signalSettled() {
+	select {
+	case p.settled <- struct{}{}:
+	default:
+	}
+}
+
+// connect dials with exponential backoff (50 ms doubling to 1 s) until it
+// succeeds or plan.ReconnectTimeout passes.
+func (p *publisher) connect(ctx context.Context) (*amqp.Connection, error) {
+	deadline := time.Now().Add(p.p.ReconnectTimeout)
+	backoff := 50 * time.Millisecond
+	for {
+		conn, err := p.a.dial("publisher")
+		if err == nil {
+			return conn, nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("could not reconnect within %s: %w", p.p.ReconnectTimeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+func (p *publisher) publishing(seq int) amqp.Publishing {
+	id := p.p.Ledger.MessageID(seq)
+	return amqp.Publishing{
+		ContentType:  "application/json",
+		DeliveryMode: amqp.Persistent,
+		MessageId:    id,
+		Timestamp:    time.Now(),
+		Body:         orderBody(id, seq),
+	}
+}
+
+func (p *publisher) published(n int) {
+	p.statsMu.Lock()
+	p.stats.Publishes++
+	p.stats.LastPublish = time.Now()
+	p.statsMu.Unlock()
+	if p.p.OnPublished != nil {
+		p.p.OnPublished(n)
+	}
+}
+
+// noteFault records the publish count when the first fault fires.
+func (p *publisher) noteFault() {
+	select {
+	case <-p.p.FaultStarted:
+		p.statsMu.Lock()
+		if p.stats.FaultAt.IsZero() {
+			p.stats.FaultAt = time.Now()
+			p.stats.PublishedBeforeFault = p.stats.Publishes
+		}
+		p.statsMu.Unlock()
+	default:
+	}
+}
+
+// fireAndForgetEpoch publishes without confirm mode. A publish that returned
+// no error only reached a local buffer; the ledger can only later learn
+// whether it was delivered. A publish call that fails is retried on the next
+// connection (an application sees that error), and is not counted as sent.
+func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connection, epoch metrics.Epoch) error {
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf("%w: open channel: %v", errEpochOver, err)
+	}
+	returns := ch.NotifyReturn(make(chan amqp.Return, 1024))
+	go func() {
+		for r := range returns {
+			if seq, ok := p.p.Ledger.ParseID(r.MessageId); ok {
+				p.p.Ledger.Returned(seq)
+			}
+		}
+	}()
+	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+	first := true
+	for {
+		seq, ok := p.take()
+		if !ok {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			p.putBack(seq)
+			return err
+		}
+		err := ch.PublishWithContext(ctx, Exchange, p.p.Queue, true, false, p.publishing(seq))
+		if err != nil {
+			p.p.Ledger.PublishFailed(seq, false)
+			p.putBack(seq)
+			p.p.Timeline.Add(metrics.EvConnectionLost, "publish: "+err.Error())
+			return fmt.Errorf("%w: %v", errEpochOver, err)
+		}
+		p.p.Ledger.Published(seq, false)
+		p.noteFault()
+		p.published(p.p.Ledger.Sent())
+		if first {
+			p.p.Timeline.Add(metrics.EvFirstProgress, fmt.Sprintf("epoch %d: first publish", epoch))
+			first = false
+		}
+		select {
+		case e := <-closed:
+			p.p.Timeline.Add(metrics.EvConnectionLost, fmt.Sprint("channel closed: ", e))
+			return errEpochOver
+		default:
+		}
+	}
+}
+
+// confirmEpoch publishes in confirm mode with at most plan.Window messages
+// unconfirmed (1 for confirm-each) until the burst is done or the channel dies.
+func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epoch metrics.Epoch) error {
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf("%w: open channel: %v", errEpochOver, err)
+	}
+	if err := ch.Confirm(false); err != nil {
+		return fmt.Errorf("%w: confirm.select: %v", errEpochOver, err)
+	}
+	window := p.p.Window
+	// The listener never has less capacity than the window: a full listener
+	// stalls the connection's reader (streadway/amqp#254) and, since
+	// amqp091-go 1.13, drops confirms after ~5 s.
+	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, window))
+	returns := ch.NotifyReturn(make(chan amqp.Return, window))
+	slots := make(chan struct{}, window)
+	var trackMu sync.Mutex // Track+Published vs CloseEpoch: a message is in the tracker and the ledger, or in neither
+	epochOver := make(chan struct{})
+
+	// Confirm reader: the only place confirms are matched to messages.
+	go func() {
+		defer close(epochOver)
+		first := true
+		onReturn := func(r amqp.Return) {
+			if seq, ok := p.p.Ledger.ParseID(r.MessageId); ok {
+				p.p.Ledger.Returned(seq)
+			}
+		}
+		for {
+			select {
+			case r, ok := <-returns:
+				if ok {
+					onReturn(r)
+				} else {
+					returns = nil
+				}
+				continue
+			case c, ok := <-confirms:
+				if !ok {
+					trackMu.Lock()
+					pending := p.tracker.CloseEpoch(epoch)
+					trackMu.Unlock()
+					for _, pend := range pending {
+						p.inDoubt(pend.Seq)
+						<-slots
+					}
+					p.p.Timeline.Add(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: channel closed, %d in doubt", epoch, len(pending)))
+					p.signalSettled()
+					return
+				}
+				// A basic.return precedes its basic.ack on the wire and
+				// amqp091-go hands it over first: take every return queued.
+				for drained := false; !drained; {
+					select {
+					case r, ok := <-returns:
+						if ok {
+							onReturn(r)
+						} else {
+							returns, drained = nil, true
+						}
+					default:
+						drained = true
+					}
+				}
+				pend, ok := p.tracker.Settle(epoch, c.DeliveryTag)
+				if !ok {
+					p.a.Log.Warn("confirm for an unknown delivery tag ignored", "epoch", epoch, "tag", c.DeliveryTag)
+					continue
+				}
+				now := time.Now()
+				p.p.Latency.Record(now.Sub(pend.PublishedAt))
+				if err := p.p.Ledger.Settle(pend.Seq, c.Ack); err != nil {
+					p.a.Log.Error("ledger", "err", err)
+				}
+				p.statsMu.Lock()
+				if c.Ack {
+					p.stats.Acked++
+				}
+				p.stats.LastConfirm = now
+				p.statsMu.Unlock()
+				<-slots
+				p.signalSettled()
+				if first {
+					p.p.Timeline.Add(metrics.EvFirstProgress, fmt.Sprintf("epoch %d: first confirm", epoch))
+					first = false
+				}
+			}
+		}
+	}()
+
+	// Watchdog: a confirm older than ConfirmTimeout ends the epoch, and with
+	// it every pending confirm (in doubt). The close has its own deadline.
+	watchDone := make(chan struct{})
+	defer close(watchDone)
+	go func() {
+		tick := time.NewTicker(min(p.p.ConfirmTimeout/4, 250*time.Millisecond))
+		defer tick.Stop()
+		for {
+			select {
+			case <-watchDone:
+				return
+			case <-epochOver:
+				return
+			case <-tick.C:
+				if oldest, ok := p.tracker.Oldest(epoch); ok && time.Since(oldest) > p.p.ConfirmTimeout {
+					p.p.Timeline.Add(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: confirm timeout %s", epoch, p.p.ConfirmTimeout))
+					closeConn(conn)
+					return
+				}
+			}
+		}
+	}()
+
+	end := func(err error) error {
+		// Closing the connection closes the listener; wait for the reader to
+		// turn what is pending into in-doubt before the next epoch starts.
+		closeConn(conn)
+		<-epochOver
+		return err
+	}
+	for {
+		seq, ok := p.take()
+		if !ok {
+			// Nothing left to publish: wait for the last confirms.
+			if p.tracker.InFlight() == 0 {
+				return end(nil)
+			}
+			select {
+			case <-p.settled:
+				continue
+			case <-epochOver:
+				return end(errEpochOver)
+			case <-ctx.Done():
+				return end(ctx.Err())
+			}
+		}
+		select {
+		case slots <- struct{}{}:
+		case <-epochOver:
+			p.putBack(seq)
+			return end(errEpochOver)
+		case <-ctx.Done():
+			p.putBack(seq)
+			return end(ctx.Err())
+		}
+		tag := ch.GetNextPublishSeqNo()
+		now := time.Now()
+		trackMu.Lock()
+		tracked, err := p.tracker.Track(epoch, tag, seq, now)
+		if tracked {
+			p.p.Ledger.Published(seq, true)
+		}
+		trackMu.Unlock()
+		if err != nil {
+			return end(err) // a bookkeeping bug: stop rather than miscount
+		}
+		if !tracked {
+			<-slots
+			p.putBack(seq)
+			return end(errEpochOver)
+		}
+		if err := ch.PublishWithContext(ctx, Exchange, p.p.Queue, true, false, p.publishing(seq)); err != nil {
+			if _, still := p.tracker.Settle(epoch, tag); still {
+				p.p.Ledger.PublishFailed(seq, true)
+				if p.p.Republish == scenario.RepublishInDoubt {
+					p.mu.Lock()
+					p.retry = append(p.retry, seq)
+					p.mu.Unlock()
+				}
+				<-slots
+			}
+			p.p.Timeline.Add(metrics.EvConnectionLost, "publish: "+err.Error())
+			return end(errEpochOver)
+		}
+		p.noteFault()
+		p.published(p.p.Ledger.Sent())
+	}
+}

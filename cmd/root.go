@@ -1,0 +1,151 @@
+// Package cmd is rmqtorture's command line (cobra): option structs and RunE
+// functions only. Exit codes are decided in one place, ExitCode; only main
+// calls os.Exit.
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// Exit codes, documented in README.md.
+const (
+	ExitPass         = 0   // every verdict passed
+	ExitFail         = 1   // a verdict failed: a confirmed message lost, unexpected delivery, or an expectation broken
+	ExitUsage        = 2   // bad input: flags, scenario file, unknown scenario; nothing was started
+	ExitInconclusive = 3   // the run could not measure what it set out to (broker not back, drain deadline)
+	ExitError        = 4   // an operational error: Docker unreachable, image missing, broker never ready
+	ExitInterrupted  = 130 // Ctrl-C: broker restored, partial report written
+)
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(err error) error { return &exitError{ExitUsage, err} }
+func opErr(err error) error    { return &exitError{ExitError, err} }
+
+// ExitCode maps an error returned by Execute to the process exit code.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitPass
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	return ExitUsage // cobra's own errors: unknown flag or command
+}
+
+// Version is set at build time with -ldflags "-X github.com/rmqtorture/rmqtorture/cmd.Version=v1.2.3".
+var Version = ""
+
+func toolVersion() string {
+	if Version != "" {
+		return Version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+// clientVersion names the AMQP client library and its version from the build.
+func clientVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/rabbitmq/amqp091-go" {
+				return "amqp091-go " + d.Version
+			}
+		}
+	}
+	return "amqp091-go"
+}
+
+type globalOpts struct {
+	file    string
+	verbose bool
+	quiet   bool
+}
+
+func (g *globalOpts) logger(w io.Writer) *slog.Logger {
+	level := slog.LevelInfo
+	if g.verbose {
+		level = slog.LevelDebug
+	}
+	if g.quiet {
+		level = slog.LevelWarn
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+func (g *globalOpts) load() (*scenario.File, error) {
+	f, err := scenario.LoadFile(g.file)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	return f, nil
+}
+
+// NewRoot builds the command tree. stdout carries results only; logs go to stderr.
+func NewRoot(stdout, stderr io.Writer) *cobra.Command {
+	g := &globalOpts{}
+	root := &cobra.Command{
+		Use:   "rmqtorture",
+		Short: "Kill a RabbitMQ broker mid-burst and account for every message",
+		Long: `rmqtorture runs scripted scenarios against a real RabbitMQ broker in a Docker
+container: it publishes bursts of orders in one of three modes (fire-and-forget,
+confirm-each, confirm-window), kills the broker through the Docker Engine API at
+a planned moment, restarts it, drains the queue and reconciles every message id:
+confirmed, lost, nacked, returned, in doubt, duplicated, unexpected.
+
+Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
+130 interrupted.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.PersistentFlags().StringVarP(&g.file, "file", "f", "scenarios.yaml", "scenario file")
+	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "debug logging on stderr")
+	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "warnings and errors only on stderr")
+	root.AddCommand(newRun(g), newList(g), newValidate(g), newVersion(), newCleanup(g))
+	return root
+}
+
+// Execute runs the command line with args under ctx (cancelled on the first
+// Ctrl-C) and returns the exit code.
+func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := NewRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		fmt.Fprintln(stderr, "rmqtorture:", err)
+	}
+	return ExitCode(err)
+}
+
+func newVersion() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print rmqtorture's version and its AMQP client library",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			fmt.Fprintf(c.OutOrStdout(), "rmqtorture %s (%s)\n", toolVersion(), clientVersion())
+			return nil
+		},
+	}
+}

@@ -1,0 +1,280 @@
+package cmd
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/docker/docker/client"
+	"github.com/spf13/cobra"
+
+	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/reports"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+type runOpts struct {
+	modes     []string
+	messages  int
+	window    int
+	image     string
+	container string
+	keep      bool
+	out       string
+	hostPort  int
+}
+
+func newRun(g *globalOpts) *cobra.Command {
+	o := &runOpts{}
+	c := &cobra.Command{
+		Use:   "run SCENARIO [SCENARIO...]",
+		Short: "Run scenarios against a real broker and write report.md and result.json",
+		Long: `run starts a labelled RabbitMQ container (or uses the one --container names),
+runs each named scenario's publishing modes in turn on fresh queues, injects the
+planned faults through the Docker Engine API, restores the broker, drains the
+queue, reconciles every message id and judges the result.
+
+Per scenario it prints the ledger and speed tables on stdout and writes
+report.md and result.json to a folder under --out, whose path it prints.
+The container it created is removed at the end (unless --keep), also on error
+and on Ctrl-C. A first Ctrl-C stops publishing, restores the broker and writes
+the partial report; a second one exits at once.
+
+Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
+130 interrupted.`,
+		Example: `  rmqtorture run kill-mid-burst
+  rmqtorture run kill-mid-burst --mode confirm-window --messages 5000
+  rmqtorture run kill-mid-burst --image rabbitmq:4.1 --keep`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return o.run(c, g, args) },
+	}
+	fl := c.Flags()
+	fl.StringSliceVar(&o.modes, "mode", nil, "publishing modes to run, comma-separated (fire-and-forget, confirm-each, confirm-window); default: the scenario's")
+	fl.IntVar(&o.messages, "messages", 0, "orders per burst (overrides load.messages)")
+	fl.IntVar(&o.window, "window", 0, "confirm-window: unconfirmed messages in flight (overrides load.window)")
+	fl.StringVar(&o.image, "image", "", "broker image (overrides broker.image; default "+scenario.DefaultImage+")")
+	fl.StringVar(&o.container, "container", "", "use this running container as the broker instead of creating one; rmqtorture will kill and restart it but never remove it")
+	fl.BoolVar(&o.keep, "keep", false, "keep the broker container at the end")
+	fl.StringVar(&o.out, "out", "rmqtorture-results", "folder under which each run writes its report folder")
+	fl.IntVar(&o.hostPort, "port", 0, "host port on 127.0.0.1 to publish AMQP on (default: a free one)")
+	return c
+}
+
+// apply checks the flags and applies those that were set to s.
+func (o *runOpts) apply(c *cobra.Command, s *scenario.Scenario) error {
+	fl := c.Flags()
+	if fl.Changed("mode") {
+		s.Load.Modes = nil
+		for _, m := range o.modes {
+			mode := scenario.Mode(strings.TrimSpace(m))
+			if !slices.Contains(scenario.Modes, mode) {
+				return fmt.Errorf("--mode: %q is not a mode (fire-and-forget, confirm-each, confirm-window)", m)
+			}
+			s.Load.Modes = append(s.Load.Modes, mode)
+		}
+	}
+	if fl.Changed("messages") {
+		if o.messages <= 0 {
+			return fmt.Errorf("--messages must be > 0, got %d", o.messages)
+		}
+		s.Load.Messages = o.messages
+	}
+	for i, f := range s.Faults {
+		if f.Published != nil && *f.Published > s.Load.Messages {
+			return fmt.Errorf("--messages %d is below faults[%d].published %d of scenario %q", s.Load.Messages, i, *f.Published, s.Name)
+		}
+	}
+	if fl.Changed("window") {
+		if o.window <= 0 || o.window > 65535 {
+			return fmt.Errorf("--window must be within 1–65535, got %d", o.window)
+		}
+		s.Load.Window = o.window
+	}
+	if fl.Changed("image") {
+		if strings.TrimSpace(o.image) == "" {
+			return errors.New("--image must name an image")
+		}
+		s.Broker.Image = o.image
+	}
+	if fl.Changed("port") && (o.hostPort <= 0 || o.hostPort > 65535) {
+		return fmt.Errorf("--port must be within 1–65535, got %d", o.hostPort)
+	}
+	return nil
+}
+
+func newRunID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
+	ctx := c.Context()
+	log := g.logger(c.ErrOrStderr())
+	f, err := g.load()
+	if err != nil {
+		return err
+	}
+	// Every scenario and flag is checked before anything is touched.
+	var plans []scenario.Scenario
+	for _, name := range names {
+		s, err := f.Find(g.file, name)
+		if err != nil {
+			return usageErr(err)
+		}
+		sc := *s
+		sc.Load.Modes = slices.Clone(s.Load.Modes)
+		if err := o.apply(c, &sc); err != nil {
+			return usageErr(err)
+		}
+		plans = append(plans, sc)
+	}
+
+	cli, err := broker.Docker(ctx)
+	if err != nil {
+		return opErr(err)
+	}
+	defer cli.Close()
+
+	worst := ExitPass
+	for i := range plans {
+		code, err := o.runScenario(ctx, c, g, log, cli, &plans[i])
+		if err != nil {
+			return &exitError{code, err}
+		}
+		worst = max(worst, code)
+		if ctx.Err() != nil {
+			return &exitError{ExitInterrupted, errors.New("interrupted")}
+		}
+	}
+	if worst != ExitPass {
+		return &exitError{worst, fmt.Errorf("verdict: %s", map[int]string{ExitFail: "fail", ExitInconclusive: "inconclusive"}[worst])}
+	}
+	return nil
+}
+
+// runScenario provisions the broker, runs every mode, and always writes the
+// report; it returns the scenario's exit code, and an error only when no
+// broker could be had at all.
+func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOpts, log *slog.Logger, cli *client.Client, s *scenario.Scenario) (int, error) {
+	runID := newRunID()
+	res := &scenario.Result{
+		SchemaVersion: scenario.SchemaVersion, Tool: toolVersion(), Client: clientVersion(),
+		Scenario: s.Name, Description: strings.Join(strings.Fields(s.Description), " "), File: g.file,
+		Command: "rmqtorture " + strings.Join(os.Args[1:], " "), RunID: runID, Image: s.Broker.Image,
+		QueueType: s.Queue.Type, Messages: s.Load.Messages, StartedAt: time.Now(),
+	}
+	dir := filepath.Join(o.out, fmt.Sprintf("%s-%s-%s", s.Name, res.StartedAt.UTC().Format("20060102T150405Z"), runID))
+	log = log.With("scenario", s.Name, "run", runID)
+
+	var ctr *broker.Container
+	var err error
+	if o.container != "" {
+		ctr, err = broker.Attach(ctx, cli, log, o.container)
+	} else {
+		ctr, err = broker.Create(ctx, cli, log, broker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort})
+	}
+	if ctr != nil && !o.keep {
+		defer func() {
+			// Removal ignores Ctrl-C: a run never leaves its container behind.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			if err := ctr.Remove(rctx); err != nil {
+				log.Error("remove broker container", "err", err)
+			}
+		}()
+	} else if ctr != nil && ctr.Owned {
+		defer log.Info("keeping broker container", "name", ctr.Name, "amqp", ctr.URL())
+	}
+	if err != nil {
+		return ExitError, err
+	}
+	res.Container, res.Image = ctr.Name, ctr.Image
+	log.Info("waiting for AMQP", "addr", ctr.Addr(), "timeout", s.Broker.ReadyTimeout.D())
+	if err := ctr.WaitReady(ctx, s.Broker.ReadyTimeout.D()); err != nil {
+		res.Error = err.Error()
+		res.Verdict = scenario.Verdict{Status: scenario.Inconclusive, Reasons: []string{err.Error()}}
+		o.write(c, log, dir, res)
+		if ctx.Err() != nil {
+			return ExitInterrupted, nil
+		}
+		return ExitError, err
+	}
+	res.BrokerVersion = ctr.ServerVersion()
+
+	runner := &scenario.Runner{
+		Injector:     ctr,
+		Traffic:      &broker.AMQP{URL: ctr.URL, Log: log},
+		Log:          log,
+		RunID:        runID,
+		DeleteQueues: !ctr.Owned,
+	}
+	res.Modes = runner.RunModes(ctx, s, s.Load.Modes)
+	res.Verdict = scenario.Overall(res.Modes)
+	if ctx.Err() != nil {
+		res.Interrupted = true
+		if res.Verdict.Status == scenario.Pass {
+			res.Verdict = scenario.Verdict{Status: scenario.Inconclusive, Reasons: []string{"interrupted before the run completed"}}
+		}
+	}
+	res.DurationMS = float64(time.Since(res.StartedAt).Milliseconds())
+	o.write(c, log, dir, res)
+	switch {
+	case res.Verdict.Status == scenario.Fail:
+		return ExitFail, nil
+	case res.Interrupted:
+		return ExitInterrupted, nil
+	case res.Verdict.Status == scenario.Inconclusive:
+		return ExitInconclusive, nil
+	}
+	return ExitPass, nil
+}
+
+// write renders the tables to stdout and writes result.json and report.md
+// atomically into dir. Failures are logged: the tables on stdout still carry
+// what was measured.
+func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *scenario.Result) {
+	out := c.OutOrStdout()
+	if err := reports.Table(out, res); err != nil {
+		log.Error("render table", "err", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		log.Error("create report folder", "err", err)
+		return
+	}
+	for name, render := range map[string]func(*os.File) error{
+		"result.json": func(f *os.File) error { return reports.JSON(f, res) },
+		"report.md":   func(f *os.File) error { return reports.Markdown(f, res) },
+	} {
+		if err := writeAtomic(filepath.Join(dir, name), render); err != nil {
+			log.Error("write "+name, "err", err)
+		}
+	}
+	fmt.Fprintf(out, "report: %s\nresult: %s\n", filepath.Join(dir, "report.md"), filepath.Join(dir, "result.json"))
+}
+
+// writeAtomic writes path through a temporary file and a rename, so a reader
+// never sees half a report.
+func writeAtomic(path string, render func(*os.File) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := render(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}

@@ -1,0 +1,113 @@
+package metrics
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Epoch numbers one channel in confirm mode. Delivery tags restart at 1 on
+// every new channel (and on amqp091-go's automatic recovery), so a confirm is
+// only meaningful together with the epoch of the channel that carried it.
+type Epoch uint32
+
+type tagKey struct {
+	epoch Epoch
+	tag   uint64
+}
+
+// Pending is one published, unconfirmed message.
+type Pending struct {
+	Seq         int
+	PublishedAt time.Time
+}
+
+// ConfirmTracker maps (epoch, delivery tag) to the message it carried and
+// guarantees that every tag settles exactly once: by basic.ack, basic.nack, or
+// by being declared in doubt when its channel closes. Safe for concurrent use.
+type ConfirmTracker struct {
+	mu      sync.Mutex
+	pending map[tagKey]Pending
+	closed  map[Epoch]bool
+}
+
+// NewConfirmTracker returns an empty tracker.
+func NewConfirmTracker() *ConfirmTracker {
+	return &ConfirmTracker{pending: map[tagKey]Pending{}, closed: map[Epoch]bool{}}
+}
+
+// Track registers seq as published with delivery tag tag on epoch. It returns
+// false, tracking nothing, when that epoch is already closed: the publish must
+// not be counted, since its channel is gone. A tag tracked twice is a bug.
+func (t *ConfirmTracker) Track(epoch Epoch, tag uint64, seq int, at time.Time) (bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed[epoch] {
+		return false, nil
+	}
+	k := tagKey{epoch, tag}
+	if p, dup := t.pending[k]; dup {
+		return false, fmt.Errorf("delivery tag %d on epoch %d already carries seq %d", tag, epoch, p.Seq)
+	}
+	t.pending[k] = Pending{Seq: seq, PublishedAt: at}
+	return true, nil
+}
+
+// Settle removes and returns the message carried by (epoch, tag). ok is false
+// when the tag is not pending: already settled, declared in doubt, or never
+// published (a bogus confirm, as streadway/amqp#199 produced).
+func (t *ConfirmTracker) Settle(epoch Epoch, tag uint64) (p Pending, ok bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := tagKey{epoch, tag}
+	p, ok = t.pending[k]
+	if ok {
+		delete(t.pending, k)
+	}
+	return p, ok
+}
+
+// CloseEpoch marks epoch closed and returns every message still pending on it,
+// in delivery-tag order: they are in doubt. Later Track calls on the epoch fail.
+func (t *ConfirmTracker) CloseEpoch(epoch Epoch) []Pending {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed[epoch] = true
+	var tags []uint64
+	for k := range t.pending {
+		if k.epoch == epoch {
+			tags = append(tags, k.tag)
+		}
+	}
+	slices.Sort(tags)
+	out := make([]Pending, 0, len(tags))
+	for _, tag := range tags {
+		k := tagKey{epoch, tag}
+		out = append(out, t.pending[k])
+		delete(t.pending, k)
+	}
+	return out
+}
+
+// InFlight is the number of pending messages over all epochs.
+func (t *ConfirmTracker) InFlight() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.pending)
+}
+
+// Oldest returns the publish time of the oldest pending message on epoch, and
+// false when none is pending.
+func (t *ConfirmTracker) Oldest(epoch Epoch) (time.Time, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var oldest time.Time
+	found := false
+	for k, p := range t.pending {
+		if k.epoch == epoch && (!found || p.PublishedAt.Before(oldest)) {
+			oldest, found = p.PublishedAt, true
+		}
+	}
+	return oldest, found
+}

@@ -1,0 +1,200 @@
+// Package metrics holds rmqtorture's accounting: the per-message ledger that
+// reconciles every order id, the publisher-confirm tracker keyed by channel
+// epoch and delivery tag, latency histograms and rates. It does no I/O.
+package metrics
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Outcome is the publisher-side state of one message id after its latest
+// publish attempt. The spelling is the one used in reports.
+type Outcome uint8
+
+const (
+	// NotSent: no publish of this id was attempted.
+	NotSent Outcome = iota
+	// InFlight: published on a channel in confirm mode, no confirm yet.
+	InFlight
+	// HandedOff: fire-and-forget publish returned no error; no confirm exists.
+	HandedOff
+	// Acked: the broker sent basic.ack for the latest attempt.
+	Acked
+	// Nacked: the broker sent basic.nack (for example x-overflow reject-publish).
+	Nacked
+	// ReturnedAcked: basic.return (mandatory, unroutable) came before the basic.ack.
+	ReturnedAcked
+	// InDoubt: the channel or connection died before the confirm, the confirm
+	// timed out, or the publish call failed. Not a nack: amqp091-go reports a
+	// closed channel as ack=false (rabbitmq/amqp091-go#46).
+	InDoubt
+)
+
+func (o Outcome) String() string {
+	return [...]string{"not-sent", "in-flight", "handed-off", "acked", "nacked", "returned", "in-doubt"}[o]
+}
+
+// Ledger records, for a burst of N orders with sequence numbers 0..N-1, what the
+// publisher learned about each id and how often the drain delivered it. It is
+// safe for concurrent use. Ids are contiguous and ours, so state lives in dense
+// slices, not maps.
+type Ledger struct {
+	mu          sync.Mutex
+	prefix      string
+	outcome     []Outcome
+	returned    []bool   // a basic.return was seen for some attempt of this id
+	everInDoubt []bool   // at some point this id was in doubt
+	attempts    []uint16 // publish attempts (first publish + republishes)
+	deliveries  []uint32
+	unexpected  int
+	republished int
+	pubErrors   int
+	sentCount   int
+}
+
+// NewLedger returns a ledger for n orders whose message ids are prefix+seq
+// (see MessageID).
+func NewLedger(prefix string, n int) *Ledger {
+	return &Ledger{
+		prefix:      prefix,
+		outcome:     make([]Outcome, n),
+		returned:    make([]bool, n),
+		everInDoubt: make([]bool, n),
+		attempts:    make([]uint16, n),
+		deliveries:  make([]uint32, n),
+	}
+}
+
+// Size is the number of orders in the burst.
+func (l *Ledger) Size() int { return len(l.outcome) }
+
+// MessageID is the AMQP message_id (and order id) of sequence number seq.
+func (l *Ledger) MessageID(seq int) string { return l.prefix + strconv.Itoa(seq) }
+
+// ParseID maps a message_id back to its sequence number; ok is false for an id
+// this burst never produced.
+func (l *Ledger) ParseID(id string) (seq int, ok bool) {
+	rest, found := strings.CutPrefix(id, l.prefix)
+	if !found {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 0 || n >= len(l.outcome) || strconv.Itoa(n) != rest {
+		return 0, false
+	}
+	return n, true
+}
+
+// Published records a publish attempt of seq. confirmMode says whether the
+// channel is in confirm mode (the attempt then waits for a confirm) or not
+// (fire-and-forget: the id is handed off). A second attempt of an id counts as
+// a republish.
+func (l *Ledger) Published(seq int, confirmMode bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.attempts[seq] == 0 {
+		l.sentCount++
+	} else {
+		l.republished++
+	}
+	l.attempts[seq]++
+	if confirmMode {
+		l.outcome[seq] = InFlight
+	} else {
+		l.outcome[seq] = HandedOff
+	}
+}
+
+// PublishFailed records that a publish call of seq returned an error. In
+// confirm mode the attempt becomes in-doubt; in fire-and-forget the caller
+// retries it, and the attempt stays counted.
+func (l *Ledger) PublishFailed(seq int, confirmMode bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.pubErrors++
+	if confirmMode {
+		l.outcome[seq] = InDoubt
+		l.everInDoubt[seq] = true
+	}
+}
+
+// Returned records a basic.return of seq (mandatory and unroutable).
+func (l *Ledger) Returned(seq int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.returned[seq] = true
+}
+
+// Settle records the confirm of the latest attempt of seq: ack or nack.
+// Settling an id that is not in flight is a bookkeeping bug and returns an error.
+func (l *Ledger) Settle(seq int, ack bool) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.outcome[seq] != InFlight {
+		return fmt.Errorf("ledger: confirm for %s in state %s", l.MessageID(seq), l.outcome[seq])
+	}
+	switch {
+	case !ack:
+		l.outcome[seq] = Nacked
+	case l.returned[seq]:
+		l.outcome[seq] = ReturnedAcked
+	default:
+		l.outcome[seq] = Acked
+	}
+	return nil
+}
+
+// MarkInDoubt records that the latest attempt of seq will never be confirmed
+// (channel closed, confirm timed out).
+func (l *Ledger) MarkInDoubt(seq int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.outcome[seq] == InFlight {
+		l.outcome[seq] = InDoubt
+		l.everInDoubt[seq] = true
+	}
+}
+
+// Delivered records one delivery of message id (from the drain). Ids that this
+// burst never published count as unexpected.
+func (l *Ledger) Delivered(id string) {
+	seq, ok := l.ParseID(id)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !ok || l.attempts[seq] == 0 {
+		l.unexpected++
+		return
+	}
+	l.deliveries[seq]++
+}
+
+// Sent is the number of distinct ids with at least one publish attempt.
+func (l *Ledger) Sent() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.sentCount
+}
+
+// Outcome returns the latest outcome of seq.
+func (l *Ledger) Outcome(seq int) Outcome {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.outcome[seq]
+}
+
+// AllConfirmedDelivered reports whether every id whose latest attempt was
+// basic.ack'd has been delivered at least once. The drain uses it to tell
+// "idle because done" from "idle with confirmed messages missing".
+func (l *Ledger) AllConfirmedDelivered() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for seq, o := range l.outcome {
+		if o == Acked && l.deliveries[seq] == 0 {
+			return false
+		}
+	}
+	return true
+}

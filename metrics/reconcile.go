@@ -1,0 +1,136 @@
+package metrics
+
+import "fmt"
+
+// Counts is the reconciled ledger of one burst. The classes Confirmed, Lost,
+// Nacked, Returned, InDoubt, UnconfirmedDelivered and UnconfirmedMissing
+// partition the sent ids: they add up to Sent (Reconcile checks it). The other
+// fields are counters beside the partition.
+type Counts struct {
+	Sent int `json:"sent"` // distinct ids with at least one publish attempt
+
+	Confirmed            int `json:"confirmed"`             // basic.ack and delivered by the drain
+	Lost                 int `json:"lost"`                  // basic.ack but never delivered: durability broken
+	Nacked               int `json:"nacked"`                // basic.nack from the broker
+	Returned             int `json:"returned"`              // basic.return (unroutable) before its basic.ack
+	InDoubt              int `json:"in_doubt"`              // never confirmed: channel died, confirm timed out, run ended
+	InDoubtDelivered     int `json:"in_doubt_delivered"`    // of InDoubt, delivered anyway
+	UnconfirmedDelivered int `json:"unconfirmed_delivered"` // fire-and-forget, delivered
+	UnconfirmedMissing   int `json:"unconfirmed_missing"`   // fire-and-forget, never delivered: lost silently
+
+	WentInDoubt             int `json:"went_in_doubt"`             // ids in doubt at some point (e.g. at a kill), whatever came later
+	Republished             int `json:"republished"`               // republish attempts (same message id) after in-doubt
+	PublishErrors           int `json:"publish_errors"`            // publish calls that returned an error
+	Delivered               int `json:"delivered"`                 // distinct sent ids delivered at least once
+	Deliveries              int `json:"deliveries"`                // all deliveries of sent ids
+	Duplicates              int `json:"duplicates"`                // deliveries beyond the first of each id
+	DuplicatesFromRepublish int `json:"duplicates_from_republish"` // of Duplicates, explained by a republish of that id
+	Unexpected              int `json:"unexpected"`                // deliveries of ids never published in this burst
+}
+
+// IDSets lists the affected sequence numbers of a burst as ranges.
+type IDSets struct {
+	Lost               []Range `json:"lost,omitempty"`
+	UnconfirmedMissing []Range `json:"unconfirmed_missing,omitempty"`
+	InDoubt            []Range `json:"in_doubt,omitempty"`
+	Nacked             []Range `json:"nacked,omitempty"`
+	Returned           []Range `json:"returned,omitempty"`
+	Duplicated         []Range `json:"duplicated,omitempty"`
+}
+
+// Range is an inclusive run of sequence numbers [First, Last].
+type Range struct {
+	First int `json:"first"`
+	Last  int `json:"last"`
+}
+
+func (r Range) String() string {
+	if r.First == r.Last {
+		return fmt.Sprint(r.First)
+	}
+	return fmt.Sprintf("%d-%d", r.First, r.Last)
+}
+
+// Len is the number of ids in the range.
+func (r Range) Len() int { return r.Last - r.First + 1 }
+
+type rangeBuilder struct{ out []Range }
+
+func (b *rangeBuilder) add(seq int) {
+	if n := len(b.out); n > 0 && b.out[n-1].Last == seq-1 {
+		b.out[n-1].Last = seq
+		return
+	}
+	b.out = append(b.out, Range{seq, seq})
+}
+
+// Reconcile classifies every sent id into exactly one class and returns the
+// counts and the affected ids. It returns an error (a bug in rmqtorture, never a
+// broker finding) when the classes do not add up to Sent.
+func (l *Ledger) Reconcile() (Counts, IDSets, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	c := Counts{Unexpected: l.unexpected, Republished: l.republished, PublishErrors: l.pubErrors}
+	var lost, missing, doubt, nacked, returned, dup rangeBuilder
+	for seq, o := range l.outcome {
+		if l.attempts[seq] == 0 {
+			continue
+		}
+		c.Sent++
+		d := int(l.deliveries[seq])
+		if d > 0 {
+			c.Delivered++
+			c.Deliveries += d
+		}
+		if d > 1 {
+			c.Duplicates += d - 1
+			c.DuplicatesFromRepublish += min(d-1, int(l.attempts[seq])-1)
+			dup.add(seq)
+		}
+		if l.everInDoubt[seq] {
+			c.WentInDoubt++
+		}
+		switch o {
+		case Acked:
+			if d > 0 {
+				c.Confirmed++
+			} else {
+				c.Lost++
+				lost.add(seq)
+			}
+		case Nacked:
+			c.Nacked++
+			nacked.add(seq)
+		case ReturnedAcked:
+			c.Returned++
+			returned.add(seq)
+		case InDoubt, InFlight:
+			c.InDoubt++
+			doubt.add(seq)
+			if d > 0 {
+				c.InDoubtDelivered++
+			}
+		case HandedOff:
+			if l.returned[seq] {
+				c.Returned++
+				returned.add(seq)
+			} else if d > 0 {
+				c.UnconfirmedDelivered++
+			} else {
+				c.UnconfirmedMissing++
+				missing.add(seq)
+			}
+		}
+	}
+	sets := IDSets{Lost: lost.out, UnconfirmedMissing: missing.out, InDoubt: doubt.out,
+		Nacked: nacked.out, Returned: returned.out, Duplicated: dup.out}
+	if sum := c.ClassSum(); sum != c.Sent {
+		return c, sets, fmt.Errorf("ledger does not reconcile: classes add up to %d, sent %d", sum, c.Sent)
+	}
+	return c, sets, nil
+}
+
+// ClassSum adds the classes that partition the sent ids.
+func (c Counts) ClassSum() int {
+	return c.Confirmed + c.Lost + c.Nacked + c.Returned + c.InDoubt + c.UnconfirmedDelivered + c.UnconfirmedMissing
+}

@@ -1,0 +1,76 @@
+package metrics
+
+import (
+	"sync"
+	"time"
+)
+
+// EventKind names a point on a run's timeline.
+type EventKind string
+
+const (
+	EvBurstStart     EventKind = "burst-start"      // first publish of the burst
+	EvBurstEnd       EventKind = "burst-end"        // every order published and settled (or given up)
+	EvConnected      EventKind = "connected"        // publisher connection (re)established
+	EvConnectionLost EventKind = "connection-lost"  // publisher saw its connection or channel close
+	EvFirstProgress  EventKind = "first-progress"   // first publish (fire-and-forget) or confirm after a (re)connect
+	EvFault          EventKind = "fault"            // fault injected (kill signal delivered)
+	EvBrokerStarted  EventKind = "broker-started"   // container started again
+	EvBrokerReady    EventKind = "broker-ready"     // AMQP login accepted again
+	EvBrokerNotReady EventKind = "broker-not-ready" // deadline passed without AMQP login
+	EvDrainStart     EventKind = "drain-start"
+	EvDrainEnd       EventKind = "drain-end"
+)
+
+// Event is one timeline entry. AtMS is milliseconds since the timeline's start.
+type Event struct {
+	At     time.Time `json:"-"`
+	AtMS   float64   `json:"at_ms"`
+	Kind   EventKind `json:"kind"`
+	Detail string    `json:"detail,omitempty"`
+}
+
+// Timeline is a goroutine-safe, append-only list of events of one burst.
+type Timeline struct {
+	mu     sync.Mutex
+	start  time.Time
+	events []Event
+}
+
+// NewTimeline starts a timeline at start.
+func NewTimeline(start time.Time) *Timeline { return &Timeline{start: start} }
+
+// Add appends an event at now.
+func (t *Timeline) Add(kind EventKind, detail string) { t.AddAt(time.Now(), kind, detail) }
+
+// AddAt appends an event at a given time.
+func (t *Timeline) AddAt(at time.Time, kind EventKind, detail string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.events = append(t.events, Event{At: at, AtMS: Millis(at.Sub(t.start)), Kind: kind, Detail: detail})
+}
+
+// Events returns a copy of the events in the order they were added.
+func (t *Timeline) Events() []Event {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]Event(nil), t.events...)
+}
+
+// First returns the time of the first event of kind at or after after.
+func (t *Timeline) First(kind EventKind, after time.Time) (time.Time, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, e := range t.events {
+		if e.Kind == kind && !e.At.Before(after) {
+			return e.At, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// Millis converts a duration to milliseconds rounded to the microsecond.
+func Millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Start is the timeline's origin.
+func (t *Timeline) Start() time.Time { return t.start }

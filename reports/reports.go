@@ -1,0 +1,252 @@
+// Package reports renders a scenario.Result as a terminal table, a markdown
+// report and JSON. Renderers are pure (no clock, no environment), so the same
+// result always renders to the same bytes.
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// JSON writes r as indented JSON (the result.json format, schema_version 1).
+func JSON(w io.Writer, r *scenario.Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+var ledgerHeader = []string{"mode", "sent", "confirmed", "lost", "nacked", "returned", "in doubt", "went in doubt", "republished", "delivered", "unconfirmed missing", "duplicates", "unexpected", "verdict"}
+
+func ledgerRow(m scenario.ModeResult) []string {
+	confirmed, lost, doubt, wentDoubt, missing := num(m.Confirmed), num(m.Lost), num(m.InDoubt), num(m.WentInDoubt), num(m.UnconfirmedMissing)
+	if !m.Mode.ConfirmMode() {
+		// No confirm exists in fire-and-forget: say so rather than print 0.
+		confirmed, lost, doubt, wentDoubt = "n/a", "n/a", "n/a", "n/a"
+	} else {
+		missing = "n/a"
+	}
+	if m.InDoubtDelivered > 0 {
+		doubt += fmt.Sprintf(" (%s delivered)", num(m.InDoubtDelivered))
+	}
+	dups := num(m.Duplicates)
+	if m.Duplicates > 0 {
+		dups += fmt.Sprintf(" (%s from republish)", num(m.DuplicatesFromRepublish))
+	}
+	return []string{string(m.Mode), num(m.Sent), confirmed, lost, num(m.Nacked), num(m.Returned), doubt, wentDoubt,
+		num(m.Republished), num(m.Delivered), missing, dups, num(m.Unexpected), string(m.Verdict.Status)}
+}
+
+var speedHeader = []string{"mode", "window", "publish msg/s (before fault)", "publish msg/s (whole burst)", "absorbed msg/s", "confirm p50 ms", "confirm p99 ms", "confirm max ms", "broker downtime ms", "client recovery ms", "reconnects"}
+
+func speedRow(m scenario.ModeResult) []string {
+	window := "-"
+	if m.Mode.ConfirmMode() {
+		window = num(m.Window)
+	}
+	absorbed := "-"
+	if m.AbsorbedRate > 0 {
+		absorbed = rate(m.AbsorbedRate)
+	}
+	p50, p99, max := "-", "-", "-"
+	if m.ConfirmLatency.Count > 0 {
+		p50, p99, max = ms(m.ConfirmLatency.P50), ms(m.ConfirmLatency.P99), ms(m.ConfirmLatency.Max)
+	}
+	down, rec := "-", "-"
+	if m.BrokerDowntimeMS > 0 {
+		down = ms(m.BrokerDowntimeMS)
+	}
+	if m.ClientRecoveryMS > 0 {
+		rec = ms(m.ClientRecoveryMS)
+	}
+	return []string{string(m.Mode), window, rate(m.PreFaultPublishRate), rate(m.PublishRate), absorbed, p50, p99, max, down, rec, num(m.Reconnects)}
+}
+
+func table(w io.Writer, markdown bool, header []string, rows [][]string) error {
+	align := make(tw.Alignment, len(header))
+	for i := range align {
+		align[i] = tw.AlignRight
+	}
+	align[0] = tw.AlignLeft
+	align[len(align)-1] = tw.AlignLeft
+	opts := []tablewriter.Option{
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
+		tablewriter.WithHeaderAlignment(tw.AlignCenter),
+	}
+	if markdown {
+		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
+	}
+	t := tablewriter.NewTable(w, opts...)
+	t.Header(header)
+	for _, r := range rows {
+		if err := t.Append(r); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// Table writes the terminal tables: the ledger and speed/recovery, one row
+// per mode, then the verdict.
+func Table(w io.Writer, r *scenario.Result) error {
+	fmt.Fprintf(w, "%s — %s, %s orders, %s queue\n", r.Scenario, r.BrokerVersionOrImage(), num(r.Messages), r.QueueType)
+	var ledger, speed [][]string
+	for _, m := range r.Modes {
+		ledger = append(ledger, ledgerRow(m))
+		speed = append(speed, speedRow(m))
+	}
+	if err := table(w, false, ledgerHeader, ledger); err != nil {
+		return err
+	}
+	if err := table(w, false, speedHeader, speed); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "verdict: %s\n", strings.ToUpper(string(r.Verdict.Status)))
+	for _, reason := range r.Verdict.Reasons {
+		fmt.Fprintf(w, "  - %s\n", reason)
+	}
+	return nil
+}
+
+// maxRanges is how many id ranges a report lists before summarising.
+const maxRanges = 50
+
+// Markdown writes report.md.
+func Markdown(w io.Writer, r *scenario.Result) error {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	p("# rmqtorture: %s\n\n", r.Scenario)
+	if r.Description != "" {
+		p("%s\n\n", r.Description)
+	}
+	p("**Verdict: %s**\n\n", strings.ToUpper(string(r.Verdict.Status)))
+	for _, reason := range r.Verdict.Reasons {
+		p("- %s\n", reason)
+	}
+	if len(r.Verdict.Reasons) > 0 {
+		p("\n")
+	}
+	p("| run | |\n|---|---|\n")
+	p("| command | `%s` |\n", r.Command)
+	p("| broker | %s (image `%s`, container `%s`) |\n", r.BrokerVersionOrImage(), r.Image, r.Container)
+	p("| client | %s |\n", r.Client)
+	p("| tool | rmqtorture %s |\n", r.Tool)
+	p("| queue | %s, durable; persistent messages, mandatory |\n", r.QueueType)
+	p("| orders | %s per mode |\n", num(r.Messages))
+	p("| run id | `%s` |\n", r.RunID)
+	p("| started | %s |\n", r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+	p("| duration | %s s |\n", strconv.FormatFloat(r.DurationMS/1000, 'f', 1, 64))
+	if r.Error != "" {
+		p("| error | %s |\n", r.Error)
+	}
+	p("\n## Ledger\n\nEvery sent id is in exactly one of: confirmed, lost, nacked, returned, in doubt, unconfirmed delivered, unconfirmed missing.\n\n")
+	var ledger, speed [][]string
+	for _, m := range r.Modes {
+		ledger = append(ledger, ledgerRow(m))
+		speed = append(speed, speedRow(m))
+	}
+	if err := table(w, true, ledgerHeader, ledger); err != nil {
+		return err
+	}
+	p("\n## Speed and recovery\n\n")
+	if err := table(w, true, speedHeader, speed); err != nil {
+		return err
+	}
+	p("\n*publish msg/s (before fault)*: publish calls that returned without error per second up to the fault. *absorbed msg/s*: how fast messages entered the queue (queue-depth polls), fire-and-forget only. *broker downtime*: fault → AMQP login accepted. *client recovery*: fault → first publish or confirm after reconnecting.\n")
+	for _, m := range r.Modes {
+		p("\n## %s\n\n", m.Mode)
+		if m.Error != "" {
+			p("Error: %s\n\n", m.Error)
+		}
+		p("Queue `%s`. Verdict: **%s**.\n", m.Queue, m.Verdict.Status)
+		for _, reason := range m.Verdict.Reasons {
+			p("- %s\n", reason)
+		}
+		for _, f := range m.Faults {
+			p("\nFault: %s %s at %s ms (%s published, trigger %s), down %s ms", f.Action, f.Signal, ms(f.AtMS), num(f.AtPublished), f.Trigger, ms(f.DownMS))
+			if f.Error != "" {
+				p(" — error: %s", f.Error)
+			}
+			p(".\n")
+		}
+		p("\nConfirm latency: %s\n", latency(m.ConfirmLatency))
+		idList(w, "Lost (confirmed, never delivered)", m.IDs.Lost)
+		idList(w, "Unconfirmed missing (fire-and-forget, never delivered)", m.IDs.UnconfirmedMissing)
+		idList(w, "In doubt at the end", m.IDs.InDoubt)
+		idList(w, "Nacked", m.IDs.Nacked)
+		idList(w, "Returned", m.IDs.Returned)
+		idList(w, "Duplicated", m.IDs.Duplicated)
+		p("\n<details><summary>Timeline (%d events)</summary>\n\n| ms | event | detail |\n|---:|---|---|\n", len(m.Events))
+		for _, e := range m.Events {
+			p("| %s | %s | %s |\n", ms(e.AtMS), e.Kind, strings.ReplaceAll(e.Detail, "|", "\\|"))
+		}
+		p("\n</details>\n")
+	}
+	return nil
+}
+
+func idList(w io.Writer, title string, rs []metrics.Range) {
+	if len(rs) == 0 {
+		return
+	}
+	n := 0
+	for _, r := range rs {
+		n += r.Len()
+	}
+	fmt.Fprintf(w, "\n%s: %s ids (sequence numbers): ", title, num(n))
+	shown := rs
+	if len(shown) > maxRanges {
+		shown = shown[:maxRanges]
+	}
+	parts := make([]string, len(shown))
+	for i, r := range shown {
+		parts[i] = r.String()
+	}
+	fmt.Fprint(w, strings.Join(parts, ", "))
+	if len(rs) > maxRanges {
+		fmt.Fprintf(w, " … and %d more ranges", len(rs)-maxRanges)
+	}
+	fmt.Fprintln(w)
+}
+
+func latency(l metrics.LatencySummary) string {
+	if l.Count == 0 {
+		return "none recorded (no confirms)"
+	}
+	return fmt.Sprintf("p50 %s ms, p90 %s ms, p99 %s ms, max %s ms over %s confirms", ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max), num(int(l.Count)))
+}
+
+// num formats an integer with thousands separators.
+func num(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// rate formats msg/s without decimals, with separators.
+func rate(v float64) string { return num(int(math.Round(v))) }
+
+// ms formats milliseconds: one decimal below 100 ms, none above.
+func ms(v float64) string {
+	if v < 100 {
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return num(int(math.Round(v)))
+}

@@ -1,0 +1,84 @@
+package scenario
+
+import (
+	"fmt"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+)
+
+// Conditions are facts about how a burst went that decide whether its numbers
+// can be trusted at all.
+type Conditions struct {
+	ReconcileErr    error // the ledger did not add up (an rmqtorture bug)
+	BrokerNotBack   error // the broker did not accept AMQP again within its deadline
+	PublishErr      error // the publisher gave up (reconnect deadline) before the burst was done
+	DrainIncomplete error // the drain hit its deadline or failed
+	Interrupted     bool  // Ctrl-C
+	Unsent          int   // orders never published
+}
+
+// Judge turns a reconciled burst into a verdict. It is pure. A confirmed
+// message that was never delivered and a delivery of an id never published
+// always fail; the scenario's expectations add limits. Fail outranks
+// inconclusive: a measured loss is a finding even when the run was cut short.
+func Judge(c metrics.Counts, e Expect, cond Conditions) Verdict {
+	var fails, doubts []string
+	if c.Lost > 0 {
+		fails = append(fails, fmt.Sprintf("%d confirmed messages lost: basic.ack received, never delivered", c.Lost))
+	}
+	if c.Unexpected > 0 {
+		fails = append(fails, fmt.Sprintf("%d unexpected deliveries: ids this run never published (stale queue or bug)", c.Unexpected))
+	}
+	limit := func(name string, got int, max *int) {
+		if max != nil && got > *max {
+			fails = append(fails, fmt.Sprintf("%s %d exceeds expect.max_%s %d", name, got, name, *max))
+		}
+	}
+	limit("unconfirmed_missing", c.UnconfirmedMissing, e.MaxUnconfirmedMissing)
+	limit("in_doubt", c.InDoubt, e.MaxInDoubt)
+	limit("duplicates", c.Duplicates, e.MaxDuplicates)
+	limit("nacked", c.Nacked, e.MaxNacked)
+	limit("returned", c.Returned, e.MaxReturned)
+
+	for _, err := range []error{cond.ReconcileErr, cond.BrokerNotBack, cond.PublishErr, cond.DrainIncomplete} {
+		if err != nil {
+			doubts = append(doubts, err.Error())
+		}
+	}
+	if cond.Interrupted {
+		doubts = append(doubts, "interrupted before the run completed")
+	}
+	if cond.Unsent > 0 {
+		doubts = append(doubts, fmt.Sprintf("%d orders were never published", cond.Unsent))
+	}
+	switch {
+	case len(fails) > 0:
+		return Verdict{Status: Fail, Reasons: append(fails, doubts...)}
+	case len(doubts) > 0:
+		return Verdict{Status: Inconclusive, Reasons: doubts}
+	}
+	return Verdict{Status: Pass}
+}
+
+// Overall combines verdicts: any fail fails, else any inconclusive is
+// inconclusive, else pass. Reasons are prefixed with their source.
+func Overall(results []ModeResult) Verdict {
+	v := Verdict{Status: Pass}
+	for _, r := range results {
+		switch r.Verdict.Status {
+		case Fail:
+			v.Status = Fail
+		case Inconclusive:
+			if v.Status == Pass {
+				v.Status = Inconclusive
+			}
+		}
+		for _, reason := range r.Verdict.Reasons {
+			v.Reasons = append(v.Reasons, fmt.Sprintf("%s: %s", r.Mode, reason))
+		}
+	}
+	if len(results) == 0 {
+		return Verdict{Status: Inconclusive, Reasons: []string{"no mode ran"}}
+	}
+	return v
+}

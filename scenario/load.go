@@ -1,0 +1,408 @@
+package scenario
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// FieldError is one problem in a scenario file, located by line and column and
+// by the field path (scenarios[0].load.window).
+type FieldError struct {
+	File   string
+	Line   int
+	Column int
+	Path   string
+	Msg    string
+}
+
+func (e FieldError) Error() string {
+	loc := e.File
+	if e.Line > 0 {
+		loc = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Column)
+	}
+	if e.Path == "" {
+		return fmt.Sprintf("%s: %s", loc, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", loc, e.Path, e.Msg)
+}
+
+// Errors is every problem found in one file, in file order.
+type Errors []FieldError
+
+func (es Errors) Error() string {
+	lines := make([]string, len(es))
+	for i, e := range es {
+		lines[i] = e.Error()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// LoadFile reads and validates a scenario file. On any problem it returns
+// Errors listing all of them, each with file:line:column and field path.
+func LoadFile(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read scenario file: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes data strictly (unknown keys are errors), applies defaults only
+// where a key is absent, and validates every scenario.
+func Parse(name string, data []byte) (*File, error) {
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		return nil, Errors{yamlError(name, err)}
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, Errors{{File: name, Line: extra.Line, Column: extra.Column, Msg: "more than one YAML document; put all scenarios in one"}}
+	}
+	doc := &root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	p := &parser{file: name, nodes: map[string]*yaml.Node{}}
+	p.walk(doc, reflect.TypeOf(File{}), "")
+	if len(p.errs) > 0 {
+		return nil, p.errs
+	}
+	var f File
+	if err := doc.Decode(&f); err != nil {
+		return nil, Errors{yamlError(name, err)}
+	}
+	p.defaults(&f)
+	p.validate(&f)
+	if len(p.errs) > 0 {
+		slices.SortStableFunc(p.errs, func(a, b FieldError) int { return a.Line - b.Line })
+		return nil, p.errs
+	}
+	return &f, nil
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
+
+// yamlError turns a yaml.v3 error ("yaml: line 3: ...") into a FieldError.
+func yamlError(file string, err error) FieldError {
+	var te *yaml.TypeError
+	msg := err.Error()
+	if errors.As(err, &te) && len(te.Errors) > 0 {
+		msg = te.Errors[0]
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return FieldError{File: file, Line: line, Column: 1, Msg: m[2]}
+	}
+	return FieldError{File: file, Msg: msg}
+}
+
+type parser struct {
+	file  string
+	nodes map[string]*yaml.Node // field path → value node, for every key present
+	errs  Errors
+}
+
+func (p *parser) errAt(n *yaml.Node, path, format string, args ...any) {
+	e := FieldError{File: p.file, Path: path, Msg: fmt.Sprintf(format, args...)}
+	if n != nil {
+		e.Line, e.Column = n.Line, n.Column
+	}
+	p.errs = append(p.errs, e)
+}
+
+// at returns the node of path, or of its nearest present parent.
+func (p *parser) at(path string) *yaml.Node {
+	for {
+		if n, ok := p.nodes[path]; ok {
+			return n
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i <= 0 {
+			return p.nodes[""]
+		}
+		path = path[:i]
+	}
+}
+
+func (p *parser) has(path string) bool { _, ok := p.nodes[path]; return ok }
+
+func (p *parser) fail(path, format string, args ...any) {
+	p.errAt(p.at(path), path, format, args...)
+}
+
+// walk checks every mapping key against the yaml tags of t (strict decoding
+// that reports all unknown keys with their path, not just the first) and
+// records each value node by path.
+func (p *parser) walk(n *yaml.Node, t reflect.Type, path string) {
+	p.nodes[path] = n
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			p.errAt(n, path, "must be a mapping, got %s", kindName(n))
+			return
+		}
+		fields := map[string]reflect.Type{}
+		var known []string
+		for i := range t.NumField() {
+			tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+			fields[tag] = t.Field(i).Type
+			known = append(known, tag)
+		}
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			kp := join(path, k.Value)
+			ft, ok := fields[k.Value]
+			switch {
+			case !ok:
+				p.errAt(k, kp, "unknown field (known: %s)", strings.Join(known, ", "))
+			case seen[k.Value]:
+				p.errAt(k, kp, "field given twice")
+			default:
+				seen[k.Value] = true
+				p.walk(v, ft, kp)
+			}
+		}
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			if n.Tag == "!!null" {
+				return
+			}
+			p.errAt(n, path, "must be a list, got %s", kindName(n))
+			return
+		}
+		for i, c := range n.Content {
+			p.walk(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i))
+		}
+	default:
+		if n.Kind != yaml.ScalarNode {
+			p.errAt(n, path, "must be a single value, got %s", kindName(n))
+		}
+	}
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		return fmt.Sprintf("%q", n.Value)
+	}
+	return "something else"
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// defaults fills every field whose key is absent. A key that is present keeps
+// its value, so an explicit `window: 0` is reported, not replaced.
+func (p *parser) defaults(f *File) {
+	for i := range f.Scenarios {
+		s := &f.Scenarios[i]
+		at := func(field string) bool { return p.has(fmt.Sprintf("scenarios[%d].%s", i, field)) }
+		setDur := func(field string, d *Duration, v time.Duration) {
+			if !at(field) {
+				*d = Duration(v)
+			}
+		}
+		if !at("broker.image") {
+			s.Broker.Image = DefaultImage
+		}
+		setDur("broker.ready_timeout", &s.Broker.ReadyTimeout, 60*time.Second)
+		if !at("queue.type") {
+			s.Queue.Type = Quorum
+		}
+		setDur("queue.settle_before_burst", &s.Queue.SettleBeforeBurst, 2*time.Second)
+		if !at("load.modes") {
+			s.Load.Modes = slices.Clone(Modes)
+		}
+		if !at("load.window") {
+			s.Load.Window = 1000
+		}
+		setDur("load.confirm_timeout", &s.Load.ConfirmTimeout, 30*time.Second)
+		if !at("load.republish") {
+			s.Load.Republish = RepublishInDoubt
+		}
+		setDur("load.reconnect_timeout", &s.Load.ReconnectTimeout, 90*time.Second)
+		for j := range s.Faults {
+			fp := fmt.Sprintf("faults[%d].", j)
+			if !at(fp+"signal") && s.Faults[j].Action == Kill {
+				s.Faults[j].Signal = "SIGKILL"
+			}
+			setDur(fp+"down", &s.Faults[j].Down, 5*time.Second)
+		}
+		setDur("drain.idle", &s.Drain.Idle, 2*time.Second)
+		setDur("drain.lost_wait", &s.Drain.LostWait, 15*time.Second)
+		setDur("drain.timeout", &s.Drain.Timeout, 120*time.Second)
+	}
+}
+
+// Signals accepted by kill: the ones a RabbitMQ operator has reason to send.
+var Signals = []string{"SIGKILL", "SIGTERM", "SIGINT", "SIGQUIT", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGABRT"}
+
+var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+
+func (p *parser) validate(f *File) {
+	if !p.has("version") {
+		p.fail("version", "missing; write version: 1")
+	} else if f.Version != 1 {
+		p.fail("version", "unsupported version %d (this rmqtorture reads version 1)", f.Version)
+	}
+	if len(f.Scenarios) == 0 {
+		p.fail("scenarios", "no scenarios")
+	}
+	names := map[string]int{}
+	for i, s := range f.Scenarios {
+		sp := fmt.Sprintf("scenarios[%d]", i)
+		if !namePattern.MatchString(s.Name) {
+			p.fail(sp+".name", "%q is not a scenario name (lower-case letters, digits and dashes)", s.Name)
+		} else if j, dup := names[s.Name]; dup {
+			p.fail(sp+".name", "%q already names scenarios[%d]", s.Name, j)
+		}
+		names[s.Name] = i
+		p.validateScenario(sp, &s)
+	}
+}
+
+func (p *parser) validateScenario(sp string, s *Scenario) {
+	positive := func(field string, d Duration) {
+		if d <= 0 {
+			p.fail(sp+"."+field, "must be a positive duration, got %s", d.D())
+		}
+	}
+	if strings.TrimSpace(s.Broker.Image) == "" {
+		p.fail(sp+".broker.image", "must name an image")
+	}
+	positive("broker.ready_timeout", s.Broker.ReadyTimeout)
+	if s.Queue.Type != Quorum && s.Queue.Type != Classic {
+		p.fail(sp+".queue.type", "%q is not a queue type (quorum, classic)", s.Queue.Type)
+	}
+	if s.Queue.SettleBeforeBurst < 0 {
+		p.fail(sp+".queue.settle_before_burst", "must not be negative")
+	}
+	if s.Load.Messages <= 0 {
+		p.fail(sp+".load.messages", "must be > 0, got %d", s.Load.Messages)
+	}
+	if len(s.Load.Modes) == 0 {
+		p.fail(sp+".load.modes", "must list at least one mode (%s)", modeList())
+	}
+	seen := map[Mode]bool{}
+	for j, m := range s.Load.Modes {
+		mp := fmt.Sprintf("%s.load.modes[%d]", sp, j)
+		if !slices.Contains(Modes, m) {
+			p.fail(mp, "%q is not a mode (%s)", m, modeList())
+		} else if seen[m] {
+			p.fail(mp, "%q listed twice", m)
+		}
+		seen[m] = true
+	}
+	if s.Load.Window <= 0 {
+		p.fail(sp+".load.window", "must be > 0, got %d", s.Load.Window)
+	} else if s.Load.Window > 65535 {
+		p.fail(sp+".load.window", "must be at most 65535, got %d", s.Load.Window)
+	}
+	positive("load.confirm_timeout", s.Load.ConfirmTimeout)
+	positive("load.reconnect_timeout", s.Load.ReconnectTimeout)
+	if s.Load.Republish != RepublishInDoubt && s.Load.Republish != RepublishNone {
+		p.fail(sp+".load.republish", "%q is not a republish policy (in-doubt, none)", s.Load.Republish)
+	}
+	for j, f := range s.Faults {
+		fp := fmt.Sprintf("%s.faults[%d]", sp, j)
+		if f.Action != Kill {
+			p.fail(fp+".action", "%q is not a fault action (kill)", f.Action)
+		}
+		if f.Action == Kill && !slices.Contains(Signals, f.Signal) {
+			p.fail(fp+".signal", "%q is not a signal (%s)", f.Signal, strings.Join(Signals, ", "))
+		}
+		triggers := 0
+		if f.PublishedPercent != nil {
+			triggers++
+			if v := *f.PublishedPercent; v < 0 || v > 100 {
+				p.fail(fp+".published_percent", "must be within 0–100, got %g", v)
+			}
+		}
+		if f.Published != nil {
+			triggers++
+			if v := *f.Published; v < 0 || (s.Load.Messages > 0 && v > s.Load.Messages) {
+				p.fail(fp+".published", "must be within 0–%d (load.messages), got %d", s.Load.Messages, v)
+			}
+		}
+		if f.After != nil {
+			triggers++
+			if *f.After < 0 {
+				p.fail(fp+".after", "must not be negative")
+			}
+		}
+		if triggers != 1 {
+			p.fail(fp, "needs exactly one trigger (published_percent, published or after), got %d", triggers)
+		}
+		if f.Down < 0 {
+			p.fail(fp+".down", "must not be negative")
+		}
+	}
+	if len(s.Faults) > 1 {
+		p.fail(sp+".faults[1]", "only one fault per scenario is supported so far")
+	}
+	positive("drain.idle", s.Drain.Idle)
+	positive("drain.lost_wait", s.Drain.LostWait)
+	positive("drain.timeout", s.Drain.Timeout)
+	for _, e := range []struct {
+		field string
+		v     *int
+	}{
+		{"max_unconfirmed_missing", s.Expect.MaxUnconfirmedMissing},
+		{"max_in_doubt", s.Expect.MaxInDoubt},
+		{"max_duplicates", s.Expect.MaxDuplicates},
+		{"max_nacked", s.Expect.MaxNacked},
+		{"max_returned", s.Expect.MaxReturned},
+	} {
+		if e.v != nil && *e.v < 0 {
+			p.fail(sp+".expect."+e.field, "must not be negative, got %d", *e.v)
+		}
+	}
+}
+
+func modeList() string {
+	s := make([]string, len(Modes))
+	for i, m := range Modes {
+		s[i] = string(m)
+	}
+	return strings.Join(s, ", ")
+}
+
+// Find returns the scenario named name, or an error naming the file and the
+// scenarios it has.
+func (f *File) Find(file, name string) (*Scenario, error) {
+	var names []string
+	for i := range f.Scenarios {
+		if f.Scenarios[i].Name == name {
+			return &f.Scenarios[i], nil
+		}
+		names = append(names, f.Scenarios[i].Name)
+	}
+	return nil, fmt.Errorf("%s: no scenario named %q (have: %s)", file, name, strings.Join(names, ", "))
+}

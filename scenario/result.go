@@ -1,0 +1,106 @@
+package scenario
+
+import (
+	"time"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+)
+
+// SchemaVersion is the version of the result.json layout.
+const SchemaVersion = 1
+
+// Status is a verdict's outcome.
+type Status string
+
+const (
+	Pass         Status = "pass"
+	Fail         Status = "fail"         // an expectation failed: durability broken or a limit exceeded
+	Inconclusive Status = "inconclusive" // the run could not measure what it set out to (broker not back, drain deadline, interrupted)
+)
+
+// Verdict is a judgement with the reasons for it, one sentence each.
+type Verdict struct {
+	Status  Status   `json:"status"`
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// Result is everything one `rmqtorture run` of one scenario measured; it is
+// written as result.json and rendered by the reports package.
+type Result struct {
+	SchemaVersion int          `json:"schema_version"`
+	Tool          string       `json:"tool"`   // rmqtorture version
+	Client        string       `json:"client"` // AMQP client library and version
+	Scenario      string       `json:"scenario"`
+	Description   string       `json:"description,omitempty"`
+	File          string       `json:"file"`
+	Command       string       `json:"command"`
+	RunID         string       `json:"run_id"`
+	Image         string       `json:"image"`
+	BrokerVersion string       `json:"broker_version,omitempty"` // as the broker reports it (server-properties)
+	Container     string       `json:"container"`
+	QueueType     QueueType    `json:"queue_type"`
+	Messages      int          `json:"messages"`
+	StartedAt     time.Time    `json:"started_at"`
+	DurationMS    float64      `json:"duration_ms"`
+	Modes         []ModeResult `json:"modes"`
+	Verdict       Verdict      `json:"verdict"`
+	Interrupted   bool         `json:"interrupted,omitempty"`
+	Error         string       `json:"error,omitempty"`
+}
+
+// ModeResult is one publishing mode's burst, fault, drain and reconciliation.
+// The embedded Counts are the ledger classes (see metrics.Counts).
+type ModeResult struct {
+	Mode   Mode   `json:"mode"`
+	Queue  string `json:"queue"`
+	Window int    `json:"window,omitempty"` // unconfirmed messages allowed in flight; 1 for confirm-each, 0 for fire-and-forget
+
+	metrics.Counts
+
+	// PublishRate is publish calls that returned without error per second, from
+	// the first publish to the last (downtime included).
+	PublishRate float64 `json:"publish_rate_msgs_per_s"`
+	// PreFaultPublishRate is the same rate up to the first fault: the mode's
+	// undisturbed speed.
+	PreFaultPublishRate float64 `json:"pre_fault_publish_rate_msgs_per_s"`
+	// AbsorbedRate (fire-and-forget) is how fast messages actually entered the
+	// queue, from queue-depth polls before the first fault, in msg/s.
+	AbsorbedRate float64 `json:"absorbed_rate_msgs_per_s,omitempty"`
+	// ConfirmRate is basic.acks per second from the first publish to the last ack.
+	ConfirmRate    float64                `json:"confirm_rate_msgs_per_s,omitempty"`
+	ConfirmLatency metrics.LatencySummary `json:"confirm_latency_ms"`
+	// BrokerDowntimeMS is fault → AMQP login accepted again, in ms.
+	BrokerDowntimeMS float64 `json:"broker_downtime_ms"`
+	// ClientRecoveryMS is fault → first publish (fire-and-forget) or first
+	// confirm after the publisher reconnected, in ms.
+	ClientRecoveryMS float64 `json:"client_recovery_ms"`
+	BurstMS          float64 `json:"burst_ms"`
+	Reconnects       int     `json:"reconnects"`
+
+	Faults []FaultRecord   `json:"faults,omitempty"`
+	IDs    metrics.IDSets  `json:"ids"`
+	Events []metrics.Event `json:"events"`
+
+	Verdict Verdict `json:"verdict"`
+	Error   string  `json:"error,omitempty"`
+}
+
+// FaultRecord is one fault as it happened.
+type FaultRecord struct {
+	Action      Action  `json:"action"`
+	Signal      string  `json:"signal,omitempty"`
+	Trigger     string  `json:"trigger"`
+	AtMS        float64 `json:"at_ms"`        // since burst start
+	AtPublished int     `json:"at_published"` // ids published when it fired
+	DownMS      float64 `json:"down_ms"`      // planned downtime before the start
+	Error       string  `json:"error,omitempty"`
+}
+
+// BrokerVersionOrImage names the broker for headers: its reported version if
+// known, else its image.
+func (r *Result) BrokerVersionOrImage() string {
+	if r.BrokerVersion != "" {
+		return r.BrokerVersion
+	}
+	return r.Image
+}

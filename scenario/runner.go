@@ -1,0 +1,363 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+)
+
+// FaultInjector injects faults into the broker and brings it back.
+// Implementations act only on a container rmqtorture created or one the user
+// named.
+type FaultInjector interface {
+	// Kill delivers signal (e.g. "SIGKILL") to the broker's container.
+	Kill(ctx context.Context, signal string) error
+	// Start starts the broker's container again after a kill.
+	Start(ctx context.Context) error
+	// WaitReady returns once an AMQP connection with login succeeds, or an
+	// error once timeout has passed.
+	WaitReady(ctx context.Context, timeout time.Duration) error
+}
+
+// QueueSpec is the durable queue one burst publishes to.
+type QueueSpec struct {
+	Name string
+	Type QueueType
+}
+
+// PublishPlan is everything a publisher needs for one burst. The publisher
+// records what it learns in Ledger, Latency and Timeline.
+type PublishPlan struct {
+	Queue            string
+	Mode             Mode
+	Messages         int
+	Window           int // unconfirmed messages in flight (1 for confirm-each)
+	ConfirmTimeout   time.Duration
+	Republish        Republish
+	ReconnectTimeout time.Duration // give up after this long without a connection
+
+	Ledger   *metrics.Ledger
+	Latency  *metrics.Latency // publish → basic.ack/nack
+	Timeline *metrics.Timeline
+	// OnPublished is called after every publish attempt with the number of
+	// distinct ids published so far. It must be cheap.
+	OnPublished func(sent int)
+	// FaultStarted is closed when the first fault fires; the publisher stops
+	// measuring the absorbed rate there.
+	FaultStarted <-chan struct{}
+}
+
+// PublishStats is what a publisher measured beside the ledger.
+type PublishStats struct {
+	Publishes   int       // publish calls that returned without error, republishes included
+	Acked       int       // basic.acks received
+	LastPublish time.Time // last publish call that returned without error
+	LastConfirm time.Time // last basic.ack or basic.nack
+	Reconnects  int
+	// AbsorbedRate is msg/s entering the queue (fire-and-forget only), from
+	// queue-depth polls before the first fault; 0 when not measured.
+	AbsorbedRate float64
+	// PublishedBeforeFault is publish calls returned without error before the
+	// first fault fired, and FaultAt when it fired (zero: no fault).
+	PublishedBeforeFault int
+	FaultAt              time.Time
+}
+
+// DrainPlan says how to consume the queue after the burst.
+type DrainPlan struct {
+	Queue    string
+	Ledger   *metrics.Ledger
+	Idle     time.Duration
+	LostWait time.Duration
+	Timeout  time.Duration
+	// Satisfied reports whether every confirmed id has been delivered; until it
+	// does, the drain waits up to LostWait of idleness before giving up on them.
+	Satisfied func() bool
+}
+
+// Traffic publishes, drains and manages the queue under test over AMQP.
+type Traffic interface {
+	Declare(ctx context.Context, q QueueSpec) error
+	Publish(ctx context.Context, p PublishPlan) (PublishStats, error)
+	// Drain consumes with manual acks until idle, recording each delivery's
+	// message id in the plan's ledger.
+	Drain(ctx context.Context, d DrainPlan) error
+	Delete(ctx context.Context, queue string) error
+}
+
+// Runner runs a scenario's modes one after the other against one broker.
+type Runner struct {
+	Injector FaultInjector
+	Traffic  Traffic
+	Log      *slog.Logger
+	RunID    string // prefix of every message id and queue name of this run
+	// DeleteQueues removes each mode's queue after its drain (set when the
+	// broker container is not rmqtorture's own).
+	DeleteQueues bool
+}
+
+// cleanupTimeout bounds broker restoration and a drain after an interrupt.
+const cleanupTimeout = 90 * time.Second
+
+// RunModes runs each mode in turn and returns one result per mode that
+// started. It stops early when ctx is cancelled (the last result is partial)
+// or when the broker could not be restored (later modes would measure nothing).
+func (r *Runner) RunModes(ctx context.Context, s *Scenario, modes []Mode) []ModeResult {
+	var out []ModeResult
+	for _, m := range modes {
+		if ctx.Err() != nil {
+			break
+		}
+		res, brokerDown := r.RunMode(ctx, s, m)
+		out = append(out, res)
+		if brokerDown {
+			break
+		}
+	}
+	return out
+}
+
+// RunMode runs one burst in mode m: declare a fresh queue, publish while the
+// fault timeline fires, restore the broker, drain, reconcile and judge.
+// brokerDown is true when the broker could not be brought back.
+func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResult, brokerDown bool) {
+	log := r.Log.With("mode", m)
+	queue := fmt.Sprintf("rmqt.%s.%s", r.RunID, m)
+	res = ModeResult{Mode: m, Queue: queue}
+	window := 0
+	switch m {
+	case ConfirmEach:
+		window = 1
+	case ConfirmWindow:
+		window = s.Load.Window
+	}
+	res.Window = window
+
+	ledger := metrics.NewLedger(r.RunID+"-"+string(m)+"-", s.Load.Messages)
+	latency := metrics.NewLatency()
+	var cond Conditions
+	finish := func() {
+		counts, ids, err := ledger.Reconcile()
+		cond.ReconcileErr = err
+		cond.Unsent = s.Load.Messages - counts.Sent
+		cond.Interrupted = ctx.Err() != nil
+		res.Counts, res.IDs = counts, ids
+		res.ConfirmLatency = latency.Summary()
+		res.Verdict = Judge(counts, s.Expect, cond)
+	}
+
+	if err := r.Traffic.Declare(ctx, QueueSpec{Name: queue, Type: s.Queue.Type}); err != nil {
+		res.Error = err.Error()
+		cond.PublishErr = fmt.Errorf("declare queue %q: %w", queue, err)
+		finish()
+		return res, false
+	}
+	log.Info("queue declared; settling before the burst", "queue", queue, "settle", s.Queue.SettleBeforeBurst.D())
+	if err := sleep(ctx, s.Queue.SettleBeforeBurst.D()); err != nil {
+		finish()
+		return res, false
+	}
+
+	start := time.Now()
+	timeline := metrics.NewTimeline(start)
+	timeline.AddAt(start, metrics.EvBurstStart, "")
+
+	// Fault triggers. The publisher reports progress after every publish; the
+	// first report at or past the threshold fires the fault.
+	var fault *Fault
+	if len(s.Faults) > 0 {
+		fault = &s.Faults[0]
+	}
+	trigger := make(chan struct{})
+	var fired atomic.Bool
+	threshold := math.MaxInt
+	if fault != nil {
+		switch {
+		case fault.PublishedPercent != nil:
+			threshold = int(math.Ceil(*fault.PublishedPercent / 100 * float64(s.Load.Messages)))
+		case fault.Published != nil:
+			threshold = *fault.Published
+		}
+	}
+	var atPublished atomic.Int64
+	onPublished := func(sent int) {
+		if sent >= threshold && fired.CompareAndSwap(false, true) {
+			atPublished.Store(int64(sent))
+			close(trigger)
+		}
+	}
+	if threshold <= 0 {
+		onPublished(0)
+	}
+	faultStarted := make(chan struct{})
+
+	pubCtx, cancelPub := context.WithCancel(ctx)
+	defer cancelPub()
+	var wg sync.WaitGroup
+	var brokerErr error
+	if fault != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var timer <-chan time.Time
+			if fault.After != nil {
+				timer = time.After(fault.After.D())
+			}
+			select {
+			case <-trigger:
+			case <-timer:
+				fired.Store(true)
+				atPublished.Store(int64(ledger.Sent()))
+			case <-pubCtx.Done():
+				return
+			}
+			rec, err := r.inject(ctx, log, s, fault, timeline, start, faultStarted)
+			rec.AtPublished = int(atPublished.Load())
+			res.Faults = append(res.Faults, rec)
+			if err != nil {
+				brokerErr = err
+				cancelPub() // nothing more can be measured without a broker
+			}
+		}()
+	}
+
+	stats, pubErr := r.Traffic.Publish(pubCtx, PublishPlan{
+		Queue: queue, Mode: m, Messages: s.Load.Messages, Window: window,
+		ConfirmTimeout: s.Load.ConfirmTimeout.D(), Republish: s.Load.Republish,
+		ReconnectTimeout: s.Load.ReconnectTimeout.D(),
+		Ledger:           ledger, Latency: latency, Timeline: timeline,
+		OnPublished: onPublished, FaultStarted: faultStarted,
+	})
+	timeline.Add(metrics.EvBurstEnd, "")
+	if pubErr != nil && !errors.Is(pubErr, context.Canceled) {
+		cond.PublishErr = fmt.Errorf("publisher: %w", pubErr)
+		log.Warn("publisher stopped", "err", pubErr)
+	}
+	cancelPub() // a fault that never fired will not fire now
+	wg.Wait()
+	if brokerErr != nil {
+		cond.BrokerNotBack = brokerErr
+	}
+
+	r.measure(&res, stats, timeline, start)
+
+	// Drain even when interrupted: what was published so far is still worth
+	// reconciling. Cleanup ignores cancellation but has its own deadline.
+	if brokerErr == nil {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(s.Drain.Timeout.D(), cleanupTimeout))
+		if ctx.Err() != nil {
+			dctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
+		}
+		timeline.Add(metrics.EvDrainStart, "")
+		err := r.Traffic.Drain(dctx, DrainPlan{
+			Queue: queue, Ledger: ledger, Idle: s.Drain.Idle.D(), LostWait: s.Drain.LostWait.D(),
+			Timeout: s.Drain.Timeout.D(), Satisfied: ledger.AllConfirmedDelivered,
+		})
+		cancel()
+		timeline.Add(metrics.EvDrainEnd, "")
+		if err != nil {
+			cond.DrainIncomplete = fmt.Errorf("drain: %w", err)
+		}
+		if r.DeleteQueues {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			if err := r.Traffic.Delete(dctx, queue); err != nil {
+				log.Warn("delete queue", "queue", queue, "err", err)
+			}
+			cancel()
+		}
+	} else {
+		cond.DrainIncomplete = errors.New("drain skipped: broker not available")
+	}
+	res.Events = timeline.Events()
+	finish()
+	log.Info("mode done", "verdict", res.Verdict.Status, "sent", res.Sent, "lost", res.Lost,
+		"unconfirmed_missing", res.UnconfirmedMissing, "in_doubt", res.InDoubt, "duplicates", res.Duplicates)
+	return res, brokerErr != nil
+}
+
+// inject applies one fault and restores the broker. Restoration runs under a
+// context that ignores cancellation (Ctrl-C must not leave a dead broker) but
+// has its own deadline.
+func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *Fault, tl *metrics.Timeline, start time.Time, started chan struct{}) (FaultRecord, error) {
+	rec := FaultRecord{Action: f.Action, Signal: f.Signal, Trigger: f.Trigger(), DownMS: metrics.Millis(f.Down.D())}
+	at := time.Now()
+	rec.AtMS = metrics.Millis(at.Sub(start))
+	close(started)
+	log.Info("fault", "action", f.Action, "signal", f.Signal, "trigger", rec.Trigger)
+	if err := r.Injector.Kill(ctx, f.Signal); err != nil {
+		rec.Error = err.Error()
+		return rec, fmt.Errorf("fault %s: %w", f.Action, err)
+	}
+	tl.AddAt(at, metrics.EvFault, fmt.Sprintf("%s %s (%s)", f.Action, f.Signal, rec.Trigger))
+	// The planned downtime is cut short by Ctrl-C; the restart is not.
+	_ = sleep(ctx, f.Down.D())
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout+s.Broker.ReadyTimeout.D())
+	defer cancel()
+	if err := r.Injector.Start(rctx); err != nil {
+		rec.Error = err.Error()
+		tl.Add(metrics.EvBrokerNotReady, err.Error())
+		return rec, fmt.Errorf("start broker after %s: %w", f.Action, err)
+	}
+	tl.Add(metrics.EvBrokerStarted, "")
+	if err := r.Injector.WaitReady(rctx, s.Broker.ReadyTimeout.D()); err != nil {
+		rec.Error = err.Error()
+		tl.Add(metrics.EvBrokerNotReady, err.Error())
+		return rec, fmt.Errorf("broker not back after %s: %w", f.Action, err)
+	}
+	tl.Add(metrics.EvBrokerReady, "")
+	log.Info("broker ready again", "downtime", time.Since(at).Round(time.Millisecond))
+	return rec, nil
+}
+
+// measure derives rates and recovery timings from the publisher's stats and
+// the timeline.
+func (r *Runner) measure(res *ModeResult, st PublishStats, tl *metrics.Timeline, start time.Time) {
+	res.Reconnects = st.Reconnects
+	res.AbsorbedRate = round1(st.AbsorbedRate)
+	if end, ok := tl.First(metrics.EvBurstEnd, start); ok {
+		res.BurstMS = metrics.Millis(end.Sub(start))
+	}
+	if !st.LastPublish.IsZero() {
+		res.PublishRate = round1(metrics.Rate(st.Publishes, st.LastPublish.Sub(start)))
+	}
+	if !st.FaultAt.IsZero() {
+		res.PreFaultPublishRate = round1(metrics.Rate(st.PublishedBeforeFault, st.FaultAt.Sub(start)))
+	} else {
+		res.PreFaultPublishRate = res.PublishRate
+	}
+	if fault, ok := tl.First(metrics.EvFault, start); ok {
+		if ready, ok := tl.First(metrics.EvBrokerReady, fault); ok {
+			res.BrokerDowntimeMS = metrics.Millis(ready.Sub(fault))
+		}
+		if prog, ok := tl.First(metrics.EvFirstProgress, fault); ok {
+			res.ClientRecoveryMS = metrics.Millis(prog.Sub(fault))
+		}
+	}
+	if !st.LastConfirm.IsZero() {
+		res.ConfirmRate = round1(metrics.Rate(st.Acked, st.LastConfirm.Sub(start)))
+	}
+}
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,178 @@
+// Package scenario holds rmqtorture's scenario language (the schema of
+// scenarios.yaml, strict loading and validation with file:line errors), the
+// Runner that drives one scenario through a broker and its traffic, and the
+// pure Judge that turns a reconciled ledger into a verdict. It imports neither
+// AMQP nor Docker: the broker package implements the interfaces it consumes.
+package scenario
+
+import (
+	"fmt"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Mode is a way of publishing. The value is the YAML/JSON/report spelling.
+type Mode string
+
+const (
+	// FireAndForget publishes without confirm mode: a publish that returned no
+	// error only reached a local buffer.
+	FireAndForget Mode = "fire-and-forget"
+	// ConfirmEach publishes one message and awaits its publisher confirm
+	// (with a timeout) before the next: a window of 1.
+	ConfirmEach Mode = "confirm-each"
+	// ConfirmWindow keeps at most Window unconfirmed messages in flight and
+	// matches confirms as they arrive.
+	ConfirmWindow Mode = "confirm-window"
+)
+
+// Modes lists every mode in report order.
+var Modes = []Mode{FireAndForget, ConfirmEach, ConfirmWindow}
+
+// ConfirmMode reports whether the mode puts the channel in confirm mode.
+func (m Mode) ConfirmMode() bool { return m == ConfirmEach || m == ConfirmWindow }
+
+// QueueType is the x-queue-type of the durable queue under test.
+type QueueType string
+
+const (
+	Quorum  QueueType = "quorum"  // replicated Raft log; basic.ack means on a majority
+	Classic QueueType = "classic" // single node; persistent messages fsynced before basic.ack
+)
+
+// Action is a fault action applied to the broker container.
+type Action string
+
+const (
+	// Kill sends a signal (default SIGKILL) to the broker container, then
+	// starts it again after Down.
+	Kill Action = "kill"
+)
+
+// Republish is the policy for messages whose confirm never came.
+type Republish string
+
+const (
+	// RepublishInDoubt republishes every in-doubt message (same message id) on
+	// the next connection until it is confirmed or the run ends.
+	RepublishInDoubt Republish = "in-doubt"
+	// RepublishNone leaves in-doubt messages in doubt.
+	RepublishNone Republish = "none"
+)
+
+// Duration is a time.Duration written in YAML as a Go duration string ("5s",
+// "250ms").
+type Duration time.Duration
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (use e.g. 5s, 250ms)", n.Line, s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the duration string.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// D returns the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// File is the top level of scenarios.yaml.
+type File struct {
+	Version   int        `yaml:"version"`
+	Scenarios []Scenario `yaml:"scenarios"`
+}
+
+// Scenario is one named experiment.
+type Scenario struct {
+	Name        string  `yaml:"name"`
+	Description string  `yaml:"description"`
+	Broker      Broker  `yaml:"broker"`
+	Queue       Queue   `yaml:"queue"`
+	Load        Load    `yaml:"load"`
+	Faults      []Fault `yaml:"faults"`
+	Drain       Drain   `yaml:"drain"`
+	Expect      Expect  `yaml:"expect"`
+}
+
+// Broker says which broker image to run and how long it may take to accept
+// AMQP connections.
+type Broker struct {
+	Image        string   `yaml:"image"`         // default DefaultImage
+	ReadyTimeout Duration `yaml:"ready_timeout"` // first boot and every restart; default 60s
+}
+
+// Queue is the durable queue under test. Each mode runs on a fresh queue.
+type Queue struct {
+	Type QueueType `yaml:"type"` // quorum (default) or classic
+	// SettleBeforeBurst is the pause between declaring the queue and the first
+	// publish (default 2s). On RabbitMQ 4.0.5 a kill within ~0.5 s of declaring a
+	// quorum queue loses its confirmed messages (rabbitmq-server#15725).
+	SettleBeforeBurst Duration `yaml:"settle_before_burst"`
+}
+
+// Load is the burst of persistent JSON orders.
+type Load struct {
+	Messages         int       `yaml:"messages"`          // orders in the burst (> 0)
+	Modes            []Mode    `yaml:"modes"`             // run in this order; default all three
+	Window           int       `yaml:"window"`            // confirm-window: unconfirmed in flight (> 0, default 1000)
+	ConfirmTimeout   Duration  `yaml:"confirm_timeout"`   // a confirm not received in this time makes the channel's pending messages in doubt (default 30s)
+	Republish        Republish `yaml:"republish"`         // in-doubt (default) or none
+	ReconnectTimeout Duration  `yaml:"reconnect_timeout"` // give up reconnecting after this (default 90s)
+}
+
+// Fault is one planned fault. Exactly one trigger is set.
+type Fault struct {
+	Action Action `yaml:"action"`
+	Signal string `yaml:"signal"` // kill: default SIGKILL
+	// PublishedPercent fires once this share of the burst (0–100) has been
+	// published (publish calls made).
+	PublishedPercent *float64 `yaml:"published_percent,omitempty"`
+	// Published fires once this many messages have been published.
+	Published *int `yaml:"published,omitempty"`
+	// After fires this long after the burst starts.
+	After *Duration `yaml:"after,omitempty"`
+	// Down is how long the broker stays down before it is started again (default 5s).
+	Down Duration `yaml:"down"`
+}
+
+// Drain is how the queue is consumed after the burst.
+type Drain struct {
+	Idle     Duration `yaml:"idle"`      // stop once nothing arrived for this long and nothing confirmed is missing (default 2s)
+	LostWait Duration `yaml:"lost_wait"` // stop after this long idle even if confirmed ids are missing: they are lost (default 15s)
+	Timeout  Duration `yaml:"timeout"`   // hard deadline; reaching it makes the verdict inconclusive (default 120s)
+}
+
+// Expect holds the scenario's expectations; unset fields expect nothing. A
+// lost confirmed message and an unexpected delivery always fail a run.
+type Expect struct {
+	MaxUnconfirmedMissing *int `yaml:"max_unconfirmed_missing,omitempty"` // fire-and-forget silent loss allowed
+	MaxInDoubt            *int `yaml:"max_in_doubt,omitempty"`            // in doubt at the end of the run
+	MaxDuplicates         *int `yaml:"max_duplicates,omitempty"`
+	MaxNacked             *int `yaml:"max_nacked,omitempty"`
+	MaxReturned           *int `yaml:"max_returned,omitempty"`
+}
+
+// DefaultImage is the image scripts/build-broker-image.sh builds.
+const DefaultImage = "rmqtorture/rabbitmq:4.0-trixie"
+
+// Trigger describes when the fault fires, for reports.
+func (f Fault) Trigger() string {
+	switch {
+	case f.PublishedPercent != nil:
+		return fmt.Sprintf("%g%% published", *f.PublishedPercent)
+	case f.Published != nil:
+		return fmt.Sprintf("%d published", *f.Published)
+	case f.After != nil:
+		return fmt.Sprintf("%s after burst start", f.After.D())
+	}
+	return "never"
+}
