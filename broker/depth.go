@@ -21,10 +21,10 @@ type depthMonitor struct {
 // depthPoll is the interval between queue-depth samples.
 const depthPoll = 20 * time.Millisecond
 
-// startDepthMonitor polls until fault is closed (a fault's numbers say nothing
-// about absorption), its connection fails, ctx ends, or wait is called and
-// the depth has been stable for half a second.
-func startDepthMonitor(ctx context.Context, a *AMQP, queue string, fault <-chan struct{}) *depthMonitor {
+// startDepthMonitor polls until its connection fails (the kill ends it: the
+// last sample is what the broker had absorbed just before), ctx ends, or wait
+// is called and the depth has been stable for half a second.
+func startDepthMonitor(ctx context.Context, a *AMQP, queue string) *depthMonitor {
 	m := &depthMonitor{done: make(chan struct{}), stop: make(chan struct{})}
 	go func() {
 		defer close(m.done)
@@ -46,8 +46,6 @@ func startDepthMonitor(ctx context.Context, a *AMQP, queue string, fault <-chan 
 		for {
 			select {
 			case <-ctx.Done():
-				return
-			case <-fault:
 				return
 			case <-stop:
 				if !stopping {

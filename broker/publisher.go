@@ -75,7 +75,7 @@ func (a *AMQP) Publish(ctx context.Context, plan scenario.PublishPlan) (scenario
 	pub := &publisher{a: a, p: plan, tracker: metrics.NewConfirmTracker(), settled: make(chan struct{}, 1)}
 	var monitor *depthMonitor
 	if plan.Mode == scenario.FireAndForget {
-		monitor = startDepthMonitor(ctx, a, plan.Queue, plan.FaultStarted)
+		monitor = startDepthMonitor(ctx, a, plan.Queue)
 	}
 	err := pub.run(ctx)
 	if monitor != nil {

@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -14,7 +15,8 @@ const (
 	EvConnected      EventKind = "connected"        // publisher connection (re)established
 	EvConnectionLost EventKind = "connection-lost"  // publisher saw its connection or channel close
 	EvFirstProgress  EventKind = "first-progress"   // first publish (fire-and-forget) or confirm after a (re)connect
-	EvFault          EventKind = "fault"            // fault injected (kill signal delivered)
+	EvTrigger        EventKind = "trigger"          // a fault's trigger fired
+	EvFault          EventKind = "fault"            // fault injected (the kill call returned)
 	EvBrokerStarted  EventKind = "broker-started"   // container started again
 	EvBrokerReady    EventKind = "broker-ready"     // AMQP login accepted again
 	EvBrokerNotReady EventKind = "broker-not-ready" // deadline passed without AMQP login
@@ -50,11 +52,13 @@ func (t *Timeline) AddAt(at time.Time, kind EventKind, detail string) {
 	t.events = append(t.events, Event{At: at, AtMS: Millis(at.Sub(t.start)), Kind: kind, Detail: detail})
 }
 
-// Events returns a copy of the events in the order they were added.
+// Events returns a copy of the events in time order (stable for equal times).
 func (t *Timeline) Events() []Event {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return append([]Event(nil), t.events...)
+	out := append([]Event(nil), t.events...)
+	slices.SortStableFunc(out, func(a, b Event) int { return a.At.Compare(b.At) })
+	return out
 }
 
 // First returns the time of the first event of kind at or after after.

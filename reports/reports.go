@@ -173,7 +173,7 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 			p("- %s\n", reason)
 		}
 		for _, f := range m.Faults {
-			p("\nFault: %s %s at %s ms (%s published, trigger %s), down %s ms", f.Action, f.Signal, ms(f.AtMS), num(f.AtPublished), f.Trigger, ms(f.DownMS))
+			p("\nFault: %s %s at %s ms (%s published, trigger %s), applied %s ms later with %s published, down %s ms", f.Action, f.Signal, ms(f.AtMS), num(f.AtPublished), f.Trigger, ms(f.InjectMS), num(f.PublishedAtInject), ms(f.DownMS))
 			if f.Error != "" {
 				p(" — error: %s", f.Error)
 			}

@@ -13,6 +13,7 @@ type Conditions struct {
 	BrokerNotBack   error // the broker did not accept AMQP again within its deadline
 	PublishErr      error // the publisher gave up (reconnect deadline) before the burst was done
 	DrainIncomplete error // the drain hit its deadline or failed
+	FaultMissed     error // a planned fault never fired
 	Interrupted     bool  // Ctrl-C
 	Unsent          int   // orders never published
 }
@@ -40,7 +41,7 @@ func Judge(c metrics.Counts, e Expect, cond Conditions) Verdict {
 	limit("nacked", c.Nacked, e.MaxNacked)
 	limit("returned", c.Returned, e.MaxReturned)
 
-	for _, err := range []error{cond.ReconcileErr, cond.BrokerNotBack, cond.PublishErr, cond.DrainIncomplete} {
+	for _, err := range []error{cond.ReconcileErr, cond.BrokerNotBack, cond.FaultMissed, cond.PublishErr, cond.DrainIncomplete} {
 		if err != nil {
 			doubts = append(doubts, err.Error())
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"reflect"
 	"regexp"
@@ -27,8 +28,11 @@ type FieldError struct {
 
 func (e FieldError) Error() string {
 	loc := e.File
-	if e.Line > 0 {
+	switch {
+	case e.Line > 0 && e.Column > 0:
 		loc = fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Column)
+	case e.Line > 0:
+		loc = fmt.Sprintf("%s:%d", e.File, e.Line)
 	}
 	if e.Path == "" {
 		return fmt.Sprintf("%s: %s", loc, e.Msg)
@@ -63,6 +67,9 @@ func Parse(name string, data []byte) (*File, error) {
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, Errors{{File: name, Msg: "empty file; it needs version: 1 and a list of scenarios"}}
+		}
 		return nil, Errors{yamlError(name, err)}
 	}
 	var extra yaml.Node
@@ -73,13 +80,14 @@ func Parse(name string, data []byte) (*File, error) {
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
 	}
-	p := &parser{file: name, nodes: map[string]*yaml.Node{}}
+	p := &parser{file: name, nodes: map[string]*yaml.Node{}, bad: map[string]bool{}}
 	p.walk(doc, reflect.TypeOf(File{}), "")
-	if len(p.errs) > 0 {
-		return nil, p.errs
-	}
+	// Decoding goes on past type errors (yaml.v3 decodes what it can); those
+	// were reported with their paths by walk, so validation can still report
+	// every other problem in the same pass.
 	var f File
-	if err := doc.Decode(&f); err != nil {
+	var te *yaml.TypeError
+	if err := doc.Decode(&f); err != nil && !errors.As(err, &te) {
 		return nil, Errors{yamlError(name, err)}
 	}
 	p.defaults(&f)
@@ -91,7 +99,7 @@ func Parse(name string, data []byte) (*File, error) {
 	return &f, nil
 }
 
-var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
+var yamlLine = regexp.MustCompile(`line (\d+): ([^\n]*)`)
 
 // yamlError turns a yaml.v3 error ("yaml: line 3: ...") into a FieldError.
 func yamlError(file string, err error) FieldError {
@@ -103,7 +111,7 @@ func yamlError(file string, err error) FieldError {
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		return FieldError{File: file, Line: line, Column: 1, Msg: m[2]}
+		return FieldError{File: file, Line: line, Msg: m[2]}
 	}
 	return FieldError{File: file, Msg: msg}
 }
@@ -111,10 +119,15 @@ func yamlError(file string, err error) FieldError {
 type parser struct {
 	file  string
 	nodes map[string]*yaml.Node // field path → value node, for every key present
+	bad   map[string]bool       // paths already reported by walk
 	errs  Errors
 }
 
 func (p *parser) errAt(n *yaml.Node, path, format string, args ...any) {
+	if p.bad[path] {
+		return // one problem per field: the first (a type error) says it all
+	}
+	p.bad[path] = true
 	e := FieldError{File: p.file, Path: path, Msg: fmt.Sprintf(format, args...)}
 	if n != nil {
 		e.Line, e.Column = n.Line, n.Column
@@ -195,6 +208,15 @@ func (p *parser) walk(n *yaml.Node, t reflect.Type, path string) {
 	default:
 		if n.Kind != yaml.ScalarNode {
 			p.errAt(n, path, "must be a single value, got %s", kindName(n))
+			return
+		}
+		// Decode each leaf on its own so every type error carries its path.
+		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+			msg := err.Error()
+			if m := yamlLine.FindStringSubmatch(msg); m != nil {
+				msg = m[2]
+			}
+			p.errAt(n, path, "%s", strings.TrimPrefix(msg, "yaml: "))
 		}
 	}
 }

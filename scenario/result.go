@@ -90,10 +90,14 @@ type FaultRecord struct {
 	Action      Action  `json:"action"`
 	Signal      string  `json:"signal,omitempty"`
 	Trigger     string  `json:"trigger"`
-	AtMS        float64 `json:"at_ms"`        // since burst start
-	AtPublished int     `json:"at_published"` // ids published when it fired
-	DownMS      float64 `json:"down_ms"`      // planned downtime before the start
-	Error       string  `json:"error,omitempty"`
+	AtMS        float64 `json:"at_ms"`        // trigger fired, ms since burst start
+	AtPublished int     `json:"at_published"` // ids published when the trigger fired
+	// InjectMS is how long the fault took to apply (the Docker API call), in
+	// ms; publishers keep going meanwhile, as they would in production.
+	InjectMS          float64 `json:"inject_ms"`
+	PublishedAtInject int     `json:"published_at_inject"` // ids published when the fault was applied
+	DownMS            float64 `json:"down_ms"`             // planned downtime before the start
+	Error             string  `json:"error,omitempty"`
 }
 
 // BrokerVersionOrImage names the broker for headers: its reported version if

@@ -213,12 +213,19 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 			select {
 			case <-trigger:
 			case <-timer:
-				fired.Store(true)
+				if !fired.CompareAndSwap(false, true) {
+					<-trigger
+				}
 				atPublished.Store(int64(ledger.Sent()))
 			case <-pubCtx.Done():
-				return
+				// A trigger that fired on the last publish still applies.
+				select {
+				case <-trigger:
+				default:
+					return
+				}
 			}
-			rec, err := r.inject(ctx, log, s, fault, timeline, start, faultStarted)
+			rec, err := r.inject(ctx, log, s, fault, timeline, start, faultStarted, ledger)
 			rec.AtPublished = int(atPublished.Load())
 			res.Faults = append(res.Faults, rec)
 			if err != nil {
@@ -244,6 +251,9 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	wg.Wait()
 	if brokerErr != nil {
 		cond.BrokerNotBack = brokerErr
+	}
+	if fault != nil && !fired.Load() {
+		cond.FaultMissed = fmt.Errorf("fault %s (%s) never fired: the burst ended first", fault.Action, fault.Trigger())
 	}
 
 	r.measure(&res, stats, timeline, start)
@@ -285,17 +295,21 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 // inject applies one fault and restores the broker. Restoration runs under a
 // context that ignores cancellation (Ctrl-C must not leave a dead broker) but
 // has its own deadline.
-func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *Fault, tl *metrics.Timeline, start time.Time, started chan struct{}) (FaultRecord, error) {
+func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *Fault, tl *metrics.Timeline, start time.Time, started chan struct{}, ledger *metrics.Ledger) (FaultRecord, error) {
 	rec := FaultRecord{Action: f.Action, Signal: f.Signal, Trigger: f.Trigger(), DownMS: metrics.Millis(f.Down.D())}
 	at := time.Now()
 	rec.AtMS = metrics.Millis(at.Sub(start))
 	close(started)
-	log.Info("fault", "action", f.Action, "signal", f.Signal, "trigger", rec.Trigger)
+	tl.AddAt(at, metrics.EvTrigger, rec.Trigger)
 	if err := r.Injector.Kill(ctx, f.Signal); err != nil {
 		rec.Error = err.Error()
 		return rec, fmt.Errorf("fault %s: %w", f.Action, err)
 	}
-	tl.AddAt(at, metrics.EvFault, fmt.Sprintf("%s %s (%s)", f.Action, f.Signal, rec.Trigger))
+	applied := time.Now()
+	rec.InjectMS = metrics.Millis(applied.Sub(at))
+	rec.PublishedAtInject = ledger.Sent()
+	tl.AddAt(applied, metrics.EvFault, fmt.Sprintf("%s %s", f.Action, f.Signal))
+	log.Info("fault applied", "action", f.Action, "signal", f.Signal, "trigger", rec.Trigger, "inject", applied.Sub(at).Round(time.Millisecond), "published", rec.PublishedAtInject)
 	// The planned downtime is cut short by Ctrl-C; the restart is not.
 	_ = sleep(ctx, f.Down.D())
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout+s.Broker.ReadyTimeout.D())

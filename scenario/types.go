@@ -73,7 +73,8 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil {
-		return fmt.Errorf("line %d: %q is not a duration (use e.g. 5s, 250ms)", n.Line, s)
+		// A TypeError lets yaml.v3 go on decoding the rest of the file.
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: %q is not a duration (use e.g. 5s, 250ms)", n.Line, s)}}
 	}
 	*d = Duration(v)
 	return nil

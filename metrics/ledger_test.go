@@ -1,0 +1,227 @@
+package metrics
+
+import (
+	"testing"
+	"time"
+)
+
+// step is one thing that happens to sequence number seq.
+type step struct {
+	op  string // pub, pubff, fail, failff, ack, nack, ret, doubt, deliver
+	seq int
+}
+
+func apply(t *testing.T, l *Ledger, steps []step) {
+	t.Helper()
+	for _, s := range steps {
+		switch s.op {
+		case "pub":
+			l.Published(s.seq, true)
+		case "pubff":
+			l.Published(s.seq, false)
+		case "fail":
+			l.PublishFailed(s.seq, true)
+		case "failff":
+			l.PublishFailed(s.seq, false)
+		case "ack", "nack":
+			if err := l.Settle(s.seq, s.op == "ack"); err != nil {
+				t.Fatal(err)
+			}
+		case "ret":
+			l.Returned(s.seq)
+		case "doubt":
+			l.MarkInDoubt(s.seq)
+		case "deliver":
+			l.Delivered(l.MessageID(s.seq))
+		default:
+			t.Fatalf("bad op %q", s.op)
+		}
+	}
+}
+
+func TestReconcileClasses(t *testing.T) {
+	tests := []struct {
+		name  string
+		steps []step
+		want  Counts
+	}{
+		{"acked and delivered is confirmed",
+			[]step{{"pub", 0}, {"ack", 0}, {"deliver", 0}},
+			Counts{Sent: 1, Confirmed: 1, Delivered: 1, Deliveries: 1}},
+		{"acked never delivered is lost",
+			[]step{{"pub", 0}, {"ack", 0}},
+			Counts{Sent: 1, Lost: 1}},
+		{"nacked",
+			[]step{{"pub", 0}, {"nack", 0}},
+			Counts{Sent: 1, Nacked: 1}},
+		{"return before ack is returned, not confirmed",
+			[]step{{"pub", 0}, {"ret", 0}, {"ack", 0}},
+			Counts{Sent: 1, Returned: 1}},
+		{"channel closed before confirm is in doubt, not nacked",
+			[]step{{"pub", 0}, {"doubt", 0}},
+			Counts{Sent: 1, InDoubt: 1, WentInDoubt: 1}},
+		{"in doubt but delivered anyway",
+			[]step{{"pub", 0}, {"doubt", 0}, {"deliver", 0}},
+			Counts{Sent: 1, InDoubt: 1, InDoubtDelivered: 1, WentInDoubt: 1, Delivered: 1, Deliveries: 1}},
+		{"still in flight at the end counts as in doubt",
+			[]step{{"pub", 0}},
+			Counts{Sent: 1, InDoubt: 1}},
+		{"republished after doubt, both copies delivered: one duplicate explained by the republish",
+			[]step{{"pub", 0}, {"doubt", 0}, {"pub", 0}, {"ack", 0}, {"deliver", 0}, {"deliver", 0}},
+			Counts{Sent: 1, Confirmed: 1, WentInDoubt: 1, Republished: 1, Delivered: 1, Deliveries: 2, Duplicates: 1, DuplicatesFromRepublish: 1}},
+		{"duplicate without a republish is unexplained",
+			[]step{{"pub", 0}, {"ack", 0}, {"deliver", 0}, {"deliver", 0}},
+			Counts{Sent: 1, Confirmed: 1, Delivered: 1, Deliveries: 2, Duplicates: 1}},
+		{"failed publish call in confirm mode is in doubt",
+			[]step{{"pub", 0}, {"fail", 0}},
+			Counts{Sent: 1, InDoubt: 1, WentInDoubt: 1, PublishErrors: 1}},
+		{"fire-and-forget delivered and missing",
+			[]step{{"pubff", 0}, {"pubff", 1}, {"deliver", 0}},
+			Counts{Sent: 2, UnconfirmedDelivered: 1, UnconfirmedMissing: 1, Delivered: 1, Deliveries: 1}},
+		{"fire-and-forget failed call is not sent until it succeeds",
+			[]step{{"failff", 0}, {"pubff", 0}, {"deliver", 0}},
+			Counts{Sent: 1, UnconfirmedDelivered: 1, PublishErrors: 1, Delivered: 1, Deliveries: 1}},
+		{"fire-and-forget returned",
+			[]step{{"pubff", 0}, {"ret", 0}},
+			Counts{Sent: 1, Returned: 1}},
+		{"never published ids are not counted",
+			[]step{},
+			Counts{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := NewLedger("r1-", 3)
+			apply(t, l, tt.steps)
+			got, _, err := l.Reconcile()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("counts\n got %+v\nwant %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestUnexpectedDeliveries(t *testing.T) {
+	l := NewLedger("r1-", 10)
+	l.Published(3, true)
+	for _, id := range []string{"other-3", "r1-10", "r1-03", "r1--1", "", "r1-4", "r1-3"} {
+		l.Delivered(id)
+	}
+	c, _, err := l.Reconcile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Six ids are foreign, out of range, non-canonical or never published; r1-3 was published.
+	if c.Unexpected != 6 || c.Deliveries != 1 {
+		t.Errorf("unexpected=%d deliveries=%d, want 6 and 1", c.Unexpected, c.Deliveries)
+	}
+}
+
+func TestSettleTwiceIsABug(t *testing.T) {
+	l := NewLedger("r-", 1)
+	l.Published(0, true)
+	if err := l.Settle(0, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Settle(0, true); err == nil {
+		t.Fatal("second confirm of the same attempt accepted")
+	}
+}
+
+func TestRangesAndIDSets(t *testing.T) {
+	l := NewLedger("r-", 10)
+	for seq := range 10 {
+		l.Published(seq, false)
+	}
+	for _, seq := range []int{0, 1, 2, 5, 9} {
+		l.Delivered(l.MessageID(seq))
+	}
+	c, ids, err := l.Reconcile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Range{{3, 4}, {6, 8}}
+	if len(ids.UnconfirmedMissing) != 2 || ids.UnconfirmedMissing[0] != want[0] || ids.UnconfirmedMissing[1] != want[1] {
+		t.Errorf("missing ranges %v, want %v", ids.UnconfirmedMissing, want)
+	}
+	if c.UnconfirmedMissing != 5 || ids.UnconfirmedMissing[1].String() != "6-8" {
+		t.Errorf("missing=%d, range %q", c.UnconfirmedMissing, ids.UnconfirmedMissing[1])
+	}
+}
+
+func TestAllConfirmedDelivered(t *testing.T) {
+	l := NewLedger("r-", 3)
+	l.Published(0, true)
+	l.Published(1, true)
+	_ = l.Settle(0, true)
+	l.MarkInDoubt(1)
+	if l.AllConfirmedDelivered() {
+		t.Fatal("acked id 0 not yet delivered")
+	}
+	l.Delivered(l.MessageID(0))
+	if !l.AllConfirmedDelivered() {
+		t.Fatal("in-doubt id 1 must not hold the drain")
+	}
+}
+
+func TestConfirmTrackerEpochs(t *testing.T) {
+	tr := NewConfirmTracker()
+	now := time.Now()
+	mustTrack := func(e Epoch, tag uint64, seq int) {
+		t.Helper()
+		ok, err := tr.Track(e, tag, seq, now)
+		if !ok || err != nil {
+			t.Fatalf("track %d/%d: %v %v", e, tag, ok, err)
+		}
+	}
+	mustTrack(1, 1, 100)
+	mustTrack(1, 2, 101)
+	mustTrack(1, 3, 102)
+	// Tags restart at 1 on a new channel: the same tag on epoch 2 is another message.
+	mustTrack(2, 1, 200)
+	if _, err := tr.Track(1, 2, 999, now); err == nil {
+		t.Fatal("tag tracked twice on one epoch")
+	}
+	if p, ok := tr.Settle(1, 2); !ok || p.Seq != 101 {
+		t.Fatalf("settle 1/2 = %v %v", p, ok)
+	}
+	if _, ok := tr.Settle(1, 2); ok {
+		t.Fatal("tag settled twice")
+	}
+	if _, ok := tr.Settle(1, 0); ok {
+		t.Fatal("bogus tag 0 settled")
+	}
+	pend := tr.CloseEpoch(1)
+	if len(pend) != 2 || pend[0].Seq != 100 || pend[1].Seq != 102 {
+		t.Fatalf("pending on close = %+v", pend)
+	}
+	if ok, _ := tr.Track(1, 4, 103, now); ok {
+		t.Fatal("track on a closed epoch accepted")
+	}
+	if _, ok := tr.Settle(1, 1); ok {
+		t.Fatal("confirm after close settled an in-doubt tag")
+	}
+	if tr.InFlight() != 1 {
+		t.Fatalf("in flight %d, want 1 (epoch 2)", tr.InFlight())
+	}
+	if p, ok := tr.Settle(2, 1); !ok || p.Seq != 200 {
+		t.Fatalf("settle 2/1 = %v %v", p, ok)
+	}
+}
+
+func TestLatencySummary(t *testing.T) {
+	l := NewLatency()
+	for i := 1; i <= 100; i++ {
+		l.Record(time.Duration(i) * time.Millisecond)
+	}
+	s := l.Summary()
+	if s.Count != 100 || s.P50 < 49.9 || s.P50 > 50.1 || s.P99 < 98.9 || s.P99 > 99.1 || s.Max < 99.9 || s.Max > 100.1 {
+		t.Errorf("summary %+v", s)
+	}
+	l.Record(time.Hour)
+	if l.Summary().OutOfRange != 1 {
+		t.Error("an hour is out of range and must be counted")
+	}
+}

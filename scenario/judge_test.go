@@ -1,0 +1,65 @@
+package scenario
+
+import (
+	"errors"
+	"reflect"
+	"testing"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+)
+
+func intp(v int) *int { return &v }
+
+func TestJudge(t *testing.T) {
+	tests := []struct {
+		name   string
+		counts metrics.Counts
+		expect Expect
+		cond   Conditions
+		want   Verdict
+	}{
+		{"clean confirm run passes", metrics.Counts{Sent: 10, Confirmed: 10}, Expect{}, Conditions{}, Verdict{Status: Pass}},
+		{"fire-and-forget loss is reported, not failed, without an expectation",
+			metrics.Counts{Sent: 10, UnconfirmedDelivered: 4, UnconfirmedMissing: 6}, Expect{}, Conditions{}, Verdict{Status: Pass}},
+		{"fire-and-forget loss fails against an expectation",
+			metrics.Counts{Sent: 10, UnconfirmedMissing: 6}, Expect{MaxUnconfirmedMissing: intp(5)}, Conditions{},
+			Verdict{Fail, []string{"unconfirmed_missing 6 exceeds expect.max_unconfirmed_missing 5"}}},
+		{"a lost confirmed message always fails",
+			metrics.Counts{Sent: 10, Confirmed: 9, Lost: 1}, Expect{}, Conditions{},
+			Verdict{Fail, []string{"1 confirmed messages lost: basic.ack received, never delivered"}}},
+		{"unexpected deliveries fail",
+			metrics.Counts{Sent: 1, Confirmed: 1, Unexpected: 2}, Expect{}, Conditions{},
+			Verdict{Fail, []string{"2 unexpected deliveries: ids this run never published (stale queue or bug)"}}},
+		{"broker not back is inconclusive",
+			metrics.Counts{Sent: 5, Confirmed: 5}, Expect{}, Conditions{BrokerNotBack: errors.New("broker not back"), Unsent: 5},
+			Verdict{Inconclusive, []string{"broker not back", "5 orders were never published"}}},
+		{"fail outranks inconclusive and keeps both reasons",
+			metrics.Counts{Sent: 5, Lost: 5}, Expect{}, Conditions{Interrupted: true},
+			Verdict{Fail, []string{"5 confirmed messages lost: basic.ack received, never delivered", "interrupted before the run completed"}}},
+		{"limits at their value pass",
+			metrics.Counts{Sent: 3, InDoubt: 1, Nacked: 1, Returned: 1, Duplicates: 2}, Expect{MaxInDoubt: intp(1), MaxNacked: intp(1), MaxReturned: intp(1), MaxDuplicates: intp(2)}, Conditions{},
+			Verdict{Status: Pass}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Judge(tt.counts, tt.expect, tt.cond); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestOverall(t *testing.T) {
+	got := Overall([]ModeResult{
+		{Mode: FireAndForget, Verdict: Verdict{Status: Pass}},
+		{Mode: ConfirmEach, Verdict: Verdict{Inconclusive, []string{"x"}}},
+		{Mode: ConfirmWindow, Verdict: Verdict{Fail, []string{"y"}}},
+	})
+	want := Verdict{Fail, []string{"confirm-each: x", "confirm-window: y"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if Overall(nil).Status != Inconclusive {
+		t.Error("no modes must be inconclusive")
+	}
+}

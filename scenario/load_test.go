@@ -1,0 +1,141 @@
+package scenario
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+const head = "version: 1\nscenarios:\n  - name: a\n"
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string // every error line, in order
+	}{
+		{"unknown key names line, column, path and the known keys",
+			head + "    load:\n      messages: 10\n      windw: 5\n",
+			[]string{"s.yaml:6:7: scenarios[0].load.windw: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout)"}},
+		{"window zero and kill point outside 0-100, both at once",
+			head + "    load:\n      messages: 10\n      window: 0\n    faults:\n      - action: kill\n        published_percent: 150\n",
+			[]string{
+				"s.yaml:6:15: scenarios[0].load.window: must be > 0, got 0",
+				"s.yaml:9:28: scenarios[0].faults[0].published_percent: must be within 0–100, got 150",
+			}},
+		{"negative window",
+			head + "    load:\n      messages: 10\n      window: -3\n",
+			[]string{"s.yaml:6:15: scenarios[0].load.window: must be > 0, got -3"}},
+		{"malformed YAML",
+			head + "    load: {messages: 10\n",
+			// yaml.v3 reports the line where the enclosing block starts.
+			[]string{"s.yaml:3: did not find expected ',' or '}'"}},
+		{"wrong type",
+			head + "    load:\n      messages: ten\n",
+			[]string{"s.yaml:5:17: scenarios[0].load.messages: cannot unmarshal !!str `ten` into int"}},
+		{"every problem reported, in file order",
+			head + "    load:\n      messages: 10\n      modes: [fire-and-forget, confirm-al]\n    faults:\n      - action: kill\n        signal: SIGKIL\n        published_percent: 10\n        after: 1s\n    drain:\n      idle: soon\n",
+			[]string{
+				"s.yaml:6:32: scenarios[0].load.modes[1]: \"confirm-al\" is not a mode (fire-and-forget, confirm-each, confirm-window)",
+				"s.yaml:8:9: scenarios[0].faults[0]: needs exactly one trigger (published_percent, published or after), got 2",
+				"s.yaml:9:17: scenarios[0].faults[0].signal: \"SIGKIL\" is not a signal (SIGKILL, SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGABRT)",
+				"s.yaml:13:13: scenarios[0].drain.idle: \"soon\" is not a duration (use e.g. 5s, 250ms)",
+			}},
+		{"missing messages",
+			head + "    queue:\n      type: stream\n",
+			[]string{
+				"s.yaml:3:5: scenarios[0].load.messages: must be > 0, got 0",
+				"s.yaml:5:13: scenarios[0].queue.type: \"stream\" is not a queue type (quorum, classic)",
+			}},
+		{"duplicate scenario names",
+			head + "    load: {messages: 1}\n  - name: a\n    load: {messages: 1}\n",
+			[]string{"s.yaml:5:11: scenarios[1].name: \"a\" already names scenarios[0]"}},
+		{"published count beyond the burst",
+			head + "    load: {messages: 10}\n    faults: [{action: kill, published: 11}]\n",
+			[]string{"s.yaml:5:40: scenarios[0].faults[0].published: must be within 0–10 (load.messages), got 11"}},
+		{"unknown action",
+			head + "    load: {messages: 10}\n    faults: [{action: explode, after: 1s}]\n",
+			[]string{"s.yaml:5:23: scenarios[0].faults[0].action: \"explode\" is not a fault action (kill)"}},
+		{"empty file", "", []string{"s.yaml: empty file; it needs version: 1 and a list of scenarios"}},
+		{"wrong version and no scenarios",
+			"version: 2\nscenarios: []\n",
+			[]string{
+				"s.yaml:1:10: version: unsupported version 2 (this rmqtorture reads version 1)",
+				"s.yaml:2:12: scenarios: no scenarios",
+			}},
+		{"scenarios not a list",
+			"version: 1\nscenarios: {name: a}\n",
+			[]string{"s.yaml:2:12: scenarios: must be a list, got a mapping"}},
+		{"two documents",
+			head + "    load: {messages: 1}\n---\nversion: 1\n",
+			[]string{"s.yaml:5:1: more than one YAML document; put all scenarios in one"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Parse("s.yaml", []byte(tt.yaml))
+			if err == nil {
+				t.Fatalf("accepted: %+v", f)
+			}
+			var errs Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("error %T %v is not Errors", err, err)
+			}
+			if got := strings.Split(err.Error(), "\n"); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("errors\n got: %q\nwant: %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseDefaults(t *testing.T) {
+	f, err := Parse("s.yaml", []byte(head+"    load: {messages: 7}\n    faults: [{action: kill, published_percent: 50}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Scenarios[0]
+	if s.Broker.Image != DefaultImage || s.Broker.ReadyTimeout.D() != time.Minute || s.Queue.Type != Quorum ||
+		s.Queue.SettleBeforeBurst.D() != 2*time.Second || s.Load.Window != 1000 || len(s.Load.Modes) != 3 ||
+		s.Load.Republish != RepublishInDoubt || s.Faults[0].Signal != "SIGKILL" || s.Faults[0].Down.D() != 5*time.Second ||
+		s.Drain.Idle.D() != 2*time.Second {
+		t.Errorf("defaults not applied: %+v", s)
+	}
+}
+
+func TestShippedScenariosValidate(t *testing.T) {
+	f, err := LoadFile("../scenarios.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.Find("scenarios.yaml", "kill-mid-burst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Load.Messages != 20000 || s.Queue.Type != Quorum || len(s.Faults) != 1 || *s.Faults[0].PublishedPercent != 50 ||
+		s.Faults[0].Signal != "SIGKILL" || s.Faults[0].Down.D() != 5*time.Second || s.Queue.SettleBeforeBurst.D() < 2*time.Second ||
+		strings.Join(modeStrings(s.Load.Modes), ",") != "fire-and-forget,confirm-each,confirm-window" || s.Load.Window != 1000 {
+		t.Errorf("kill-mid-burst is not as issue #2 specifies: %+v", s)
+	}
+	if _, err := f.Find("scenarios.yaml", "nope"); err == nil || !strings.Contains(err.Error(), `no scenario named "nope" (have: kill-mid-burst`) {
+		t.Errorf("unknown scenario error: %v", err)
+	}
+}
+
+func modeStrings(ms []Mode) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = string(m)
+	}
+	return out
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte(head + "    load: {messages: 10, window: 0}\n"))
+	f.Add([]byte("version: 1\nscenarios: [{name: x, faults: [{action: kill, after: 1s}]}]\n"))
+	f.Add([]byte("&a [*a]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		file, err := Parse("fuzz.yaml", data)
+		if err == nil && len(file.Scenarios) == 0 {
+			t.Fatal("valid file without scenarios")
+		}
+	})
+}

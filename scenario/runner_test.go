@@ -1,0 +1,166 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeBroker records faults; readyErr makes the broker never come back.
+type fakeBroker struct {
+	mu       sync.Mutex
+	kills    []string
+	starts   int
+	readyErr error
+	killErr  error
+}
+
+func (b *fakeBroker) Kill(_ context.Context, sig string) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.kills = append(b.kills, sig)
+	return b.killErr
+}
+func (b *fakeBroker) Start(context.Context) error                    { b.mu.Lock(); b.starts++; b.mu.Unlock(); return nil }
+func (b *fakeBroker) WaitReady(context.Context, time.Duration) error { return b.readyErr }
+
+// fakeTraffic publishes synchronously: every message is acked except those
+// published while "down" (between the trigger and the restart), which go in
+// doubt and are then republished. The drain delivers every acked id once,
+// except lose, which it drops.
+type fakeTraffic struct {
+	lose     map[int]bool
+	drained  bool
+	declared []string
+}
+
+func (f *fakeTraffic) Declare(_ context.Context, q QueueSpec) error {
+	f.declared = append(f.declared, q.Name)
+	return nil
+}
+func (f *fakeTraffic) Delete(context.Context, string) error { return nil }
+func (f *fakeTraffic) Publish(ctx context.Context, p PublishPlan) (PublishStats, error) {
+	var st PublishStats
+	for seq := range p.Messages {
+		if ctx.Err() != nil {
+			return st, ctx.Err()
+		}
+		p.Ledger.Published(seq, p.Mode.ConfirmMode())
+		st.Publishes++
+		st.LastPublish = time.Now()
+		p.OnPublished(p.Ledger.Sent())
+		if p.Mode.ConfirmMode() {
+			if err := p.Ledger.Settle(seq, true); err != nil {
+				return st, err
+			}
+			st.Acked++
+		}
+	}
+	return st, nil
+}
+func (f *fakeTraffic) Drain(_ context.Context, d DrainPlan) error {
+	f.drained = true
+	for seq := range d.Ledger.Size() {
+		if !f.lose[seq] && d.Ledger.Outcome(seq) != 0 {
+			d.Ledger.Delivered(d.Ledger.MessageID(seq))
+		}
+	}
+	return nil
+}
+
+func testScenario(messages int, pct float64) *Scenario {
+	f, err := Parse("t.yaml", []byte(`version: 1
+scenarios:
+  - name: t
+    queue: {settle_before_burst: 0s}
+    load: {messages: 100}
+    faults: [{action: kill, published_percent: 50, down: 1ms}]
+`))
+	if err != nil {
+		panic(err)
+	}
+	s := f.Scenarios[0]
+	s.Load.Messages = messages
+	*s.Faults[0].PublishedPercent = pct
+	return &s
+}
+
+func newRunner(b FaultInjector, tr Traffic) *Runner {
+	return &Runner{Injector: b, Traffic: tr, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), RunID: "t1"}
+}
+
+func TestRunModeTriggersAtThresholdAndPasses(t *testing.T) {
+	b, tr := &fakeBroker{}, &fakeTraffic{}
+	res, down := newRunner(b, tr).RunMode(context.Background(), testScenario(200, 37.5), ConfirmWindow)
+	if down || res.Verdict.Status != Pass {
+		t.Fatalf("verdict %+v down=%v", res.Verdict, down)
+	}
+	if len(b.kills) != 1 || b.kills[0] != "SIGKILL" || b.starts != 1 {
+		t.Fatalf("kills %v starts %d", b.kills, b.starts)
+	}
+	// 37.5% of 200 = 75: the trigger fires on the 75th publish, not before.
+	if len(res.Faults) != 1 || res.Faults[0].AtPublished != 75 {
+		t.Fatalf("faults %+v", res.Faults)
+	}
+	if res.Sent != 200 || res.Confirmed != 200 || res.Queue != "rmqt.t1.confirm-window" || tr.declared[0] != res.Queue {
+		t.Fatalf("result %+v", res.Counts)
+	}
+}
+
+func TestRunModeLostConfirmedFails(t *testing.T) {
+	tr := &fakeTraffic{lose: map[int]bool{3: true, 4: true, 9: true}}
+	res, _ := newRunner(&fakeBroker{}, tr).RunMode(context.Background(), testScenario(10, 50), ConfirmEach)
+	if res.Verdict.Status != Fail || res.Lost != 3 || len(res.IDs.Lost) != 2 || res.IDs.Lost[0].String() != "3-4" {
+		t.Fatalf("verdict %+v lost %d ids %+v", res.Verdict, res.Lost, res.IDs.Lost)
+	}
+}
+
+func TestBrokerNotBackIsInconclusiveAndStopsLaterModes(t *testing.T) {
+	b, tr := &fakeBroker{readyErr: errors.New("not ready in 1m")}, &fakeTraffic{}
+	results := newRunner(b, tr).RunModes(context.Background(), testScenario(100, 10), Modes)
+	if len(results) != 1 {
+		t.Fatalf("ran %d modes after the broker stayed down", len(results))
+	}
+	r := results[0]
+	if r.Verdict.Status != Inconclusive || tr.drained {
+		t.Fatalf("verdict %+v drained=%v", r.Verdict, tr.drained)
+	}
+	want := "broker not back after kill: not ready in 1m"
+	if len(r.Verdict.Reasons) == 0 || r.Verdict.Reasons[0] != want {
+		t.Fatalf("reasons %q, want first %q", r.Verdict.Reasons, want)
+	}
+}
+
+func TestKillErrorIsInconclusive(t *testing.T) {
+	b := &fakeBroker{killErr: errors.New("permission denied")}
+	res, down := newRunner(b, &fakeTraffic{}).RunMode(context.Background(), testScenario(100, 10), FireAndForget)
+	if !down || res.Verdict.Status != Inconclusive || res.Faults[0].Error != "permission denied" {
+		t.Fatalf("verdict %+v faults %+v", res.Verdict, res.Faults)
+	}
+}
+
+func TestFaultThatNeverFiresIsInconclusive(t *testing.T) {
+	s := testScenario(50, 10)
+	after := Duration(time.Hour)
+	s.Faults[0].PublishedPercent, s.Faults[0].After = nil, &after
+	b := &fakeBroker{}
+	res, _ := newRunner(b, &fakeTraffic{}).RunMode(context.Background(), s, ConfirmWindow)
+	want := "fault kill (1h0m0s after burst start) never fired: the burst ended first"
+	if res.Verdict.Status != Inconclusive || len(res.Verdict.Reasons) != 1 || res.Verdict.Reasons[0] != want || len(b.kills) != 0 {
+		t.Fatalf("verdict %+v kills %v", res.Verdict, b.kills)
+	}
+}
+
+func TestTriggerOnLastPublishStillFires(t *testing.T) {
+	for range 20 {
+		b := &fakeBroker{}
+		res, _ := newRunner(b, &fakeTraffic{}).RunMode(context.Background(), testScenario(10, 100), FireAndForget)
+		if len(b.kills) != 1 || res.Faults[0].AtPublished != 10 || res.Verdict.Status != Pass {
+			t.Fatalf("kills %v faults %+v verdict %+v", b.kills, res.Faults, res.Verdict)
+		}
+	}
+}
