@@ -229,12 +229,21 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 		return fmt.Errorf("%w: open channel: %v", errEpochOver, err)
 	}
 	returns := ch.NotifyReturn(make(chan amqp.Return, 1024))
+	returnsDone := make(chan struct{})
 	go func() {
+		defer close(returnsDone)
 		for r := range returns {
 			if seq, ok := p.p.Ledger.ParseID(r.MessageId); ok {
 				p.p.Ledger.Returned(seq)
 			}
 		}
+	}()
+	// Returns can trail the last publish: closing the connection (its
+	// close handshake comes after every earlier frame) ends the listener, and
+	// the ledger is complete once the reader has seen them all.
+	defer func() {
+		closeConn(conn)
+		<-returnsDone
 	}()
 	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
 	first := true

@@ -1,0 +1,200 @@
+package cmd
+
+// End-to-end tests of `rmqtorture run`: a real broker container, really
+// killed mid-burst through the Docker API. -short skips them.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+
+	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = Execute(context.Background(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func readResult(t *testing.T, stdout string) *scenario.Result {
+	t.Helper()
+	var path string
+	for _, line := range strings.Split(stdout, "\n") {
+		if p, ok := strings.CutPrefix(line, "result: "); ok {
+			path = p
+		}
+	}
+	if path == "" {
+		t.Fatalf("no result path printed:\n%s", stdout)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r scenario.Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "report.md")); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
+// checkNoContainerLeft asserts the run removed the container it created.
+func checkNoContainerLeft(t *testing.T, runID string) {
+	t.Helper()
+	cli, err := broker.Docker(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
+		Filters: filters.NewArgs(filters.Arg("label", broker.LabelRun+"="+runID))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 0 {
+		t.Fatalf("run %s left %d containers behind", runID, len(list))
+	}
+}
+
+// TestKillMidBurstAllModes runs the shipped kill-mid-burst scenario (smaller
+// burst) and checks, from the ids, what issue #2 promises: confirm modes lose
+// no confirmed message, every class reconciles to the number sent, in-doubt
+// is bounded by the window, and every in-doubt id was republished.
+func TestKillMidBurstAllModes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs Docker and the broker image")
+	}
+	const n = 6000
+	out := t.TempDir()
+	args := []string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--messages", "6000", "--out", out}
+	if img := os.Getenv("RMQT_IMAGE"); img != "" {
+		args = append(args, "--image", img)
+	}
+	code, stdout, stderr := runCLI(t, args...)
+	t.Log("\n" + stdout)
+	if code != ExitPass {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	r := readResult(t, stdout)
+	defer checkNoContainerLeft(t, r.RunID)
+	if r.Verdict.Status != scenario.Pass || len(r.Modes) != 3 {
+		t.Fatalf("verdict %+v, %d modes", r.Verdict, len(r.Modes))
+	}
+	for _, m := range r.Modes {
+		t.Run(string(m.Mode), func(t *testing.T) {
+			if m.Sent != n || m.ClassSum() != n {
+				t.Fatalf("sent %d, classes add up to %d, want %d", m.Sent, m.ClassSum(), n)
+			}
+			if len(m.Faults) != 1 || m.Faults[0].AtPublished != n/2 || m.Faults[0].Error != "" {
+				t.Fatalf("fault %+v, want one kill at %d published", m.Faults, n/2)
+			}
+			if m.BrokerDowntimeMS < 5000 {
+				t.Fatalf("broker downtime %.0f ms is shorter than the planned 5 s", m.BrokerDowntimeMS)
+			}
+			if m.Unexpected != 0 || m.Nacked != 0 || m.Returned != 0 {
+				t.Fatalf("unexpected %d nacked %d returned %d", m.Unexpected, m.Nacked, m.Returned)
+			}
+			// Deliveries and duplicates agree with the per-id counts.
+			if m.Deliveries != m.Delivered+m.Duplicates {
+				t.Fatalf("deliveries %d != delivered %d + duplicates %d", m.Deliveries, m.Delivered, m.Duplicates)
+			}
+			switch m.Mode {
+			case scenario.FireAndForget:
+				if m.Confirmed != 0 || m.Lost != 0 || m.InDoubt != 0 || m.Republished != 0 || m.ConfirmLatency.Count != 0 {
+					t.Fatalf("fire-and-forget has no confirms: %+v", m.Counts)
+				}
+				if m.UnconfirmedDelivered+m.UnconfirmedMissing != n || m.Delivered != m.UnconfirmedDelivered {
+					t.Fatalf("delivered %d + missing %d != %d", m.UnconfirmedDelivered, m.UnconfirmedMissing, n)
+				}
+				listed := 0
+				for _, rg := range m.IDs.UnconfirmedMissing {
+					listed += rg.Len()
+				}
+				if listed != m.UnconfirmedMissing {
+					t.Fatalf("missing ids listed %d, counted %d", listed, m.UnconfirmedMissing)
+				}
+				if m.Duplicates != 0 {
+					t.Fatalf("fire-and-forget never republishes, yet %d duplicates", m.Duplicates)
+				}
+			default:
+				if m.Lost != 0 || len(m.IDs.Lost) != 0 {
+					t.Fatalf("%d confirmed messages lost: %v", m.Lost, m.IDs.Lost)
+				}
+				if m.Confirmed != n || m.Delivered != n || m.InDoubt != 0 {
+					t.Fatalf("confirmed %d delivered %d in doubt %d, want %d/%d/0", m.Confirmed, m.Delivered, m.InDoubt, n, n)
+				}
+				if m.WentInDoubt < 1 || m.WentInDoubt > m.Window {
+					t.Fatalf("went in doubt %d, want 1..window %d", m.WentInDoubt, m.Window)
+				}
+				// Republished ids = in-doubt ids: each went in doubt once (one kill) and was republished once.
+				if m.Republished != m.WentInDoubt {
+					t.Fatalf("republished %d != went in doubt %d", m.Republished, m.WentInDoubt)
+				}
+				if m.Duplicates != m.DuplicatesFromRepublish || m.Duplicates > m.Republished {
+					t.Fatalf("duplicates %d, from republish %d, republished %d", m.Duplicates, m.DuplicatesFromRepublish, m.Republished)
+				}
+				if m.ConfirmLatency.Count < int64(n) || m.Reconnects != 1 || m.ClientRecoveryMS < m.BrokerDowntimeMS {
+					t.Fatalf("latency count %d reconnects %d recovery %.0f downtime %.0f", m.ConfirmLatency.Count, m.Reconnects, m.ClientRecoveryMS, m.BrokerDowntimeMS)
+				}
+			}
+		})
+	}
+}
+
+// Bad input touches nothing: exit 2, clear message, no container created.
+func TestRunBadInputStartsNothing(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("version: 1\nscenarios:\n  - name: x\n    load: {messages: 10, window: 0}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "x", "-f", bad}, bad + ":4:34: scenarios[0].load.window: must be > 0, got 0"},
+		{[]string{"run", "nope", "-f", "../scenarios.yaml"}, `../scenarios.yaml: no scenario named "nope"`},
+		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--mode", "confirm-al"}, `--mode: "confirm-al" is not a mode`},
+		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--messages", "0"}, "--messages must be > 0, got 0"},
+		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--window", "-1"}, "--window must be within 1–65535, got -1"},
+		{[]string{"validate", "-f", filepath.Join(dir, "missing.yaml")}, "read scenario file: open " + filepath.Join(dir, "missing.yaml")},
+	} {
+		// An unreachable Docker proves nothing was started: it is never asked.
+		t.Setenv("DOCKER_HOST", "tcp://127.0.0.1:1")
+		code, _, stderr := runCLI(t, tc.args...)
+		if code != ExitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+func TestDockerUnreachableIsAnError(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "tcp://127.0.0.1:1")
+	code, _, stderr := runCLI(t, "run", "kill-mid-burst", "-f", "../scenarios.yaml")
+	if code != ExitError || !strings.Contains(stderr, "cannot reach the Docker Engine at tcp://127.0.0.1:1") {
+		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+}
+
+func TestMissingImageIsAnActionableError(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs Docker")
+	}
+	code, _, stderr := runCLI(t, "run", "kill-mid-burst", "-f", "../scenarios.yaml", "--image", "rmqtorture/absent:0", "--out", t.TempDir())
+	if code != ExitError || !strings.Contains(stderr, `"rmqtorture/absent:0" is not in the local Docker Engine; build it with scripts/build-broker-image.sh`) {
+		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+}
