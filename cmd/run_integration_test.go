@@ -146,7 +146,7 @@ func TestKillMidBurstAllModes(t *testing.T) {
 				if m.Duplicates != m.DuplicatesFromRepublish || m.Duplicates > m.Republished {
 					t.Fatalf("duplicates %d, from republish %d, republished %d", m.Duplicates, m.DuplicatesFromRepublish, m.Republished)
 				}
-				if m.ConfirmLatency.Count < int64(n) || m.Reconnects != 1 || m.ClientRecoveryMS < m.BrokerDowntimeMS {
+				if m.ConfirmLatency.Count != int64(n) || m.Reconnects != 1 || m.ClientRecoveryMS < 5000 {
 					t.Fatalf("latency count %d reconnects %d recovery %.0f downtime %.0f", m.ConfirmLatency.Count, m.Reconnects, m.ClientRecoveryMS, m.BrokerDowntimeMS)
 				}
 			}

@@ -308,7 +308,7 @@ func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *F
 	applied := time.Now()
 	rec.InjectMS = metrics.Millis(applied.Sub(at))
 	rec.PublishedAtInject = ledger.Sent()
-	tl.AddAt(applied, metrics.EvFault, fmt.Sprintf("%s %s", f.Action, f.Signal))
+	tl.AddAt(applied, metrics.EvFault, fmt.Sprintf("%s %s (Docker API call returned; the signal lands during the call)", f.Action, f.Signal))
 	log.Info("fault applied", "action", f.Action, "signal", f.Signal, "trigger", rec.Trigger, "inject", applied.Sub(at).Round(time.Millisecond), "published", rec.PublishedAtInject)
 	// The planned downtime is cut short by Ctrl-C; the restart is not.
 	_ = sleep(ctx, f.Down.D())
