@@ -1,0 +1,140 @@
+package metrics
+
+import (
+	"testing"
+	"time"
+)
+
+// FuzzLedgerInvariants drives the confirm tracker and the ledger the way the
+// publisher does, with a random sequence of events (publish, ack, nack,
+// multiple ack, return, channel close, reconnect with republish, delivery,
+// redelivery), and checks the invariants after each run:
+//   - the classes add up to the number sent (Reconcile's own check);
+//   - every id the broker acked and the drain never delivered is lost;
+//   - no id is in two classes (the listed ranges are disjoint);
+//   - a (epoch, tag) settles at most once.
+func FuzzLedgerInvariants(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8})
+	f.Add([]byte{0, 0, 0, 0, 5, 6, 0, 0, 1, 7, 7, 8})
+	f.Add([]byte{0, 3, 0, 1, 4, 0, 2, 5, 6, 0, 1, 7})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		const n = 16
+		l := NewLedger("f-", n)
+		tr := NewConfirmTracker()
+		epoch := Epoch(1)
+		var nextTag uint64 = 1
+		next := 0
+		var retry []int
+		settled := map[tagKey]bool{}
+		acked := map[int]bool{}   // latest attempt acked by the broker
+		everDelivered := map[int]bool{}
+		published := map[int]bool{}
+		settle := func(tag uint64, ack bool) {
+			p, ok := tr.Settle(epoch, tag)
+			k := tagKey{epoch, tag}
+			if ok {
+				if settled[k] {
+					t.Fatalf("tag %v settled twice", k)
+				}
+				settled[k] = true
+				if err := l.Settle(p.Seq, ack); err != nil {
+					t.Fatal(err)
+				}
+				acked[p.Seq] = ack
+			}
+		}
+		for i, op := range ops {
+			arg := 0
+			if i+1 < len(ops) {
+				arg = int(ops[i+1])
+			}
+			switch op % 9 {
+			case 0: // publish: a republish first, else a fresh id
+				seq := -1
+				if len(retry) > 0 {
+					seq, retry = retry[0], retry[1:]
+				} else if next < n {
+					seq = next
+					next++
+				}
+				if seq < 0 {
+					continue
+				}
+				ok, err := tr.Track(epoch, nextTag, seq, time.Time{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ok { // the channel is closed: the publisher reconnects first
+					retry = append([]int{seq}, retry...)
+					epoch++
+					nextTag = 1
+					continue
+				}
+				l.Published(seq, true)
+				published[seq] = true
+				delete(acked, seq)
+				nextTag++
+			case 1: // basic.ack of one tag
+				settle(uint64(arg%int(nextTag))+1, true)
+			case 2: // basic.nack of one tag
+				settle(uint64(arg%int(nextTag))+1, false)
+			case 3: // basic.ack multiple=true up to a tag, expanded once per tag
+				upTo := uint64(arg%int(nextTag)) + 1
+				for tag := uint64(1); tag <= upTo; tag++ {
+					settle(tag, true)
+				}
+			case 4: // basic.return of some taken id
+				if next > 0 {
+					l.Returned(arg % next)
+				}
+			case 5: // channel closed: pending confirms are in doubt, queued for republish
+				for _, p := range tr.CloseEpoch(epoch) {
+					l.MarkInDoubt(p.Seq)
+					retry = append(retry, p.Seq)
+				}
+			case 6: // reconnect: new epoch, tags restart at 1
+				for _, p := range tr.CloseEpoch(epoch) {
+					l.MarkInDoubt(p.Seq)
+					retry = append(retry, p.Seq)
+				}
+				epoch++
+				nextTag = 1
+			case 7, 8: // delivery or redelivery of some published id
+				if seq := arg % n; published[seq] { // nothing is delivered before it is published
+					l.Delivered(l.MessageID(seq))
+					everDelivered[seq] = true
+				}
+			}
+		}
+		c, ids, err := l.Reconcile()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Sent != len(published) {
+			t.Fatalf("sent %d, published %d distinct ids", c.Sent, len(published))
+		}
+		wantLost := 0
+		for seq, ack := range acked {
+			if ack && !everDelivered[seq] && l.Outcome(seq) == Acked {
+				wantLost++
+			}
+		}
+		if c.Lost != wantLost {
+			t.Fatalf("lost %d, want %d (acked, never delivered)", c.Lost, wantLost)
+		}
+		seen := map[int]string{}
+		for name, rs := range map[string][]Range{"lost": ids.Lost, "missing": ids.UnconfirmedMissing, "in-doubt": ids.InDoubt, "nacked": ids.Nacked, "returned": ids.Returned} {
+			for _, r := range rs {
+				for seq := r.First; seq <= r.Last; seq++ {
+					if other, dup := seen[seq]; dup {
+						t.Fatalf("id %d is both %s and %s", seq, other, name)
+					}
+					seen[seq] = name
+				}
+			}
+		}
+		if len(seen) != c.Lost+c.UnconfirmedMissing+c.InDoubt+c.Nacked+c.Returned {
+			t.Fatalf("listed ids %d do not match the counts %+v", len(seen), c)
+		}
+	})
+}
