@@ -26,7 +26,7 @@ func FuzzLedgerInvariants(f *testing.F) {
 		next := 0
 		var retry []int
 		settled := map[tagKey]bool{}
-		acked := map[int]bool{}   // latest attempt acked by the broker
+		acked := map[int]bool{} // latest attempt acked by the broker
 		everDelivered := map[int]bool{}
 		published := map[int]bool{}
 		settle := func(tag uint64, ack bool) {
