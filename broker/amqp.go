@@ -77,24 +77,44 @@ func (a *AMQP) Declare(ctx context.Context, q scenario.QueueSpec) error {
 			return fmt.Errorf("declare exchange %q: %w", Exchange, err)
 		}
 		args := amqp.Table{"x-queue-type": string(q.Type)}
-		decl, err := ch.QueueDeclare(q.Name, true, false, false, false, args)
-		if err != nil {
-			return fmt.Errorf("declare %s queue %q: %w", q.Type, q.Name, err)
+		for k, v := range q.Arguments {
+			if n, ok := v.(int); ok {
+				args[k] = int64(n) // AMQP tables carry long longs; int is not a table type
+			} else {
+				args[k] = v
+			}
 		}
-		if decl.Messages > 0 {
-			return fmt.Errorf("queue %q already holds %d messages; rmqtorture needs an empty queue", q.Name, decl.Messages)
+		if err := declareBound(ch, q.Name, q.Name, args); err != nil {
+			return err
 		}
-		if err := ch.QueueBind(q.Name, q.Name, Exchange, false, nil); err != nil {
-			return fmt.Errorf("bind queue %q to %q: %w", q.Name, Exchange, err)
+		if q.AlsoBindType != "" {
+			return declareBound(ch, q.Name+".also", q.Name, amqp.Table{"x-queue-type": string(q.AlsoBindType)})
 		}
 		return nil
 	})
 }
 
-// Delete deletes a queue.
+func declareBound(ch *amqp.Channel, name, key string, args amqp.Table) error {
+	decl, err := ch.QueueDeclare(name, true, false, false, false, args)
+	if err != nil {
+		return fmt.Errorf("declare queue %q (%v): %w", name, args, err)
+	}
+	if decl.Messages > 0 {
+		return fmt.Errorf("queue %q already holds %d messages; rmqtorture needs an empty queue", name, decl.Messages)
+	}
+	if err := ch.QueueBind(name, key, Exchange, false, nil); err != nil {
+		return fmt.Errorf("bind queue %q to %q: %w", name, Exchange, err)
+	}
+	return nil
+}
+
+// Delete deletes a queue (and its ".also" twin, if any).
 func (a *AMQP) Delete(ctx context.Context, queue string) error {
 	return a.withChannel(ctx, "setup", func(ch *amqp.Channel) error {
-		_, err := ch.QueueDelete(queue, false, false, false)
+		if _, err := ch.QueueDelete(queue, false, false, false); err != nil {
+			return err
+		}
+		_, err := ch.QueueDelete(queue+".also", false, false, false) // absent is fine: delete is idempotent
 		return err
 	})
 }
@@ -104,9 +124,10 @@ func (a *AMQP) Delete(ctx context.Context, queue string) error {
 const drainAckEvery = 250
 
 // Drain consumes the queue with manual acks, recording every delivery's
-// message_id in the ledger. It stops when nothing arrived for d.Idle and every
-// confirmed id has been seen, or when nothing arrived for d.LostWait (the
-// missing confirmed ids are then lost). Consume failures (a quorum queue
+// message_id (and redelivered flag) in the ledger. It stops when nothing
+// arrived for d.Idle, every confirmed id has been seen and at least one
+// message arrived, or when nothing arrived for d.LostWait (the missing
+// confirmed ids are then lost). Consume failures (a quorum queue
 // without a leader right after a restart) are retried until ctx's deadline,
 // which is returned as an error: the drain is then incomplete.
 func (a *AMQP) Drain(ctx context.Context, d scenario.DrainPlan) error {
@@ -149,6 +170,7 @@ func (a *AMQP) drainOnce(ctx context.Context, d scenario.DrainPlan) (bool, error
 		return false, err
 	}
 	lastSeen := time.Now()
+	gotAny := false
 	var unacked uint64
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -166,7 +188,8 @@ func (a *AMQP) drainOnce(ctx context.Context, d scenario.DrainPlan) (bool, error
 			if !ok {
 				return false, errors.New("drain channel closed")
 			}
-			d.Ledger.Delivered(m.MessageId)
+			d.Ledger.Delivered(m.MessageId, m.Redelivered)
+			gotAny = true
 			lastSeen = time.Now()
 			unacked = m.DeliveryTag
 			if m.DeliveryTag%drainAckEvery == 0 {
@@ -182,7 +205,10 @@ func (a *AMQP) drainOnce(ctx context.Context, d scenario.DrainPlan) (bool, error
 			if err := ack(); err != nil {
 				return false, err
 			}
-			if d.Satisfied() || idle >= d.LostWait {
+			// Nothing delivered yet although something was sent: a quorum
+			// queue may still be electing its leader after a restart, so an
+			// empty-looking queue gets the full LostWait before it is believed.
+			if (d.Satisfied() && (gotAny || d.Ledger.Sent() == 0)) || idle >= d.LostWait {
 				return true, nil
 			}
 		case <-ctx.Done():

@@ -4,6 +4,7 @@
 package broker
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,11 +13,13 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/docker/go-connections/nat"
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -63,9 +66,12 @@ type Container struct {
 	ID       string
 	Name     string
 	Image    string
-	Owned    bool // created and labelled by this run; removed by Remove
-	hostPort int
+	Owned    bool         // created and labelled by this run; removed by Remove
+	hostPort atomic.Int64 // read by publishers while Start may re-read it
 	runID    string
+	// watermark is the vm_memory_high_watermark before a memory alarm, as
+	// rabbitmqctl arguments.
+	watermark []string
 }
 
 // CreateOptions configure a new broker container.
@@ -115,7 +121,8 @@ func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts Crea
 	if err != nil {
 		return nil, fmt.Errorf("create broker container %q from %q: %w", name, opts.Image, err)
 	}
-	c := &Container{cli: cli, log: log, ID: created.ID, Name: name, Image: opts.Image, Owned: true, hostPort: port, runID: opts.RunID}
+	c := &Container{cli: cli, log: log, ID: created.ID, Name: name, Image: opts.Image, Owned: true, runID: opts.RunID}
+	c.hostPort.Store(int64(port))
 	// Labels cannot change after creation and every later call goes by ID, so
 	// one check here covers every kill, start and remove of this container.
 	if _, err := c.guard(ctx); err != nil {
@@ -153,7 +160,7 @@ func (c *Container) readPort(info container.InspectResponse) error {
 	}
 	for _, b := range info.NetworkSettings.Ports[amqpPort] {
 		if p, err := strconv.Atoi(b.HostPort); err == nil && (b.HostIP == "127.0.0.1" || b.HostIP == "0.0.0.0" || b.HostIP == "") {
-			c.hostPort = p
+			c.hostPort.Store(int64(p))
 			return nil
 		}
 	}
@@ -161,7 +168,9 @@ func (c *Container) readPort(info container.InspectResponse) error {
 }
 
 // Addr is the broker's AMQP address on the host, always on 127.0.0.1.
-func (c *Container) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.hostPort)) }
+func (c *Container) Addr() string {
+	return net.JoinHostPort("127.0.0.1", strconv.FormatInt(c.hostPort.Load(), 10))
+}
 
 // URL is the AMQP URL of the broker (guest/guest on the default vhost).
 func (c *Container) URL() string { return "amqp://guest:guest@" + c.Addr() + "/" }
@@ -192,8 +201,9 @@ func (c *Container) Kill(ctx context.Context, signal string) error {
 }
 
 // Start starts the container again once it has exited (a kill's signal may
-// take a moment to end the node) and re-reads its published port, which
-// changes on every start of an attached container with an ephemeral binding.
+// take a moment to end the node). For an attached container it re-reads the
+// published port, which changes on every start with an ephemeral binding;
+// a container rmqtorture created has its port fixed at creation.
 func (c *Container) Start(ctx context.Context) error {
 	for {
 		info, err := c.guard(ctx)
@@ -211,6 +221,9 @@ func (c *Container) Start(ctx context.Context) error {
 	}
 	if err := c.cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
 		return fmt.Errorf("start container %q: %w", c.Name, err)
+	}
+	if c.Owned {
+		return nil // the host port was fixed at creation
 	}
 	info, err := c.cli.ContainerInspect(ctx, c.ID)
 	if err != nil {
@@ -235,10 +248,28 @@ func (c *Container) WaitReady(ctx context.Context, timeout time.Duration) error 
 		last = err
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("broker %q did not accept an AMQP login on %s within %s (last error: %v); see `docker logs %s`", c.Name, c.Addr(), timeout, last, c.Name)
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			return fmt.Errorf("broker %q did not accept an AMQP login on %s within %s (last error: %v); its last log lines: %s", c.Name, c.Addr(), timeout, last, c.logTail(lctx, 8))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// logTail returns the container's last n log lines joined by " | ": the
+// container may be removed before anyone reads `docker logs`.
+func (c *Container) logTail(ctx context.Context, n int) string {
+	rc, err := c.cli.ContainerLogs(ctx, c.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true, Tail: strconv.Itoa(n)})
+	if err != nil {
+		return "(unavailable: " + err.Error() + ")"
+	}
+	defer rc.Close()
+	var out bytes.Buffer
+	if _, err := stdcopy.StdCopy(&out, &out, rc); err != nil {
+		return "(unavailable: " + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	return strings.Join(lines, " | ")
 }
 
 // ServerVersion returns the broker's version from its server properties.

@@ -206,7 +206,7 @@ func publishNoFault(t *testing.T, c *Container, mode scenario.Mode, queue string
 			t.Fatal(err)
 		}
 	}
-	counts, _, err := l.Reconcile()
+	counts, _, err := l.Reconcile(true)
 	if err != nil {
 		t.Fatal(err)
 	}

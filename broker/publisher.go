@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -63,6 +64,8 @@ type publisher struct {
 	// settled is signalled (non-blocking) whenever a confirm or an in-doubt
 	// settles something, to wake a publisher waiting for the last confirms.
 	settled chan struct{}
+	// misroute is the plan's Misroute until it has been used once.
+	misroute <-chan struct{}
 }
 
 // Publish publishes plan.Messages orders in plan.Mode and returns what it
@@ -72,7 +75,7 @@ type publisher struct {
 // when it could not reconnect within plan.ReconnectTimeout; ctx's error when
 // cancelled.
 func (a *AMQP) Publish(ctx context.Context, plan scenario.PublishPlan) (scenario.PublishStats, error) {
-	pub := &publisher{a: a, p: plan, tracker: metrics.NewConfirmTracker(), settled: make(chan struct{}, 1)}
+	pub := &publisher{a: a, p: plan, tracker: metrics.NewConfirmTracker(), settled: make(chan struct{}, 1), misroute: plan.Misroute}
 	var monitor *depthMonitor
 	if plan.Mode == scenario.FireAndForget {
 		monitor = startDepthMonitor(ctx, a, plan.Queue)
@@ -195,6 +198,29 @@ func (p *publisher) publishing(seq int) amqp.Publishing {
 	}
 }
 
+// MissingExchange is where fault publish-to-missing-exchange sends one
+// message; it is never declared.
+const MissingExchange = "rmqtorture.missing"
+
+// route returns the exchange and routing key for seq: normally the burst's
+// queue; every UnroutableEvery-th order a key nothing is bound to; and once
+// after a publish-to-missing-exchange fault, an exchange that does not exist.
+func (p *publisher) route(seq int) (exchange, key string) {
+	exchange, key = Exchange, p.p.Queue
+	if n := p.p.UnroutableEvery; n > 0 && (seq+1)%n == 0 {
+		key = p.p.Queue + ".unroutable"
+	}
+	if p.misroute != nil {
+		select {
+		case <-p.misroute:
+			p.misroute = nil
+			exchange = MissingExchange
+		default:
+		}
+	}
+	return exchange, key
+}
+
 func (p *publisher) published(n int) {
 	p.statsMu.Lock()
 	p.stats.Publishes++
@@ -245,7 +271,8 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 		closeConn(conn)
 		<-returnsDone
 	}()
-	closed := ch.NotifyClose(make(chan *amqp.Error, 1))
+	w := p.watch(conn, ch, epoch, nil)
+	defer w.stop()
 	first := true
 	for {
 		seq, ok := p.take()
@@ -256,7 +283,10 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 			p.putBack(seq)
 			return err
 		}
-		err := ch.PublishWithContext(ctx, Exchange, p.p.Queue, true, false, p.publishing(seq))
+		exchange, key := p.route(seq)
+		w.callStarted()
+		err := ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq))
+		w.progress()
 		if err != nil {
 			p.p.Ledger.PublishFailed(seq, false)
 			p.putBack(seq)
@@ -271,8 +301,7 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 			first = false
 		}
 		select {
-		case e := <-closed:
-			p.p.Timeline.Add(metrics.EvConnectionLost, fmt.Sprint("channel closed: ", e))
+		case <-w.closed:
 			return errEpochOver
 		default:
 		}
@@ -298,6 +327,8 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 	slots := make(chan struct{}, window)
 	var trackMu sync.Mutex // Track+Published vs CloseEpoch: a message is in the tracker and the ledger, or in neither
 	epochOver := make(chan struct{})
+	var lastConfirm atomic.Int64 // unix ns of the latest confirm, read by the watcher
+	var closing atomic.Bool      // the epoch is ending by rmqtorture's choice
 
 	// Confirm reader: the only place confirms are matched to messages.
 	go func() {
@@ -326,7 +357,9 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 						p.inDoubt(pend.Seq)
 						<-slots
 					}
-					p.p.Timeline.Add(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: channel closed, %d in doubt", epoch, len(pending)))
+					if !closing.Load() || len(pending) > 0 {
+						p.p.Timeline.Add(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: channel closed, %d in doubt", epoch, len(pending)))
+					}
 					p.signalSettled()
 					return
 				}
@@ -362,6 +395,7 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 				p.statsMu.Unlock()
 				<-slots
 				p.signalSettled()
+				lastConfirm.Store(now.UnixNano())
 				if first {
 					p.p.Timeline.Add(metrics.EvFirstProgress, fmt.Sprintf("epoch %d: first confirm", epoch))
 					first = false
@@ -370,32 +404,14 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 		}
 	}()
 
-	// Watchdog: a confirm older than ConfirmTimeout ends the epoch, and with
-	// it every pending confirm (in doubt). The close has its own deadline.
-	watchDone := make(chan struct{})
-	defer close(watchDone)
-	go func() {
-		tick := time.NewTicker(min(p.p.ConfirmTimeout/4, 250*time.Millisecond))
-		defer tick.Stop()
-		for {
-			select {
-			case <-watchDone:
-				return
-			case <-epochOver:
-				return
-			case <-tick.C:
-				if oldest, ok := p.tracker.Oldest(epoch); ok && time.Since(oldest) > p.p.ConfirmTimeout {
-					p.p.Timeline.Add(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: confirm timeout %s", epoch, p.p.ConfirmTimeout))
-					closeConn(conn)
-					return
-				}
-			}
-		}
-	}()
+	w := p.watch(conn, ch, epoch, func() (time.Time, bool) { return p.tracker.Oldest(epoch) })
+	w.lastConfirm = &lastConfirm
+	defer w.stop()
 
 	end := func(err error) error {
 		// Closing the connection closes the listener; wait for the reader to
 		// turn what is pending into in-doubt before the next epoch starts.
+		closing.Store(true)
 		closeConn(conn)
 		<-epochOver
 		return err
@@ -441,7 +457,11 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 			p.putBack(seq)
 			return end(errEpochOver)
 		}
-		if err := ch.PublishWithContext(ctx, Exchange, p.p.Queue, true, false, p.publishing(seq)); err != nil {
+		exchange, key := p.route(seq)
+		w.callStarted()
+		err = ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq))
+		w.progress()
+		if err != nil {
 			if _, still := p.tracker.Settle(epoch, tag); still {
 				p.p.Ledger.PublishFailed(seq, true)
 				if p.p.Republish == scenario.RepublishInDoubt {

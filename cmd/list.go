@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
 func newList(g *globalOpts) *cobra.Command {
@@ -56,7 +58,7 @@ a broker. Exit 0 when valid, 2 when not.`,
 			}
 			enc := yaml.NewEncoder(c.OutOrStdout())
 			enc.SetIndent(2)
-			if err := enc.Encode(map[string]any{"version": f.Version, "scenarios": out}); err != nil {
+			if err := enc.Encode(scenario.File{Version: f.Version, Scenarios: out}); err != nil {
 				return err
 			}
 			return enc.Close()

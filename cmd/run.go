@@ -78,7 +78,13 @@ func (o *runOpts) apply(c *cobra.Command, s *scenario.Scenario) error {
 			if !slices.Contains(scenario.Modes, mode) {
 				return fmt.Errorf("--mode: %q is not a mode (fire-and-forget, confirm-each, confirm-window)", m)
 			}
+			if slices.Contains(s.Load.Modes, mode) {
+				return fmt.Errorf("--mode: %q given twice", m)
+			}
 			s.Load.Modes = append(s.Load.Modes, mode)
+		}
+		if len(s.Load.Modes) == 0 {
+			return errors.New("--mode: name at least one mode (fire-and-forget, confirm-each, confirm-window)")
 		}
 	}
 	if fl.Changed("messages") {
@@ -150,15 +156,30 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 		if err != nil {
 			return &exitError{code, err}
 		}
-		worst = max(worst, code)
+		worst = worse(worst, code)
 		if ctx.Err() != nil {
-			return &exitError{ExitInterrupted, errors.New("interrupted")}
+			break
 		}
 	}
-	if worst != ExitPass {
-		return &exitError{worst, fmt.Errorf("verdict: %s", map[int]string{ExitFail: "fail", ExitInconclusive: "inconclusive"}[worst])}
+	switch worst {
+	case ExitPass:
+		return nil
+	case ExitFail:
+		return &exitError{worst, errors.New("verdict: fail")}
+	case ExitInterrupted:
+		return &exitError{worst, errors.New("interrupted")}
 	}
-	return nil
+	return &exitError{worst, errors.New("verdict: inconclusive")}
+}
+
+// worse ranks exit codes: a failed verdict outranks an interruption, which
+// outranks an inconclusive run; a measured loss is never hidden.
+func worse(a, b int) int {
+	rank := map[int]int{ExitPass: 0, ExitInconclusive: 1, ExitInterrupted: 2, ExitError: 3, ExitFail: 4}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
 }
 
 // runScenario provisions the broker, runs every mode, and always writes the
@@ -177,10 +198,14 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 
 	var ctr *broker.Container
 	var err error
+	// Creation ignores Ctrl-C: an interrupt inside ContainerCreate could
+	// otherwise leave a container that nobody removes.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
 	if o.container != "" {
-		ctr, err = broker.Attach(ctx, cli, log, o.container)
+		ctr, err = broker.Attach(cctx, cli, log, o.container)
 	} else {
-		ctr, err = broker.Create(ctx, cli, log, broker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort})
+		ctr, err = broker.Create(cctx, cli, log, broker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort})
 	}
 	if ctr != nil && !o.keep {
 		defer func() {
@@ -202,7 +227,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	if err := ctr.WaitReady(ctx, s.Broker.ReadyTimeout.D()); err != nil {
 		res.Error = err.Error()
 		res.Verdict = scenario.Verdict{Status: scenario.Inconclusive, Reasons: []string{err.Error()}}
-		o.write(c, log, dir, res)
+		_ = o.write(c, log, dir, res)
 		if ctx.Err() != nil {
 			return ExitInterrupted, nil
 		}
@@ -226,7 +251,9 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		}
 	}
 	res.DurationMS = float64(time.Since(res.StartedAt).Milliseconds())
-	o.write(c, log, dir, res)
+	if err := o.write(c, log, dir, res); err != nil {
+		return ExitError, fmt.Errorf("the run finished (verdict %s) but its report could not be written: %w", res.Verdict.Status, err)
+	}
 	switch {
 	case res.Verdict.Status == scenario.Fail:
 		return ExitFail, nil
@@ -239,26 +266,24 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 }
 
 // write renders the tables to stdout and writes result.json and report.md
-// atomically into dir. Failures are logged: the tables on stdout still carry
-// what was measured.
-func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *scenario.Result) {
+// atomically into dir. The tables are printed first, so what was measured
+// reaches stdout even when the files cannot be written.
+func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *scenario.Result) error {
 	out := c.OutOrStdout()
 	if err := reports.Table(out, res); err != nil {
 		log.Error("render table", "err", err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		log.Error("create report folder", "err", err)
-		return
+		return fmt.Errorf("create report folder: %w", err)
 	}
-	for name, render := range map[string]func(*os.File) error{
-		"result.json": func(f *os.File) error { return reports.JSON(f, res) },
-		"report.md":   func(f *os.File) error { return reports.Markdown(f, res) },
-	} {
-		if err := writeAtomic(filepath.Join(dir, name), render); err != nil {
-			log.Error("write "+name, "err", err)
-		}
+	if err := writeAtomic(filepath.Join(dir, "result.json"), func(f *os.File) error { return reports.JSON(f, res) }); err != nil {
+		return fmt.Errorf("write result.json: %w", err)
+	}
+	if err := writeAtomic(filepath.Join(dir, "report.md"), func(f *os.File) error { return reports.Markdown(f, res) }); err != nil {
+		return fmt.Errorf("write report.md: %w", err)
 	}
 	fmt.Fprintf(out, "report: %s\nresult: %s\n", filepath.Join(dir, "report.md"), filepath.Join(dir, "result.json"))
+	return nil
 }
 
 // writeAtomic writes path through a temporary file and a rename, so a reader

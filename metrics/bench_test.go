@@ -49,12 +49,12 @@ func BenchmarkReconcile(b *testing.B) {
 		l.Published(i, true)
 		_ = l.Settle(i, true)
 		if i%3 != 0 {
-			l.Delivered(l.MessageID(i))
+			l.Delivered(l.MessageID(i), false)
 		}
 	}
 	b.ResetTimer()
 	for range b.N {
-		if _, _, err := l.Reconcile(); err != nil {
+		if _, _, err := l.Reconcile(true); err != nil {
 			b.Fatal(err)
 		}
 	}

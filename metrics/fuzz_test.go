@@ -101,12 +101,12 @@ func FuzzLedgerInvariants(f *testing.F) {
 				nextTag = 1
 			case 7, 8: // delivery or redelivery of some published id
 				if seq := arg % n; published[seq] { // nothing is delivered before it is published
-					l.Delivered(l.MessageID(seq))
+					l.Delivered(l.MessageID(seq), op%9 == 8)
 					everDelivered[seq] = true
 				}
 			}
 		}
-		c, ids, err := l.Reconcile()
+		c, ids, err := l.Reconcile(true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -42,17 +42,18 @@ func (o Outcome) String() string {
 // safe for concurrent use. Ids are contiguous and ours, so state lives in dense
 // slices, not maps.
 type Ledger struct {
-	mu          sync.Mutex
-	prefix      string
-	outcome     []Outcome
-	returned    []bool   // a basic.return was seen for some attempt of this id
-	everInDoubt []bool   // at some point this id was in doubt
-	attempts    []uint16 // publish attempts (first publish + republishes)
-	deliveries  []uint32
-	unexpected  int
-	republished int
-	pubErrors   int
-	sentCount   int
+	mu           sync.Mutex
+	prefix       string
+	outcome      []Outcome
+	returned     []bool   // a basic.return was seen for some attempt of this id
+	everInDoubt  []bool   // at some point this id was in doubt
+	attempts     []uint16 // publish attempts (first publish + republishes)
+	deliveries   []uint32
+	unexpected   int
+	redeliveries int
+	republished  int
+	pubErrors    int
+	sentCount    int
 }
 
 // NewLedger returns a ledger for n orders whose message ids are prefix+seq
@@ -102,6 +103,11 @@ func (l *Ledger) Published(seq int, confirmMode bool) {
 	}
 	l.attempts[seq]++
 	if confirmMode {
+		// A new attempt is routed afresh: an earlier attempt's basic.return
+		// says nothing about it. (Fire-and-forget records an attempt only
+		// after its publish call returned, when its own return may already
+		// have arrived, and never republishes an id that was sent.)
+		l.returned[seq] = false
 		l.outcome[seq] = InFlight
 	} else {
 		l.outcome[seq] = HandedOff
@@ -159,13 +165,20 @@ func (l *Ledger) MarkInDoubt(seq int) {
 }
 
 // Delivered records one delivery of message id (from the drain). Ids that this
-// burst never published count as unexpected.
-func (l *Ledger) Delivered(id string) {
+// burst never published count as unexpected. A delivery flagged redelivered
+// of an id already seen is the same stored message handed out again (a
+// consumer's channel closed before its ack), counted as a redelivery, not as
+// a duplicate.
+func (l *Ledger) Delivered(id string, redelivered bool) {
 	seq, ok := l.ParseID(id)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if !ok || l.attempts[seq] == 0 {
 		l.unexpected++
+		return
+	}
+	if redelivered && l.deliveries[seq] > 0 {
+		l.redeliveries++
 		return
 	}
 	l.deliveries[seq]++

@@ -32,7 +32,7 @@ func apply(t *testing.T, l *Ledger, steps []step) {
 		case "doubt":
 			l.MarkInDoubt(s.seq)
 		case "deliver":
-			l.Delivered(l.MessageID(s.seq))
+			l.Delivered(l.MessageID(s.seq), false)
 		default:
 			t.Fatalf("bad op %q", s.op)
 		}
@@ -92,7 +92,7 @@ func TestReconcileClasses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			l := NewLedger("r1-", 3)
 			apply(t, l, tt.steps)
-			got, _, err := l.Reconcile()
+			got, _, err := l.Reconcile(true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,15 +107,59 @@ func TestUnexpectedDeliveries(t *testing.T) {
 	l := NewLedger("r1-", 10)
 	l.Published(3, true)
 	for _, id := range []string{"other-3", "r1-10", "r1-03", "r1--1", "", "r1-4", "r1-3"} {
-		l.Delivered(id)
+		l.Delivered(id, false)
 	}
-	c, _, err := l.Reconcile()
+	c, _, err := l.Reconcile(true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Six ids are foreign, out of range, non-canonical or never published; r1-3 was published.
 	if c.Unexpected != 6 || c.Deliveries != 1 {
 		t.Errorf("unexpected=%d deliveries=%d, want 6 and 1", c.Unexpected, c.Deliveries)
+	}
+}
+
+func TestRedeliveryIsNotADuplicate(t *testing.T) {
+	l := NewLedger("r-", 2)
+	l.Published(0, true)
+	l.Published(1, true)
+	_ = l.Settle(0, true)
+	_ = l.Settle(1, true)
+	l.Delivered("r-0", false)
+	l.Delivered("r-0", true) // handed out again after a consumer channel closed
+	l.Delivered("r-1", true) // first sight of an id counts as its delivery, flag or not
+	c, _, _ := l.Reconcile(true)
+	if c.Duplicates != 0 || c.Redeliveries != 1 || c.Confirmed != 2 || c.Deliveries != 2 {
+		t.Fatalf("%+v", c)
+	}
+}
+
+// A basic.return of an earlier attempt says nothing of a republished one: a
+// republish that is acked and never delivered is lost, not returned.
+func TestReturnOfAnEarlierAttemptDoesNotHideALoss(t *testing.T) {
+	l := NewLedger("r-", 1)
+	l.Published(0, true)
+	l.Returned(0)
+	l.MarkInDoubt(0) // channel died before the ack
+	l.Published(0, true)
+	_ = l.Settle(0, true)
+	c, _, _ := l.Reconcile(true)
+	if c.Lost != 1 || c.Returned != 0 {
+		t.Fatalf("%+v", c)
+	}
+}
+
+func TestUndrainedIsUnverifiedNeverLost(t *testing.T) {
+	l := NewLedger("r-", 3)
+	l.Published(0, true)
+	_ = l.Settle(0, true)
+	l.Published(1, false)
+	l.Published(2, true)
+	_ = l.Settle(2, true)
+	l.Delivered("r-2", false)
+	c, ids, _ := l.Reconcile(false)
+	if c.Lost != 0 || c.UnconfirmedMissing != 0 || c.Unverified != 2 || c.Confirmed != 1 || len(ids.Unverified) != 1 || ids.Unverified[0] != (Range{0, 1}) {
+		t.Fatalf("%+v %+v", c, ids)
 	}
 }
 
@@ -136,9 +180,9 @@ func TestRangesAndIDSets(t *testing.T) {
 		l.Published(seq, false)
 	}
 	for _, seq := range []int{0, 1, 2, 5, 9} {
-		l.Delivered(l.MessageID(seq))
+		l.Delivered(l.MessageID(seq), false)
 	}
-	c, ids, err := l.Reconcile()
+	c, ids, err := l.Reconcile(true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +204,7 @@ func TestAllConfirmedDelivered(t *testing.T) {
 	if l.AllConfirmedDelivered() {
 		t.Fatal("acked id 0 not yet delivered")
 	}
-	l.Delivered(l.MessageID(0))
+	l.Delivered(l.MessageID(0), false)
 	if !l.AllConfirmedDelivered() {
 		t.Fatal("in-doubt id 1 must not hold the drain")
 	}

@@ -11,6 +11,7 @@ type Counts struct {
 
 	Confirmed            int `json:"confirmed"`             // basic.ack and delivered by the drain
 	Lost                 int `json:"lost"`                  // basic.ack but never delivered: durability broken
+	Unverified           int `json:"unverified"`            // acked or handed off, but the drain did not complete (broker not back, drain deadline): neither delivered nor lost
 	Nacked               int `json:"nacked"`                // basic.nack from the broker
 	Returned             int `json:"returned"`              // basic.return (unroutable) before its basic.ack
 	InDoubt              int `json:"in_doubt"`              // never confirmed: channel died, confirm timed out, run ended
@@ -26,11 +27,13 @@ type Counts struct {
 	Duplicates              int `json:"duplicates"`                // deliveries beyond the first of each id
 	DuplicatesFromRepublish int `json:"duplicates_from_republish"` // of Duplicates, explained by a republish of that id
 	Unexpected              int `json:"unexpected"`                // deliveries of ids never published in this burst
+	Redeliveries            int `json:"redeliveries"`              // deliveries flagged redelivered of ids already seen (not duplicates)
 }
 
 // IDSets lists the affected sequence numbers of a burst as ranges.
 type IDSets struct {
 	Lost               []Range `json:"lost,omitempty"`
+	Unverified         []Range `json:"unverified,omitempty"`
 	UnconfirmedMissing []Range `json:"unconfirmed_missing,omitempty"`
 	InDoubt            []Range `json:"in_doubt,omitempty"`
 	Nacked             []Range `json:"nacked,omitempty"`
@@ -65,13 +68,16 @@ func (b *rangeBuilder) add(seq int) {
 }
 
 // Reconcile classifies every sent id into exactly one class and returns the
-// counts and the affected ids. It returns an error (a bug in rmqtorture, never a
-// broker finding) when the classes do not add up to Sent.
-func (l *Ledger) Reconcile() (Counts, IDSets, error) {
+// counts and the affected ids. drained says whether the drain completed:
+// without that, an acked or handed-off id that was not delivered is
+// unverified, never lost or missing. It returns an
+// error (a bug in rmqtorture, never a broker finding) when the classes do not
+// add up to Sent.
+func (l *Ledger) Reconcile(drained bool) (Counts, IDSets, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c := Counts{Unexpected: l.unexpected, Republished: l.republished, PublishErrors: l.pubErrors}
-	var lost, missing, doubt, nacked, returned, dup rangeBuilder
+	c := Counts{Unexpected: l.unexpected, Redeliveries: l.redeliveries, Republished: l.republished, PublishErrors: l.pubErrors}
+	var lost, unverified, missing, doubt, nacked, returned, dup rangeBuilder
 	for seq, o := range l.outcome {
 		if l.attempts[seq] == 0 {
 			continue
@@ -94,6 +100,9 @@ func (l *Ledger) Reconcile() (Counts, IDSets, error) {
 		case Acked:
 			if d > 0 {
 				c.Confirmed++
+			} else if !drained {
+				c.Unverified++
+				unverified.add(seq)
 			} else {
 				c.Lost++
 				lost.add(seq)
@@ -114,6 +123,9 @@ func (l *Ledger) Reconcile() (Counts, IDSets, error) {
 			if l.returned[seq] {
 				c.Returned++
 				returned.add(seq)
+			} else if d == 0 && !drained {
+				c.Unverified++
+				unverified.add(seq)
 			} else if d > 0 {
 				c.UnconfirmedDelivered++
 			} else {
@@ -122,7 +134,7 @@ func (l *Ledger) Reconcile() (Counts, IDSets, error) {
 			}
 		}
 	}
-	sets := IDSets{Lost: lost.out, UnconfirmedMissing: missing.out, InDoubt: doubt.out,
+	sets := IDSets{Lost: lost.out, Unverified: unverified.out, UnconfirmedMissing: missing.out, InDoubt: doubt.out,
 		Nacked: nacked.out, Returned: returned.out, Duplicated: dup.out}
 	if sum := c.ClassSum(); sum != c.Sent {
 		return c, sets, fmt.Errorf("ledger does not reconcile: classes add up to %d, sent %d", sum, c.Sent)
@@ -132,5 +144,5 @@ func (l *Ledger) Reconcile() (Counts, IDSets, error) {
 
 // ClassSum adds the classes that partition the sent ids.
 func (c Counts) ClassSum() int {
-	return c.Confirmed + c.Lost + c.Nacked + c.Returned + c.InDoubt + c.UnconfirmedDelivered + c.UnconfirmedMissing
+	return c.Confirmed + c.Lost + c.Unverified + c.Nacked + c.Returned + c.InDoubt + c.UnconfirmedDelivered + c.UnconfirmedMissing
 }

@@ -17,6 +17,10 @@ const (
 	EvFirstProgress  EventKind = "first-progress"   // first publish (fire-and-forget) or confirm after a (re)connect
 	EvTrigger        EventKind = "trigger"          // a fault's trigger fired
 	EvFault          EventKind = "fault"            // fault injected (the kill call returned)
+	EvFaultCleared   EventKind = "fault-cleared"    // a fault's recovery step ran (e.g. memory alarm cleared)
+	EvBlocked        EventKind = "blocked"          // connection.blocked from the broker
+	EvUnblocked      EventKind = "unblocked"        // connection.unblocked
+	EvStall          EventKind = "stall"            // connected, no publish and no confirm for the stall timeout
 	EvBrokerStarted  EventKind = "broker-started"   // container started again
 	EvBrokerReady    EventKind = "broker-ready"     // AMQP login accepted again
 	EvBrokerNotReady EventKind = "broker-not-ready" // deadline passed without AMQP login

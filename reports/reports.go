@@ -29,12 +29,22 @@ func JSON(w io.Writer, r *scenario.Result) error {
 var ledgerHeader = []string{"mode", "sent", "confirmed", "lost", "nacked", "returned", "in doubt", "went in doubt", "republished", "delivered", "unconfirmed missing", "duplicates", "unexpected", "verdict"}
 
 func ledgerRow(m scenario.ModeResult) []string {
+	if m.NotRun {
+		row := []string{string(m.Mode)}
+		for range ledgerHeader[2:] {
+			row = append(row, "-")
+		}
+		return append(row, "not run")
+	}
 	confirmed, lost, doubt, wentDoubt, missing := num(m.Confirmed), num(m.Lost), num(m.InDoubt), num(m.WentInDoubt), num(m.UnconfirmedMissing)
 	if !m.Mode.ConfirmMode() {
 		// No confirm exists in fire-and-forget: say so rather than print 0.
 		confirmed, lost, doubt, wentDoubt = "n/a", "n/a", "n/a", "n/a"
 	} else {
 		missing = "n/a"
+	}
+	if m.Unverified > 0 {
+		lost += fmt.Sprintf(" (%s unverified)", num(m.Unverified))
 	}
 	if m.InDoubtDelivered > 0 {
 		doubt += fmt.Sprintf(" (%s delivered)", num(m.InDoubtDelivered))
@@ -63,11 +73,14 @@ func speedRow(m scenario.ModeResult) []string {
 		p50, p99, max = ms(m.ConfirmLatency.P50), ms(m.ConfirmLatency.P99), ms(m.ConfirmLatency.Max)
 	}
 	down, rec := "-", "-"
-	if m.BrokerDowntimeMS > 0 {
-		down = ms(m.BrokerDowntimeMS)
+	if m.BrokerDowntimeMS != nil {
+		down = ms(*m.BrokerDowntimeMS)
 	}
-	if m.ClientRecoveryMS > 0 {
-		rec = ms(m.ClientRecoveryMS)
+	if m.ClientRecoveryMS != nil {
+		rec = ms(*m.ClientRecoveryMS)
+	}
+	if m.NotRun {
+		return []string{string(m.Mode), "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"}
 	}
 	return []string{string(m.Mode), window, rate(m.PreFaultPublishRate), rate(m.PublishRate), absorbed, p50, p99, max, down, rec, num(m.Reconnects)}
 }
@@ -181,6 +194,7 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 		}
 		p("\nConfirm latency: %s\n", latency(m.ConfirmLatency))
 		idList(w, "Lost (confirmed, never delivered)", m.IDs.Lost)
+		idList(w, "Unverified (confirmed, queue never drained)", m.IDs.Unverified)
 		idList(w, "Unconfirmed missing (fire-and-forget, never delivered)", m.IDs.UnconfirmedMissing)
 		idList(w, "In doubt at the end", m.IDs.InDoubt)
 		idList(w, "Nacked", m.IDs.Nacked)

@@ -22,7 +22,7 @@ type Conditions struct {
 // message that was never delivered and a delivery of an id never published
 // always fail; the scenario's expectations add limits. Fail outranks
 // inconclusive: a measured loss is a finding even when the run was cut short.
-func Judge(c metrics.Counts, e Expect, cond Conditions) Verdict {
+func Judge(mode Mode, c metrics.Counts, blockedMS float64, e Expect, cond Conditions) Verdict {
 	var fails, doubts []string
 	if c.Lost > 0 {
 		fails = append(fails, fmt.Sprintf("%d confirmed messages lost: basic.ack received, never delivered", c.Lost))
@@ -40,11 +40,36 @@ func Judge(c metrics.Counts, e Expect, cond Conditions) Verdict {
 	limit("duplicates", c.Duplicates, e.MaxDuplicates)
 	limit("nacked", c.Nacked, e.MaxNacked)
 	limit("returned", c.Returned, e.MaxReturned)
+	if ex, ok := e.Modes[mode]; ok {
+		got := map[string]int{
+			"sent": c.Sent, "confirmed": c.Confirmed, "lost": c.Lost, "nacked": c.Nacked, "returned": c.Returned,
+			"in_doubt": c.InDoubt, "delivered": c.Delivered, "unconfirmed_delivered": c.UnconfirmedDelivered,
+			"unconfirmed_missing": c.UnconfirmedMissing, "duplicates": c.Duplicates,
+		}
+		for _, f := range ex.fields() {
+			switch {
+			case f.v == nil:
+			case f.name == "min_went_in_doubt":
+				if c.WentInDoubt < *f.v {
+					fails = append(fails, fmt.Sprintf("went_in_doubt %d, expected at least %d: the fault did not leave messages in doubt", c.WentInDoubt, *f.v))
+				}
+			case f.name == "min_blocked_ms":
+				if blockedMS < float64(*f.v) {
+					fails = append(fails, fmt.Sprintf("blocked %.0f ms, expected at least %d ms of connection.blocked", blockedMS, *f.v))
+				}
+			case got[f.name] != *f.v:
+				fails = append(fails, fmt.Sprintf("%s %d, expected exactly %d", f.name, got[f.name], *f.v))
+			}
+		}
+	}
 
 	for _, err := range []error{cond.ReconcileErr, cond.BrokerNotBack, cond.FaultMissed, cond.PublishErr, cond.DrainIncomplete} {
 		if err != nil {
 			doubts = append(doubts, err.Error())
 		}
+	}
+	if c.Unverified > 0 {
+		doubts = append(doubts, fmt.Sprintf("%d confirmed messages unverified: the queue was never drained", c.Unverified))
 	}
 	if cond.Interrupted {
 		doubts = append(doubts, "interrupted before the run completed")

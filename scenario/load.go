@@ -82,6 +82,9 @@ func Parse(name string, data []byte) (*File, error) {
 	}
 	p := &parser{file: name, nodes: map[string]*yaml.Node{}, bad: map[string]bool{}}
 	p.walk(doc, reflect.TypeOf(File{}), "")
+	if p.visits > maxNodes {
+		return nil, p.errs
+	}
 	// Decoding goes on past type errors (yaml.v3 decodes what it can); those
 	// were reported with their paths by walk, so validation can still report
 	// every other problem in the same pass.
@@ -93,7 +96,16 @@ func Parse(name string, data []byte) (*File, error) {
 	p.defaults(&f)
 	p.validate(&f)
 	if len(p.errs) > 0 {
-		slices.SortStableFunc(p.errs, func(a, b FieldError) int { return a.Line - b.Line })
+		slices.SortStableFunc(p.errs, func(a, b FieldError) int {
+			if a.Line != b.Line {
+				return a.Line - b.Line
+			}
+			return a.Column - b.Column
+		})
+		if len(p.errs) > maxErrors {
+			more := len(p.errs) - maxErrors
+			p.errs = append(p.errs[:maxErrors], FieldError{File: name, Msg: fmt.Sprintf("… and %d more problems", more)})
+		}
 		return nil, p.errs
 	}
 	return &f, nil
@@ -116,11 +128,21 @@ func yamlError(file string, err error) FieldError {
 	return FieldError{File: file, Msg: msg}
 }
 
+// maxErrors is how many problems are listed before the rest is counted.
+const maxErrors = 50
+
+// maxNodes bounds the values a scenario file may expand to.
+const maxNodes = 20000
+
+// MaxMessages bounds load.messages (the ledger holds ~12 bytes per order).
+const MaxMessages = 10_000_000
+
 type parser struct {
-	file  string
-	nodes map[string]*yaml.Node // field path → value node, for every key present
-	bad   map[string]bool       // paths already reported by walk
-	errs  Errors
+	visits int
+	file   string
+	nodes  map[string]*yaml.Node // field path → value node, for every key present
+	bad    map[string]bool       // paths already reported by walk
+	errs   Errors
 }
 
 func (p *parser) errAt(n *yaml.Node, path, format string, args ...any) {
@@ -159,6 +181,14 @@ func (p *parser) fail(path, format string, args ...any) {
 // that reports all unknown keys with their path, not just the first) and
 // records each value node by path.
 func (p *parser) walk(n *yaml.Node, t reflect.Type, path string) {
+	// Aliases can make a small file expand into a huge tree; a scenario file
+	// has no business being that large.
+	if p.visits++; p.visits > maxNodes {
+		if p.visits == maxNodes+1 {
+			p.errAt(n, path, "the file expands to more than %d values (aliases?); refusing to read further", maxNodes)
+		}
+		return
+	}
 	p.nodes[path] = n
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -194,6 +224,22 @@ func (p *parser) walk(n *yaml.Node, t reflect.Type, path string) {
 				p.walk(v, ft, kp)
 			}
 		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			p.errAt(n, path, "must be a mapping, got %s", kindName(n))
+			return
+		}
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			kp := join(path, k.Value)
+			if seen[k.Value] {
+				p.errAt(k, kp, "key given twice")
+				continue
+			}
+			seen[k.Value] = true
+			p.walk(v, t.Elem(), kp)
+		}
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
 			if n.Tag == "!!null" {
@@ -216,9 +262,32 @@ func (p *parser) walk(n *yaml.Node, t reflect.Type, path string) {
 			if m := yamlLine.FindStringSubmatch(msg); m != nil {
 				msg = m[2]
 			}
-			p.errAt(n, path, "%s", strings.TrimPrefix(msg, "yaml: "))
+			p.errAt(n, path, "%s", typeMessage(strings.TrimPrefix(msg, "yaml: "), t))
 		}
 	}
+}
+
+var cannotUnmarshal = regexp.MustCompile("^cannot unmarshal !!\\w+ `(.*)` into ")
+
+// typeMessage turns yaml.v3's "cannot unmarshal !!str `ten` into int" into
+// what the field wants.
+func typeMessage(msg string, t reflect.Type) string {
+	m := cannotUnmarshal.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	want := "a " + t.Kind().String()
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64:
+		want = "a whole number"
+	case reflect.Float64, reflect.Float32:
+		want = "a number"
+	case reflect.Bool:
+		want = "true or false"
+	case reflect.String:
+		want = "text"
+	}
+	return fmt.Sprintf("must be %s, got %q", want, m[1])
 }
 
 func kindName(n *yaml.Node) string {
@@ -270,12 +339,16 @@ func (p *parser) defaults(f *File) {
 			s.Load.Republish = RepublishInDoubt
 		}
 		setDur("load.reconnect_timeout", &s.Load.ReconnectTimeout, 90*time.Second)
+		setDur("load.stall_timeout", &s.Load.StallTimeout, 10*time.Second)
+		setDur("load.burst_timeout", &s.Load.BurstTimeout, 15*time.Minute)
 		for j := range s.Faults {
 			fp := fmt.Sprintf("faults[%d].", j)
 			if !at(fp+"signal") && s.Faults[j].Action == Kill {
 				s.Faults[j].Signal = "SIGKILL"
 			}
-			setDur(fp+"down", &s.Faults[j].Down, 5*time.Second)
+			if s.Faults[j].Action.Recovers() {
+				setDur(fp+"down", &s.Faults[j].Down, 5*time.Second)
+			}
 		}
 		setDur("drain.idle", &s.Drain.Idle, 2*time.Second)
 		setDur("drain.lost_wait", &s.Drain.LostWait, 15*time.Second)
@@ -312,8 +385,8 @@ func (p *parser) validate(f *File) {
 
 func (p *parser) validateScenario(sp string, s *Scenario) {
 	positive := func(field string, d Duration) {
-		if d <= 0 {
-			p.fail(sp+"."+field, "must be a positive duration, got %s", d.D())
+		if d < Duration(time.Millisecond) {
+			p.fail(sp+"."+field, "must be at least 1ms, got %s", d.D())
 		}
 	}
 	if strings.TrimSpace(s.Broker.Image) == "" {
@@ -326,8 +399,8 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 	if s.Queue.SettleBeforeBurst < 0 {
 		p.fail(sp+".queue.settle_before_burst", "must not be negative")
 	}
-	if s.Load.Messages <= 0 {
-		p.fail(sp+".load.messages", "must be > 0, got %d", s.Load.Messages)
+	if s.Load.Messages <= 0 || s.Load.Messages > MaxMessages {
+		p.fail(sp+".load.messages", "must be within 1–%d, got %d", MaxMessages, s.Load.Messages)
 	}
 	if len(s.Load.Modes) == 0 {
 		p.fail(sp+".load.modes", "must list at least one mode (%s)", modeList())
@@ -342,23 +415,36 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 		}
 		seen[m] = true
 	}
-	if s.Load.Window <= 0 {
-		p.fail(sp+".load.window", "must be > 0, got %d", s.Load.Window)
-	} else if s.Load.Window > 65535 {
-		p.fail(sp+".load.window", "must be at most 65535, got %d", s.Load.Window)
+	if s.Load.Window <= 0 || s.Load.Window > 65535 {
+		p.fail(sp+".load.window", "must be within 1–65535, got %d", s.Load.Window)
 	}
 	positive("load.confirm_timeout", s.Load.ConfirmTimeout)
 	positive("load.reconnect_timeout", s.Load.ReconnectTimeout)
 	if s.Load.Republish != RepublishInDoubt && s.Load.Republish != RepublishNone {
 		p.fail(sp+".load.republish", "%q is not a republish policy (in-doubt, none)", s.Load.Republish)
 	}
+	if s.Load.UnroutableEvery < 0 {
+		p.fail(sp+".load.unroutable_every", "must not be negative, got %d", s.Load.UnroutableEvery)
+	}
+	positive("load.stall_timeout", s.Load.StallTimeout)
+	positive("load.burst_timeout", s.Load.BurstTimeout)
+	if t := s.Queue.AlsoBindType; t != "" && t != Quorum && t != Classic {
+		p.fail(sp+".queue.also_bind_type", "%q is not a queue type (quorum, classic)", t)
+	}
+	p.validateArguments(sp+".queue.arguments", s.Queue.Arguments)
 	for j, f := range s.Faults {
 		fp := fmt.Sprintf("%s.faults[%d]", sp, j)
-		if f.Action != Kill {
-			p.fail(fp+".action", "%q is not a fault action (kill)", f.Action)
+		if !slices.Contains(Actions, f.Action) {
+			p.fail(fp+".action", "%q is not a fault action (%s)", f.Action, actionList())
 		}
 		if f.Action == Kill && !slices.Contains(Signals, f.Signal) {
 			p.fail(fp+".signal", "%q is not a signal (%s)", f.Signal, strings.Join(Signals, ", "))
+		}
+		if f.Action != Kill && p.has(fp+".signal") {
+			p.fail(fp+".signal", "only kill takes a signal, not %s", f.Action)
+		}
+		if slices.Contains(Actions, f.Action) && !f.Action.Recovers() && p.has(fp+".down") {
+			p.fail(fp+".down", "%s has nothing to recover; down applies to kill and memory-alarm", f.Action)
 		}
 		triggers := 0
 		if f.PublishedPercent != nil {
@@ -392,6 +478,17 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 	positive("drain.idle", s.Drain.Idle)
 	positive("drain.lost_wait", s.Drain.LostWait)
 	positive("drain.timeout", s.Drain.Timeout)
+	for m, ex := range s.Expect.Modes {
+		mp := sp + ".expect.modes." + string(m)
+		if !slices.Contains(s.Load.Modes, m) {
+			p.fail(mp, "%q is not one of this scenario's load.modes", m)
+		}
+		for _, v := range ex.fields() {
+			if v.v != nil && *v.v < 0 {
+				p.fail(mp+"."+v.name, "must not be negative, got %d", *v.v)
+			}
+		}
+	}
 	for _, e := range []struct {
 		field string
 		v     *int
@@ -406,6 +503,55 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 			p.fail(sp+".expect."+e.field, "must not be negative, got %d", *e.v)
 		}
 	}
+}
+
+// queueArguments are the x-arguments a scenario may set, with their YAML kind.
+var queueArguments = map[string]string{
+	"x-max-length":              "int",
+	"x-max-length-bytes":        "int",
+	"x-message-ttl":             "int",
+	"x-delivery-limit":          "int",
+	"x-overflow":                "overflow",
+	"x-dead-letter-exchange":    "string",
+	"x-dead-letter-routing-key": "string",
+}
+
+func (p *parser) validateArguments(path string, args map[string]any) {
+	for k, v := range args {
+		kp := path + "." + k
+		kind, ok := queueArguments[k]
+		if !ok {
+			known := make([]string, 0, len(queueArguments))
+			for name := range queueArguments {
+				known = append(known, name)
+			}
+			slices.Sort(known)
+			p.fail(kp, "unknown queue argument (known: %s)", strings.Join(known, ", "))
+			continue
+		}
+		switch kind {
+		case "int":
+			if n, ok := v.(int); !ok || n < 0 {
+				p.fail(kp, "must be a whole number ≥ 0, got %v", v)
+			}
+		case "string":
+			if _, ok := v.(string); !ok {
+				p.fail(kp, "must be a string, got %v", v)
+			}
+		case "overflow":
+			if str, _ := v.(string); str != "drop-head" && str != "reject-publish" && str != "reject-publish-dlx" {
+				p.fail(kp, "%v is not an overflow behaviour (drop-head, reject-publish, reject-publish-dlx)", v)
+			}
+		}
+	}
+}
+
+func actionList() string {
+	s := make([]string, len(Actions))
+	for i, a := range Actions {
+		s[i] = string(a)
+	}
+	return strings.Join(s, ", ")
 }
 
 func modeList() string {

@@ -16,23 +16,23 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"unknown key names line, column, path and the known keys",
 			head + "    load:\n      messages: 10\n      windw: 5\n",
-			[]string{"s.yaml:6:7: scenarios[0].load.windw: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout)"}},
+			[]string{"s.yaml:6:7: scenarios[0].load.windw: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout, unroutable_every, stall_timeout, burst_timeout)"}},
 		{"window zero and kill point outside 0-100, both at once",
 			head + "    load:\n      messages: 10\n      window: 0\n    faults:\n      - action: kill\n        published_percent: 150\n",
 			[]string{
-				"s.yaml:6:15: scenarios[0].load.window: must be > 0, got 0",
+				"s.yaml:6:15: scenarios[0].load.window: must be within 1–65535, got 0",
 				"s.yaml:9:28: scenarios[0].faults[0].published_percent: must be within 0–100, got 150",
 			}},
 		{"negative window",
 			head + "    load:\n      messages: 10\n      window: -3\n",
-			[]string{"s.yaml:6:15: scenarios[0].load.window: must be > 0, got -3"}},
+			[]string{"s.yaml:6:15: scenarios[0].load.window: must be within 1–65535, got -3"}},
 		{"malformed YAML",
 			head + "    load: {messages: 10\n",
 			// yaml.v3 reports the line where the enclosing block starts.
 			[]string{"s.yaml:3: did not find expected ',' or '}'"}},
 		{"wrong type",
 			head + "    load:\n      messages: ten\n",
-			[]string{"s.yaml:5:17: scenarios[0].load.messages: cannot unmarshal !!str `ten` into int"}},
+			[]string{"s.yaml:5:17: scenarios[0].load.messages: must be a whole number, got \"ten\""}},
 		{"every problem reported, in file order",
 			head + "    load:\n      messages: 10\n      modes: [fire-and-forget, confirm-al]\n    faults:\n      - action: kill\n        signal: SIGKIL\n        published_percent: 10\n        after: 1s\n    drain:\n      idle: soon\n",
 			[]string{
@@ -44,7 +44,7 @@ func TestParseErrors(t *testing.T) {
 		{"missing messages",
 			head + "    queue:\n      type: stream\n",
 			[]string{
-				"s.yaml:3:5: scenarios[0].load.messages: must be > 0, got 0",
+				"s.yaml:3:5: scenarios[0].load.messages: must be within 1–10000000, got 0",
 				"s.yaml:5:13: scenarios[0].queue.type: \"stream\" is not a queue type (quorum, classic)",
 			}},
 		{"duplicate scenario names",
@@ -55,7 +55,29 @@ func TestParseErrors(t *testing.T) {
 			[]string{"s.yaml:5:40: scenarios[0].faults[0].published: must be within 0–10 (load.messages), got 11"}},
 		{"unknown action",
 			head + "    load: {messages: 10}\n    faults: [{action: explode, after: 1s}]\n",
-			[]string{"s.yaml:5:23: scenarios[0].faults[0].action: \"explode\" is not a fault action (kill)"}},
+			[]string{"s.yaml:5:23: scenarios[0].faults[0].action: \"explode\" is not a fault action (kill, memory-alarm, close-connections, publish-to-missing-exchange)"}},
+		{"signal and down where they make no sense",
+			head + "    load: {messages: 10}\n    faults: [{action: close-connections, signal: SIGKILL, down: 1s, after: 1s}]\n",
+			[]string{
+				"s.yaml:5:50: scenarios[0].faults[0].signal: only kill takes a signal, not close-connections",
+				"s.yaml:5:65: scenarios[0].faults[0].down: close-connections has nothing to recover; down applies to kill and memory-alarm",
+			}},
+		{"queue arguments are typed",
+			head + "    load: {messages: 10}\n    queue:\n      arguments: {x-max-length: many, x-overflow: reject, x-colour: red, x-dead-letter-exchange: 5}\n",
+			[]string{
+				"s.yaml:6:33: scenarios[0].queue.arguments.x-max-length: must be a whole number ≥ 0, got many",
+				"s.yaml:6:51: scenarios[0].queue.arguments.x-overflow: reject is not an overflow behaviour (drop-head, reject-publish, reject-publish-dlx)",
+				"s.yaml:6:69: scenarios[0].queue.arguments.x-colour: unknown queue argument (known: x-dead-letter-exchange, x-dead-letter-routing-key, x-delivery-limit, x-max-length, x-max-length-bytes, x-message-ttl, x-overflow)",
+				"s.yaml:6:98: scenarios[0].queue.arguments.x-dead-letter-exchange: must be a string, got 5",
+			}},
+		{"exact expectations name modes the scenario runs",
+			head + "    load: {messages: 10, modes: [confirm-each], unroutable_every: -1}\n    expect:\n      modes:\n        confirm-window: {nacked: 1}\n        confirm-each: {confirmed: -1, colour: 1}\n",
+			[]string{
+				"s.yaml:4:67: scenarios[0].load.unroutable_every: must not be negative, got -1",
+				"s.yaml:7:25: scenarios[0].expect.modes.confirm-window: \"confirm-window\" is not one of this scenario's load.modes",
+				"s.yaml:8:35: scenarios[0].expect.modes.confirm-each.confirmed: must not be negative, got -1",
+				"s.yaml:8:39: scenarios[0].expect.modes.confirm-each.colour: unknown field (known: sent, confirmed, lost, nacked, returned, in_doubt, delivered, unconfirmed_delivered, unconfirmed_missing, duplicates, min_went_in_doubt, min_blocked_ms)",
+			}},
 		{"empty file", "", []string{"s.yaml: empty file; it needs version: 1 and a list of scenarios"}},
 		{"wrong version and no scenarios",
 			"version: 2\nscenarios: []\n",
@@ -138,4 +160,36 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("valid file without scenarios")
 		}
 	})
+}
+
+func TestParseBoundsAliasExpansionAndErrorCount(t *testing.T) {
+	n := 2000
+	var b strings.Builder
+	b.WriteString("version: 1\nscenarios:\n- &s {name: a, load: {messages: 1, modes: [" + strings.Repeat("x,", n) + "x]}}\n")
+	b.WriteString(strings.Repeat("- *s\n", n))
+	start := time.Now()
+	_, err := Parse("big.yaml", []byte(b.String()))
+	if err == nil || !strings.Contains(err.Error(), "expands to more than 20000 values (aliases?)") {
+		t.Fatalf("no expansion limit: %.200v", err)
+	}
+	t.Logf("rejected in %s", time.Since(start))
+
+	b.Reset()
+	b.WriteString("version: 1\nscenarios:\n")
+	for range 60 {
+		b.WriteString("- {name: BAD, load: {messages: 1}}\n")
+	}
+	var errs Errors
+	if _, err := Parse("many.yaml", []byte(b.String())); !errors.As(err, &errs) || len(errs) != maxErrors+1 || errs[maxErrors].Msg != "… and 10 more problems" {
+		t.Fatalf("got %d errors: %v", len(errs), err)
+	}
+}
+
+func TestTinyDurationsAndHugeBurstsRejected(t *testing.T) {
+	_, err := Parse("s.yaml", []byte(head+"    load: {messages: 90000000000, confirm_timeout: 3ns}\n"))
+	want := "s.yaml:4:22: scenarios[0].load.messages: must be within 1–10000000, got 90000000000\n" +
+		"s.yaml:4:52: scenarios[0].load.confirm_timeout: must be at least 1ms, got 3ns"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v", err)
+	}
 }

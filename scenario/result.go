@@ -52,6 +52,7 @@ type Result struct {
 // The embedded Counts are the ledger classes (see metrics.Counts).
 type ModeResult struct {
 	Mode   Mode   `json:"mode"`
+	NotRun bool   `json:"not_run,omitempty"` // skipped: interrupted, or the broker was gone
 	Queue  string `json:"queue"`
 	Window int    `json:"window,omitempty"` // unconfirmed messages allowed in flight; 1 for confirm-each, 0 for fire-and-forget
 
@@ -69,20 +70,33 @@ type ModeResult struct {
 	// ConfirmRate is basic.acks per second from the first publish to the last ack.
 	ConfirmRate    float64                `json:"confirm_rate_msgs_per_s,omitempty"`
 	ConfirmLatency metrics.LatencySummary `json:"confirm_latency_ms"`
-	// BrokerDowntimeMS is fault → AMQP login accepted again, in ms.
-	BrokerDowntimeMS float64 `json:"broker_downtime_ms"`
+	// BrokerDowntimeMS is fault → AMQP login accepted again, in ms; null when
+	// the broker was not taken down or did not come back.
+	BrokerDowntimeMS *float64 `json:"broker_downtime_ms"`
 	// ClientRecoveryMS is fault → first publish (fire-and-forget) or first
-	// confirm after the publisher reconnected, in ms.
-	ClientRecoveryMS float64 `json:"client_recovery_ms"`
-	BurstMS          float64 `json:"burst_ms"`
-	Reconnects       int     `json:"reconnects"`
+	// confirm after the publisher reconnected, in ms; null when the publisher
+	// had nothing left to publish after the fault or never recovered.
+	ClientRecoveryMS *float64 `json:"client_recovery_ms"`
+	BurstMS          float64  `json:"burst_ms"`
+	Reconnects       int      `json:"reconnects"`
+	// BlockedMS is how long the broker held the publisher blocked
+	// (connection.blocked, e.g. a memory alarm), in ms; it is reported apart
+	// from confirm latency, which includes it.
+	BlockedMS float64 `json:"blocked_ms"`
+	// Stalls counts client stalls: connected, nothing published or confirmed
+	// for load.stall_timeout. A stall is never counted as loss.
+	Stalls int `json:"stalls"`
+	// ChannelCloses are the broker's reasons for closing the publisher's
+	// channels or connections, with reply code and text.
+	ChannelCloses []string `json:"channel_closes,omitempty"`
 
 	Faults []FaultRecord   `json:"faults,omitempty"`
 	IDs    metrics.IDSets  `json:"ids"`
 	Events []metrics.Event `json:"events"`
 
-	Verdict Verdict `json:"verdict"`
-	Error   string  `json:"error,omitempty"`
+	Notes   []string `json:"notes,omitempty"` // facts worth knowing that do not change the verdict
+	Verdict Verdict  `json:"verdict"`
+	Error   string   `json:"error,omitempty"`
 }
 
 // FaultRecord is one fault as it happened.

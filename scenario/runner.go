@@ -24,12 +24,21 @@ type FaultInjector interface {
 	// WaitReady returns once an AMQP connection with login succeeds, or an
 	// error once timeout has passed.
 	WaitReady(ctx context.Context, timeout time.Duration) error
+	// MemoryAlarm raises (on) or clears (off) a memory alarm on the broker;
+	// clearing restores the watermark it had before.
+	MemoryAlarm(ctx context.Context, on bool) error
+	// CloseConnections makes the broker close every client connection.
+	CloseConnections(ctx context.Context) error
 }
 
 // QueueSpec is the durable queue one burst publishes to.
 type QueueSpec struct {
-	Name string
-	Type QueueType
+	Name      string
+	Type      QueueType
+	Arguments map[string]any
+	// AlsoBindType, when set, binds a second queue of this type (named
+	// Name+".also") with the same routing key.
+	AlsoBindType QueueType
 }
 
 // PublishPlan is everything a publisher needs for one burst. The publisher
@@ -49,9 +58,17 @@ type PublishPlan struct {
 	// OnPublished is called after every publish attempt with the number of
 	// distinct ids published so far. It must be cheap.
 	OnPublished func(sent int)
-	// FaultStarted is closed when the first fault fires; the publisher stops
-	// measuring the absorbed rate there.
+	// FaultStarted is closed when the first fault fires.
 	FaultStarted <-chan struct{}
+	// Misroute, when closed, makes the publisher send its next message to an
+	// exchange that does not exist (fault publish-to-missing-exchange).
+	Misroute <-chan struct{}
+	// UnroutableEvery > 0 publishes every Nth order with a routing key
+	// nothing is bound to.
+	UnroutableEvery int
+	// StallTimeout: connected, nothing published or confirmed for this long
+	// is recorded as a client stall.
+	StallTimeout time.Duration
 }
 
 // PublishStats is what a publisher measured beside the ledger.
@@ -68,6 +85,14 @@ type PublishStats struct {
 	// first fault fired, and FaultAt when it fired (zero: no fault).
 	PublishedBeforeFault int
 	FaultAt              time.Time
+	// BlockedMS is the time the broker held the publisher's connection
+	// blocked (connection.blocked → connection.unblocked), in ms.
+	BlockedMS float64
+	// Stalls counts client stalls (see PublishPlan.StallTimeout).
+	Stalls int
+	// ChannelCloses lists why the broker closed channels or connections,
+	// with reply code and text (e.g. "404 NOT_FOUND - no exchange …").
+	ChannelCloses []string
 }
 
 // DrainPlan says how to consume the queue after the burst.
@@ -106,19 +131,25 @@ type Runner struct {
 // cleanupTimeout bounds broker restoration and a drain after an interrupt.
 const cleanupTimeout = 90 * time.Second
 
-// RunModes runs each mode in turn and returns one result per mode that
-// started. It stops early when ctx is cancelled (the last result is partial)
-// or when the broker could not be restored (later modes would measure nothing).
+// RunModes runs each mode in turn and returns one result per mode. After a
+// Ctrl-C or a broker that could not be restored, the remaining modes are
+// returned as NotRun (inconclusive) rather than run against nothing.
 func (r *Runner) RunModes(ctx context.Context, s *Scenario, modes []Mode) []ModeResult {
 	var out []ModeResult
+	skip := ""
 	for _, m := range modes {
-		if ctx.Err() != nil {
-			break
+		if skip == "" && ctx.Err() != nil {
+			skip = "not run: interrupted"
+		}
+		if skip != "" {
+			// A mode that did not run is listed as such, never left out.
+			out = append(out, ModeResult{Mode: m, NotRun: true, Verdict: Verdict{Status: Inconclusive, Reasons: []string{skip}}})
+			continue
 		}
 		res, brokerDown := r.RunMode(ctx, s, m)
 		out = append(out, res)
 		if brokerDown {
-			break
+			skip = fmt.Sprintf("not run: the broker was not available after %s", m)
 		}
 	}
 	return out
@@ -143,17 +174,18 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	ledger := metrics.NewLedger(r.RunID+"-"+string(m)+"-", s.Load.Messages)
 	latency := metrics.NewLatency()
 	var cond Conditions
+	drained := false
 	finish := func() {
-		counts, ids, err := ledger.Reconcile()
+		counts, ids, err := ledger.Reconcile(drained)
 		cond.ReconcileErr = err
 		cond.Unsent = s.Load.Messages - counts.Sent
 		cond.Interrupted = ctx.Err() != nil
 		res.Counts, res.IDs = counts, ids
 		res.ConfirmLatency = latency.Summary()
-		res.Verdict = Judge(counts, s.Expect, cond)
+		res.Verdict = Judge(m, counts, res.BlockedMS, s.Expect, cond)
 	}
 
-	if err := r.Traffic.Declare(ctx, QueueSpec{Name: queue, Type: s.Queue.Type}); err != nil {
+	if err := r.Traffic.Declare(ctx, QueueSpec{Name: queue, Type: s.Queue.Type, Arguments: s.Queue.Arguments, AlsoBindType: s.Queue.AlsoBindType}); err != nil {
 		res.Error = err.Error()
 		cond.PublishErr = fmt.Errorf("declare queue %q: %w", queue, err)
 		finish()
@@ -197,8 +229,10 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		onPublished(0)
 	}
 	faultStarted := make(chan struct{})
+	misroute := make(chan struct{})
 
-	pubCtx, cancelPub := context.WithCancel(ctx)
+	pubCtx, cancelPub := context.WithTimeoutCause(ctx, s.Load.BurstTimeout.D(),
+		fmt.Errorf("burst not finished within load.burst_timeout %s", s.Load.BurstTimeout.D()))
 	defer cancelPub()
 	var wg sync.WaitGroup
 	var brokerErr error
@@ -225,7 +259,10 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 					return
 				}
 			}
-			rec, err := r.inject(ctx, log, s, fault, timeline, start, faultStarted, ledger)
+			if ctx.Err() != nil {
+				return // Ctrl-C before the fault: do not start one now
+			}
+			rec, err := r.inject(ctx, log, s, fault, timeline, start, faultStarted, misroute, ledger)
 			rec.AtPublished = int(atPublished.Load())
 			res.Faults = append(res.Faults, rec)
 			if err != nil {
@@ -240,9 +277,13 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		ConfirmTimeout: s.Load.ConfirmTimeout.D(), Republish: s.Load.Republish,
 		ReconnectTimeout: s.Load.ReconnectTimeout.D(),
 		Ledger:           ledger, Latency: latency, Timeline: timeline,
-		OnPublished: onPublished, FaultStarted: faultStarted,
+		OnPublished: onPublished, FaultStarted: faultStarted, Misroute: misroute,
+		UnroutableEvery: s.Load.UnroutableEvery, StallTimeout: s.Load.StallTimeout.D(),
 	})
 	timeline.Add(metrics.EvBurstEnd, "")
+	if cause := context.Cause(pubCtx); errors.Is(pubErr, context.DeadlineExceeded) && cause != nil {
+		pubErr = cause
+	}
 	if pubErr != nil && !errors.Is(pubErr, context.Canceled) {
 		cond.PublishErr = fmt.Errorf("publisher: %w", pubErr)
 		log.Warn("publisher stopped", "err", pubErr)
@@ -257,11 +298,16 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	}
 
 	r.measure(&res, stats, timeline, start)
+	for _, f := range res.Faults {
+		if f.Error == "" && f.PublishedAtInject >= s.Load.Messages && f.AtPublished < s.Load.Messages {
+			res.Notes = append(res.Notes, fmt.Sprintf("every order had been published before the %s call returned (%.0f ms after its trigger): the fault hit the broker's backlog, not the burst", f.Action, f.InjectMS))
+		}
+	}
 
 	// Drain even when interrupted: what was published so far is still worth
 	// reconciling. Cleanup ignores cancellation but has its own deadline.
 	if brokerErr == nil {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), min(s.Drain.Timeout.D(), cleanupTimeout))
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.Drain.Timeout.D())
 		if ctx.Err() != nil {
 			dctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 		}
@@ -271,6 +317,9 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 			Timeout: s.Drain.Timeout.D(), Satisfied: ledger.AllConfirmedDelivered,
 		})
 		cancel()
+		// An incomplete drain proves nothing about what it did not reach:
+		// those ids are unverified, not lost.
+		drained = err == nil
 		timeline.Add(metrics.EvDrainEnd, "")
 		if err != nil {
 			cond.DrainIncomplete = fmt.Errorf("drain: %w", err)
@@ -295,25 +344,56 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 // inject applies one fault and restores the broker. Restoration runs under a
 // context that ignores cancellation (Ctrl-C must not leave a dead broker) but
 // has its own deadline.
-func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *Fault, tl *metrics.Timeline, start time.Time, started chan struct{}, ledger *metrics.Ledger) (FaultRecord, error) {
+func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *Fault, tl *metrics.Timeline, start time.Time, started, misroute chan struct{}, ledger *metrics.Ledger) (FaultRecord, error) {
 	rec := FaultRecord{Action: f.Action, Signal: f.Signal, Trigger: f.Trigger(), DownMS: metrics.Millis(f.Down.D())}
 	at := time.Now()
 	rec.AtMS = metrics.Millis(at.Sub(start))
 	close(started)
 	tl.AddAt(at, metrics.EvTrigger, rec.Trigger)
-	if err := r.Injector.Kill(ctx, f.Signal); err != nil {
+	// Once started, a fault is applied and recovered whatever Ctrl-C does:
+	// half a fault (a kill whose restart was skipped) is the worst outcome.
+	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer fcancel()
+	var err error
+	detail := string(f.Action)
+	switch f.Action {
+	case Kill:
+		err = r.Injector.Kill(fctx, f.Signal)
+		detail = fmt.Sprintf("kill %s (Docker API call returned; the signal lands during the call)", f.Signal)
+	case MemoryAlarm:
+		err = r.Injector.MemoryAlarm(fctx, true)
+		detail = "memory alarm raised (vm_memory_high_watermark set below use)"
+	case CloseConnections:
+		err = r.Injector.CloseConnections(fctx)
+		detail = "broker closed every client connection (rabbitmqctl close_all_connections)"
+	case PublishToMissingExchange:
+		close(misroute)
+		detail = "next publish goes to a missing exchange"
+	}
+	if err != nil {
 		rec.Error = err.Error()
 		return rec, fmt.Errorf("fault %s: %w", f.Action, err)
 	}
 	applied := time.Now()
 	rec.InjectMS = metrics.Millis(applied.Sub(at))
 	rec.PublishedAtInject = ledger.Sent()
-	tl.AddAt(applied, metrics.EvFault, fmt.Sprintf("%s %s (Docker API call returned; the signal lands during the call)", f.Action, f.Signal))
+	tl.AddAt(applied, metrics.EvFault, detail)
 	log.Info("fault applied", "action", f.Action, "signal", f.Signal, "trigger", rec.Trigger, "inject", applied.Sub(at).Round(time.Millisecond), "published", rec.PublishedAtInject)
-	// The planned downtime is cut short by Ctrl-C; the restart is not.
+	if !f.Action.Recovers() {
+		return rec, nil
+	}
+	// The planned downtime is cut short by Ctrl-C; the recovery is not.
 	_ = sleep(ctx, f.Down.D())
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout+s.Broker.ReadyTimeout.D())
 	defer cancel()
+	if f.Action == MemoryAlarm {
+		if err := r.Injector.MemoryAlarm(rctx, false); err != nil {
+			rec.Error = err.Error()
+			return rec, fmt.Errorf("clear memory alarm: %w", err)
+		}
+		tl.Add(metrics.EvFaultCleared, "memory alarm cleared (watermark restored)")
+		return rec, nil
+	}
 	if err := r.Injector.Start(rctx); err != nil {
 		rec.Error = err.Error()
 		tl.Add(metrics.EvBrokerNotReady, err.Error())
@@ -334,6 +414,9 @@ func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *F
 // the timeline.
 func (r *Runner) measure(res *ModeResult, st PublishStats, tl *metrics.Timeline, start time.Time) {
 	res.Reconnects = st.Reconnects
+	res.BlockedMS = round1(st.BlockedMS)
+	res.Stalls = st.Stalls
+	res.ChannelCloses = st.ChannelCloses
 	res.AbsorbedRate = round1(st.AbsorbedRate)
 	if end, ok := tl.First(metrics.EvBurstEnd, start); ok {
 		res.BurstMS = metrics.Millis(end.Sub(start))
@@ -348,10 +431,12 @@ func (r *Runner) measure(res *ModeResult, st PublishStats, tl *metrics.Timeline,
 	}
 	if fault, ok := tl.First(metrics.EvFault, start); ok {
 		if ready, ok := tl.First(metrics.EvBrokerReady, fault); ok {
-			res.BrokerDowntimeMS = metrics.Millis(ready.Sub(fault))
+			v := metrics.Millis(ready.Sub(fault))
+			res.BrokerDowntimeMS = &v
 		}
 		if prog, ok := tl.First(metrics.EvFirstProgress, fault); ok {
-			res.ClientRecoveryMS = metrics.Millis(prog.Sub(fault))
+			v := metrics.Millis(prog.Sub(fault))
+			res.ClientRecoveryMS = &v
 		}
 	}
 	if !st.LastConfirm.IsZero() {

@@ -27,6 +27,8 @@ func (b *fakeBroker) Kill(_ context.Context, sig string) error {
 }
 func (b *fakeBroker) Start(context.Context) error                    { b.mu.Lock(); b.starts++; b.mu.Unlock(); return nil }
 func (b *fakeBroker) WaitReady(context.Context, time.Duration) error { return b.readyErr }
+func (b *fakeBroker) MemoryAlarm(context.Context, bool) error        { return nil }
+func (b *fakeBroker) CloseConnections(context.Context) error         { return nil }
 
 // fakeTraffic publishes synchronously: every message is acked except those
 // published while "down" (between the trigger and the restart), which go in
@@ -66,7 +68,7 @@ func (f *fakeTraffic) Drain(_ context.Context, d DrainPlan) error {
 	f.drained = true
 	for seq := range d.Ledger.Size() {
 		if !f.lose[seq] && d.Ledger.Outcome(seq) != 0 {
-			d.Ledger.Delivered(d.Ledger.MessageID(seq))
+			d.Ledger.Delivered(d.Ledger.MessageID(seq), false)
 		}
 	}
 	return nil
@@ -121,9 +123,13 @@ func TestRunModeLostConfirmedFails(t *testing.T) {
 
 func TestBrokerNotBackIsInconclusiveAndStopsLaterModes(t *testing.T) {
 	b, tr := &fakeBroker{readyErr: errors.New("not ready in 1m")}, &fakeTraffic{}
+	// fire-and-forget first, as in kill-mid-burst
 	results := newRunner(b, tr).RunModes(context.Background(), testScenario(100, 10), Modes)
-	if len(results) != 1 {
-		t.Fatalf("ran %d modes after the broker stayed down", len(results))
+	if len(results) != 3 || results[0].NotRun || !results[1].NotRun || !results[2].NotRun || len(tr.declared) != 1 {
+		t.Fatalf("results %+v, declared %v: later modes must be listed as not run", results, tr.declared)
+	}
+	if want := "not run: the broker was not available after fire-and-forget"; results[2].Verdict.Reasons[0] != want || results[2].Verdict.Status != Inconclusive {
+		t.Fatalf("skipped mode verdict %+v", results[2].Verdict)
 	}
 	r := results[0]
 	if r.Verdict.Status != Inconclusive || tr.drained {
@@ -132,6 +138,17 @@ func TestBrokerNotBackIsInconclusiveAndStopsLaterModes(t *testing.T) {
 	want := "broker not back after kill: not ready in 1m"
 	if len(r.Verdict.Reasons) == 0 || r.Verdict.Reasons[0] != want {
 		t.Fatalf("reasons %q, want first %q", r.Verdict.Reasons, want)
+	}
+}
+
+// Acked messages that were never drained are unverified, not lost: a broker
+// that did not come back proves nothing about durability (and must not fail
+// a CI job as data loss).
+func TestBrokerNotBackLeavesAckedUnverifiedNotLost(t *testing.T) {
+	b := &fakeBroker{readyErr: errors.New("not ready in 1m")}
+	res, _ := newRunner(b, &fakeTraffic{}).RunMode(context.Background(), testScenario(100, 10), ConfirmWindow)
+	if res.Lost != 0 || res.Unverified != res.Sent || res.Sent == 0 || res.Verdict.Status != Inconclusive {
+		t.Fatalf("lost %d unverified %d sent %d verdict %+v", res.Lost, res.Unverified, res.Sent, res.Verdict)
 	}
 }
 

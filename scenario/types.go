@@ -48,7 +48,26 @@ const (
 	// Kill sends a signal (default SIGKILL) to the broker container, then
 	// starts it again after Down.
 	Kill Action = "kill"
+	// MemoryAlarm sets the broker's memory high watermark far below its use
+	// (rabbitmqctl set_vm_memory_high_watermark through the Docker exec API),
+	// which blocks every publishing connection (connection.blocked), and
+	// restores the previous watermark after Down.
+	MemoryAlarm Action = "memory-alarm"
+	// CloseConnections makes the broker close every client connection
+	// (rabbitmqctl close_all_connections), as an operator would.
+	CloseConnections Action = "close-connections"
+	// PublishToMissingExchange makes the publisher send its next message to an
+	// exchange that does not exist: the broker closes the channel with 404
+	// NOT_FOUND (rabbitmq/amqp091-go#14). A client-side fault.
+	PublishToMissingExchange Action = "publish-to-missing-exchange"
 )
+
+// Recovers reports whether the action has a recovery step after Down
+// (kill: start the container; memory-alarm: restore the watermark).
+func (a Action) Recovers() bool { return a == Kill || a == MemoryAlarm }
+
+// Actions lists every fault action.
+var Actions = []Action{Kill, MemoryAlarm, CloseConnections, PublishToMissingExchange}
 
 // Republish is the policy for messages whose confirm never came.
 type Republish string
@@ -114,6 +133,15 @@ type Broker struct {
 // Queue is the durable queue under test. Each mode runs on a fresh queue.
 type Queue struct {
 	Type QueueType `yaml:"type"` // quorum (default) or classic
+	// Arguments are optional x-arguments of the queue, typed and checked:
+	// x-max-length, x-max-length-bytes, x-overflow, x-message-ttl,
+	// x-dead-letter-exchange, x-dead-letter-routing-key, x-delivery-limit.
+	Arguments map[string]any `yaml:"arguments,omitempty"`
+	// AlsoBindType, when set, binds a second durable queue of this type with
+	// the same routing key: a message is confirmed only once both queues have
+	// it, so basic.acks arrive out of publish order (streadway/amqp#396).
+	// Only the main queue is drained.
+	AlsoBindType QueueType `yaml:"also_bind_type,omitempty"`
 	// SettleBeforeBurst is the pause between declaring the queue and the first
 	// publish (default 2s). On RabbitMQ 4.0.5 a kill within ~0.5 s of declaring a
 	// quorum queue loses its confirmed messages (rabbitmq-server#15725).
@@ -128,6 +156,17 @@ type Load struct {
 	ConfirmTimeout   Duration  `yaml:"confirm_timeout"`   // a confirm not received in this time makes the channel's pending messages in doubt (default 30s)
 	Republish        Republish `yaml:"republish"`         // in-doubt (default) or none
 	ReconnectTimeout Duration  `yaml:"reconnect_timeout"` // give up reconnecting after this (default 90s)
+	// UnroutableEvery, when N > 0, publishes every Nth order (seq N-1, 2N-1,
+	// …) with a routing key nothing is bound to: with mandatory set it comes
+	// back as basic.return.
+	UnroutableEvery int `yaml:"unroutable_every,omitempty"`
+	// StallTimeout reports a client stall when a connected publisher neither
+	// publishes nor receives a confirm for this long (default 10s). A stall
+	// is reported as a stall, never as loss.
+	StallTimeout Duration `yaml:"stall_timeout"`
+	// BurstTimeout bounds the whole burst, reconnects and republishes
+	// included (default 15m); reaching it makes the run inconclusive.
+	BurstTimeout Duration `yaml:"burst_timeout"`
 }
 
 // Fault is one planned fault. Exactly one trigger is set.
@@ -155,11 +194,46 @@ type Drain struct {
 // Expect holds the scenario's expectations; unset fields expect nothing. A
 // lost confirmed message and an unexpected delivery always fail a run.
 type Expect struct {
-	MaxUnconfirmedMissing *int `yaml:"max_unconfirmed_missing,omitempty"` // fire-and-forget silent loss allowed
-	MaxInDoubt            *int `yaml:"max_in_doubt,omitempty"`            // in doubt at the end of the run
-	MaxDuplicates         *int `yaml:"max_duplicates,omitempty"`
-	MaxNacked             *int `yaml:"max_nacked,omitempty"`
-	MaxReturned           *int `yaml:"max_returned,omitempty"`
+	// Modes holds exact expectations per publishing mode.
+	Modes                 map[Mode]Exact `yaml:"modes,omitempty"`
+	MaxUnconfirmedMissing *int           `yaml:"max_unconfirmed_missing,omitempty"` // fire-and-forget silent loss allowed
+	MaxInDoubt            *int           `yaml:"max_in_doubt,omitempty"`            // in doubt at the end of the run
+	MaxDuplicates         *int           `yaml:"max_duplicates,omitempty"`
+	MaxNacked             *int           `yaml:"max_nacked,omitempty"`
+	MaxReturned           *int           `yaml:"max_returned,omitempty"`
+}
+
+// Exact holds exact expected counts of one mode's ledger; unset fields are
+// not checked.
+type Exact struct {
+	Sent                 *int `yaml:"sent,omitempty"`
+	Confirmed            *int `yaml:"confirmed,omitempty"`
+	Lost                 *int `yaml:"lost,omitempty"`
+	Nacked               *int `yaml:"nacked,omitempty"`
+	Returned             *int `yaml:"returned,omitempty"`
+	InDoubt              *int `yaml:"in_doubt,omitempty"`
+	Delivered            *int `yaml:"delivered,omitempty"`
+	UnconfirmedDelivered *int `yaml:"unconfirmed_delivered,omitempty"`
+	UnconfirmedMissing   *int `yaml:"unconfirmed_missing,omitempty"`
+	Duplicates           *int `yaml:"duplicates,omitempty"`
+	// MinWentInDoubt checks that the fault really left messages in doubt.
+	MinWentInDoubt *int `yaml:"min_went_in_doubt,omitempty"`
+	// MinBlockedMS checks that connection.blocked was observed for this long.
+	MinBlockedMS *int `yaml:"min_blocked_ms,omitempty"`
+}
+
+type namedInt struct {
+	name string
+	v    *int
+}
+
+func (e Exact) fields() []namedInt {
+	return []namedInt{
+		{"sent", e.Sent}, {"confirmed", e.Confirmed}, {"lost", e.Lost}, {"nacked", e.Nacked},
+		{"returned", e.Returned}, {"in_doubt", e.InDoubt}, {"delivered", e.Delivered},
+		{"unconfirmed_delivered", e.UnconfirmedDelivered}, {"unconfirmed_missing", e.UnconfirmedMissing},
+		{"duplicates", e.Duplicates}, {"min_went_in_doubt", e.MinWentInDoubt}, {"min_blocked_ms", e.MinBlockedMS},
+	}
 }
 
 // DefaultImage is the image scripts/build-broker-image.sh builds.

@@ -1,0 +1,87 @@
+package broker
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stdcopy"
+)
+
+// Exec runs cmd inside the broker container (as the container's user, whose
+// HOME holds the Erlang cookie rabbitmqctl needs) through the Docker exec API
+// and returns its stdout. A non-zero exit is an error carrying stderr.
+func (c *Container) Exec(ctx context.Context, cmd ...string) (string, error) {
+	created, err := c.cli.ContainerExecCreate(ctx, c.ID, container.ExecOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		return "", fmt.Errorf("exec %q in %q: %w", strings.Join(cmd, " "), c.Name, err)
+	}
+	att, err := c.cli.ContainerExecAttach(ctx, created.ID, container.ExecAttachOptions{})
+	if err != nil {
+		return "", fmt.Errorf("exec %q in %q: %w", strings.Join(cmd, " "), c.Name, err)
+	}
+	defer att.Close()
+	var stdout, stderr bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		_, err := stdcopy.StdCopy(&stdout, &stderr, att.Reader)
+		done <- err
+	}()
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		return "", fmt.Errorf("exec %q in %q: %w", strings.Join(cmd, " "), c.Name, ctx.Err())
+	}
+	if err != nil {
+		return "", fmt.Errorf("exec %q in %q: read output: %w", strings.Join(cmd, " "), c.Name, err)
+	}
+	info, err := c.cli.ContainerExecInspect(ctx, created.ID)
+	if err != nil {
+		return "", fmt.Errorf("exec %q in %q: %w", strings.Join(cmd, " "), c.Name, err)
+	}
+	if info.ExitCode != 0 {
+		return stdout.String(), fmt.Errorf("%s in %q exited %d: %s", strings.Join(cmd, " "), c.Name, info.ExitCode, strings.TrimSpace(stderr.String()+" "+stdout.String()))
+	}
+	return stdout.String(), nil
+}
+
+var absoluteWatermark = regexp.MustCompile(`^\{absolute,\s*"?(\d+)"?\}$`)
+
+// MemoryAlarm raises (on) or clears a memory alarm. Raising remembers the
+// node's vm_memory_high_watermark and sets it to 0.00001 (far below any
+// node's use), so RabbitMQ blocks every publishing connection
+// (connection.blocked; https://www.rabbitmq.com/docs/memory). Clearing
+// restores the remembered value. Each call is bounded by ctx.
+func (c *Container) MemoryAlarm(ctx context.Context, on bool) error {
+	if on {
+		out, err := c.Exec(ctx, "rabbitmqctl", "-q", "eval", "vm_memory_monitor:get_vm_memory_high_watermark().")
+		if err != nil {
+			return err
+		}
+		c.watermark = []string{"0.6"} // RabbitMQ 4.x default, if the value cannot be read
+		switch v := strings.TrimSpace(out); {
+		case regexp.MustCompile(`^[0-9.]+$`).MatchString(v):
+			c.watermark = []string{v}
+		case absoluteWatermark.MatchString(v):
+			c.watermark = []string{"absolute", absoluteWatermark.FindStringSubmatch(v)[1]}
+		}
+		_, err = c.Exec(ctx, "rabbitmqctl", "-q", "set_vm_memory_high_watermark", "0.00001")
+		return err
+	}
+	prev := c.watermark
+	if prev == nil {
+		prev = []string{"0.6"}
+	}
+	_, err := c.Exec(ctx, append([]string{"rabbitmqctl", "-q", "set_vm_memory_high_watermark"}, prev...)...)
+	return err
+}
+
+// CloseConnections makes the broker close every client connection, as an
+// operator's `rabbitmqctl close_all_connections` does.
+func (c *Container) CloseConnections(ctx context.Context) error {
+	_, err := c.Exec(ctx, "rabbitmqctl", "-q", "close_all_connections", "rmqtorture fault: close-connections")
+	return err
+}

@@ -1,0 +1,161 @@
+package broker
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+)
+
+// watcher keeps one publisher connection honest and bounded. It records why
+// the broker closed the channel or connection (reply code and text), the
+// time the connection spent blocked (connection.blocked / unblocked, e.g. a
+// memory alarm), client stalls (connected, nothing published and nothing
+// confirmed for StallTimeout, and not blocked), and it ends the connection
+// when a confirm is older than ConfirmTimeout or a publish call has been
+// stuck that long: amqp091-go does not honour contexts mid-write, so
+// without this a blocked or paused broker would hang the publisher forever.
+type watcher struct {
+	p           *publisher
+	conn        *amqp.Connection
+	epoch       metrics.Epoch
+	oldest      func() (time.Time, bool) // oldest pending confirm; nil in fire-and-forget
+	lastConfirm *atomic.Int64            // unix ns of the latest confirm; nil in fire-and-forget
+
+	lastCall atomic.Int64 // unix ns when the latest publish call returned
+	inCall   atomic.Int64 // unix ns when the running publish call started; 0 when none
+	blocked  atomic.Bool
+
+	closed chan struct{} // closed once the channel or connection has closed
+	done   chan struct{}
+	wg     sync.WaitGroup
+}
+
+// watch starts a watcher for one epoch; stop ends it.
+func (p *publisher) watch(conn *amqp.Connection, ch *amqp.Channel, epoch metrics.Epoch, oldest func() (time.Time, bool)) *watcher {
+	w := &watcher{p: p, conn: conn, epoch: epoch, oldest: oldest, closed: make(chan struct{}), done: make(chan struct{})}
+	w.lastCall.Store(time.Now().UnixNano())
+	chClose := ch.NotifyClose(make(chan *amqp.Error, 1))
+	connClose := conn.NotifyClose(make(chan *amqp.Error, 1))
+	blocks := conn.NotifyBlocked(make(chan amqp.Blocking, 8))
+	w.wg.Add(3)
+	go w.closes(chClose, connClose)
+	go w.blocks(blocks)
+	go w.deadlines()
+	return w
+}
+
+// callStarted marks the start of a publish call; progress its end.
+func (w *watcher) callStarted() { w.inCall.Store(time.Now().UnixNano()) }
+func (w *watcher) progress() {
+	w.inCall.Store(0)
+	w.lastCall.Store(time.Now().UnixNano())
+}
+
+// stop closes the connection (bounded) and waits for the watcher's
+// goroutines, so every close reason and blocked interval is recorded.
+func (w *watcher) stop() {
+	close(w.done)
+	closeConn(w.conn)
+	w.wg.Wait()
+}
+
+func (w *watcher) closes(chClose, connClose chan *amqp.Error) {
+	defer w.wg.Done()
+	defer close(w.closed)
+	var e *amqp.Error
+	var what string
+	select {
+	case e = <-chClose:
+		what = "channel"
+	case e = <-connClose:
+		what = "connection"
+	}
+	if e == nil {
+		return // closed by rmqtorture itself
+	}
+	who := "client"
+	if e.Server {
+		who = "broker"
+	}
+	reason := fmt.Sprintf("%s closed by %s: %d %s", what, who, e.Code, e.Reason)
+	w.p.statsMu.Lock()
+	w.p.stats.ChannelCloses = append(w.p.stats.ChannelCloses, reason)
+	w.p.statsMu.Unlock()
+	w.p.p.Timeline.Add(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: %s", w.epoch, reason))
+}
+
+func (w *watcher) blocks(blocks chan amqp.Blocking) {
+	defer w.wg.Done()
+	var since time.Time
+	account := func(until time.Time) {
+		w.p.statsMu.Lock()
+		w.p.stats.BlockedMS += metrics.Millis(until.Sub(since))
+		w.p.statsMu.Unlock()
+	}
+	for b := range blocks {
+		switch {
+		case b.Active && !w.blocked.Load():
+			since = time.Now()
+			w.blocked.Store(true)
+			w.p.p.Timeline.AddAt(since, metrics.EvBlocked, fmt.Sprintf("epoch %d: %s", w.epoch, b.Reason))
+		case !b.Active && w.blocked.Load():
+			now := time.Now()
+			account(now)
+			w.blocked.Store(false)
+			w.p.p.Timeline.AddAt(now, metrics.EvUnblocked, fmt.Sprintf("epoch %d", w.epoch))
+		}
+	}
+	if w.blocked.Load() { // the connection closed while blocked
+		account(time.Now())
+	}
+}
+
+func (w *watcher) deadlines() {
+	defer w.wg.Done()
+	timeout := w.p.p.ConfirmTimeout
+	tick := time.NewTicker(min(timeout/4, 250*time.Millisecond))
+	defer tick.Stop()
+	stalled := false
+	for {
+		select {
+		case <-w.done:
+			return
+		case <-w.closed:
+			return
+		case <-tick.C:
+		}
+		now := time.Now()
+		if w.oldest != nil {
+			if t, ok := w.oldest(); ok && now.Sub(t) > timeout {
+				w.p.p.Timeline.Add(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: no confirm within %s: closing the connection, its pending messages are in doubt", w.epoch, timeout))
+				closeConn(w.conn)
+				return
+			}
+		}
+		if t := w.inCall.Load(); t != 0 && now.Sub(time.Unix(0, t)) > timeout {
+			w.p.p.Timeline.Add(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: a publish call was stuck for %s: closing the connection", w.epoch, timeout))
+			closeConn(w.conn)
+			return
+		}
+		last := w.lastCall.Load()
+		if w.lastConfirm != nil {
+			last = max(last, w.lastConfirm.Load())
+		}
+		idle := now.Sub(time.Unix(0, last))
+		switch {
+		case idle > w.p.p.StallTimeout && !w.blocked.Load() && !stalled:
+			stalled = true
+			w.p.statsMu.Lock()
+			w.p.stats.Stalls++
+			w.p.statsMu.Unlock()
+			w.p.p.Timeline.Add(metrics.EvStall, fmt.Sprintf("epoch %d: connected, nothing published or confirmed for %s", w.epoch, idle.Round(time.Millisecond)))
+		case idle <= w.p.p.StallTimeout:
+			stalled = false
+		}
+	}
+}
