@@ -69,9 +69,9 @@ type Container struct {
 	Owned    bool         // created and labelled by this run; removed by Remove
 	hostPort atomic.Int64 // read by publishers while Start may re-read it
 	runID    string
-	// watermark is the vm_memory_high_watermark before a memory alarm, as
-	// rabbitmqctl arguments.
-	watermark []string
+	// watermark is the vm_memory_high_watermark before a memory alarm, as an
+	// Erlang term.
+	watermark string
 }
 
 // CreateOptions configure a new broker container.

@@ -48,34 +48,34 @@ func (c *Container) Exec(ctx context.Context, cmd ...string) (string, error) {
 	return stdout.String(), nil
 }
 
-var absoluteWatermark = regexp.MustCompile(`^\{absolute,\s*"?(\d+)"?\}$`)
+// watermarkTerm is what vm_memory_monitor reports as its high watermark: a
+// fraction (0.6) or {absolute, Bytes}. Only such a term is passed back.
+var watermarkTerm = regexp.MustCompile(`^(\d+(\.\d+)?|\{absolute,\s*\d+\})$`)
 
-// MemoryAlarm raises (on) or clears a memory alarm. Raising remembers the
-// node's vm_memory_high_watermark and sets it to 0.00001 (far below any
-// node's use), so RabbitMQ blocks every publishing connection
+// MemoryAlarm raises (on) or clears a memory alarm. Raising reads the node's
+// vm_memory_high_watermark and sets it to 0.00001 (far below any node's
+// use) in one rabbitmqctl eval, since each rabbitmqctl call costs ~2 s of
+// CLI start-up; RabbitMQ then blocks every publishing connection
 // (connection.blocked; https://www.rabbitmq.com/docs/memory). Clearing
-// restores the remembered value. Each call is bounded by ctx.
+// restores the value read. Each call is bounded by ctx.
 func (c *Container) MemoryAlarm(ctx context.Context, on bool) error {
 	if on {
-		out, err := c.Exec(ctx, "rabbitmqctl", "-q", "eval", "vm_memory_monitor:get_vm_memory_high_watermark().")
+		out, err := c.Exec(ctx, "rabbitmqctl", "-q", "eval",
+			"W = vm_memory_monitor:get_vm_memory_high_watermark(), ok = vm_memory_monitor:set_vm_memory_high_watermark(0.00001), W.")
 		if err != nil {
 			return err
 		}
-		c.watermark = []string{"0.6"} // RabbitMQ 4.x default, if the value cannot be read
-		switch v := strings.TrimSpace(out); {
-		case regexp.MustCompile(`^[0-9.]+$`).MatchString(v):
-			c.watermark = []string{v}
-		case absoluteWatermark.MatchString(v):
-			c.watermark = []string{"absolute", absoluteWatermark.FindStringSubmatch(v)[1]}
+		c.watermark = "0.6" // RabbitMQ 4.x default, if the value read is not a plain term
+		if v := strings.TrimSpace(out); watermarkTerm.MatchString(v) {
+			c.watermark = v
 		}
-		_, err = c.Exec(ctx, "rabbitmqctl", "-q", "set_vm_memory_high_watermark", "0.00001")
-		return err
+		return nil
 	}
 	prev := c.watermark
-	if prev == nil {
-		prev = []string{"0.6"}
+	if prev == "" {
+		prev = "0.6"
 	}
-	_, err := c.Exec(ctx, append([]string{"rabbitmqctl", "-q", "set_vm_memory_high_watermark"}, prev...)...)
+	_, err := c.Exec(ctx, "rabbitmqctl", "-q", "eval", "ok = vm_memory_monitor:set_vm_memory_high_watermark("+prev+").")
 	return err
 }
 

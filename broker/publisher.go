@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -215,6 +216,7 @@ func (p *publisher) route(seq int) (exchange, key string) {
 		case <-p.misroute:
 			p.misroute = nil
 			exchange = MissingExchange
+			p.p.Timeline.Add(metrics.EvMisrouted, strconv.Itoa(seq))
 		default:
 		}
 	}

@@ -52,7 +52,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 130 interrupted.`,
 		Example: `  rmqtorture run kill-mid-burst
   rmqtorture run kill-mid-burst --mode confirm-window --messages 5000
-  rmqtorture run kill-mid-burst --image rabbitmq:4.1 --keep`,
+  rmqtorture run kill-mid-burst --image rabbitmq:4 --keep`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error { return o.run(c, g, args) },
 	}

@@ -21,6 +21,7 @@ const (
 	EvBlocked        EventKind = "blocked"          // connection.blocked from the broker
 	EvUnblocked      EventKind = "unblocked"        // connection.unblocked
 	EvStall          EventKind = "stall"            // connected, no publish and no confirm for the stall timeout
+	EvMisrouted      EventKind = "misrouted"        // the order (detail: sequence number) sent to a missing exchange
 	EvBrokerStarted  EventKind = "broker-started"   // container started again
 	EvBrokerReady    EventKind = "broker-ready"     // AMQP login accepted again
 	EvBrokerNotReady EventKind = "broker-not-ready" // deadline passed without AMQP login

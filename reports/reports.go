@@ -57,7 +57,7 @@ func ledgerRow(m scenario.ModeResult) []string {
 		num(m.Republished), num(m.Delivered), missing, dups, num(m.Unexpected), string(m.Verdict.Status)}
 }
 
-var speedHeader = []string{"mode", "window", "publish msg/s (before fault)", "publish msg/s (whole burst)", "absorbed msg/s", "confirm p50 ms", "confirm p99 ms", "confirm max ms", "broker downtime ms", "client recovery ms", "reconnects"}
+var speedHeader = []string{"mode", "window", "publish msg/s (before fault)", "publish msg/s (whole burst)", "absorbed msg/s", "confirm p50 ms", "confirm p99 ms", "confirm max ms", "blocked ms", "broker downtime ms", "client recovery ms", "reconnects"}
 
 func speedRow(m scenario.ModeResult) []string {
 	window := "-"
@@ -79,10 +79,18 @@ func speedRow(m scenario.ModeResult) []string {
 	if m.ClientRecoveryMS != nil {
 		rec = ms(*m.ClientRecoveryMS)
 	}
-	if m.NotRun {
-		return []string{string(m.Mode), "-", "-", "-", "-", "-", "-", "-", "-", "-", "-"}
+	blocked := "-"
+	if m.BlockedMS > 0 {
+		blocked = ms(m.BlockedMS)
 	}
-	return []string{string(m.Mode), window, rate(m.PreFaultPublishRate), rate(m.PublishRate), absorbed, p50, p99, max, down, rec, num(m.Reconnects)}
+	if m.NotRun {
+		row := []string{string(m.Mode)}
+		for range speedHeader[1:] {
+			row = append(row, "-")
+		}
+		return row
+	}
+	return []string{string(m.Mode), window, rate(m.PreFaultPublishRate), rate(m.PublishRate), absorbed, p50, p99, max, blocked, down, rec, num(m.Reconnects)}
 }
 
 func table(w io.Writer, markdown bool, header []string, rows [][]string) error {
@@ -175,7 +183,7 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 	if err := table(w, true, speedHeader, speed); err != nil {
 		return err
 	}
-	p("\n*publish msg/s (before fault)*: publish calls that returned without error per second up to the fault. *absorbed msg/s*: how fast messages entered the queue (queue-depth polls), fire-and-forget only. *broker downtime*: fault → AMQP login accepted. *client recovery*: fault → first publish or confirm after reconnecting.\n")
+	p("\n*publish msg/s (before fault)*: publish calls that returned without error per second up to the fault. *absorbed msg/s*: how fast messages entered the queue (queue-depth polls), fire-and-forget only. *broker downtime*: fault → AMQP login accepted. *client recovery*: fault → first publish or confirm after reconnecting. *blocked*: time the broker held the publisher blocked (connection.blocked), included in confirm latency.\n")
 	for _, m := range r.Modes {
 		p("\n## %s\n\n", m.Mode)
 		if m.Error != "" {
@@ -193,6 +201,18 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 			p(".\n")
 		}
 		p("\nConfirm latency: %s\n", latency(m.ConfirmLatency))
+		for _, n := range m.Notes {
+			p("\nNote: %s\n", n)
+		}
+		if m.Stalls > 0 {
+			p("\nClient stalls: %d (connected, nothing published or confirmed; not loss).\n", m.Stalls)
+		}
+		if m.Redeliveries > 0 {
+			p("\nRedeliveries during the drain: %s (same stored message handed out again; not duplicates).\n", num(m.Redeliveries))
+		}
+		for _, c := range m.ChannelCloses {
+			p("\nBroker-side cause: %s\n", c)
+		}
 		idList(w, "Lost (confirmed, never delivered)", m.IDs.Lost)
 		idList(w, "Unverified (confirmed, queue never drained)", m.IDs.Unverified)
 		idList(w, "Unconfirmed missing (fire-and-forget, never delivered)", m.IDs.UnconfirmedMissing)

@@ -2,6 +2,8 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
 )
@@ -18,11 +20,17 @@ type Conditions struct {
 	Unsent          int   // orders never published
 }
 
+// Observed is what a burst measured beside the ledger that expectations can check.
+type Observed struct {
+	BlockedMS     float64
+	ChannelCloses []string
+}
+
 // Judge turns a reconciled burst into a verdict. It is pure. A confirmed
 // message that was never delivered and a delivery of an id never published
 // always fail; the scenario's expectations add limits. Fail outranks
 // inconclusive: a measured loss is a finding even when the run was cut short.
-func Judge(mode Mode, c metrics.Counts, blockedMS float64, e Expect, cond Conditions) Verdict {
+func Judge(mode Mode, c metrics.Counts, obs Observed, e Expect, cond Conditions) Verdict {
 	var fails, doubts []string
 	if c.Lost > 0 {
 		fails = append(fails, fmt.Sprintf("%d confirmed messages lost: basic.ack received, never delivered", c.Lost))
@@ -54,12 +62,19 @@ func Judge(mode Mode, c metrics.Counts, blockedMS float64, e Expect, cond Condit
 					fails = append(fails, fmt.Sprintf("went_in_doubt %d, expected at least %d: the fault did not leave messages in doubt", c.WentInDoubt, *f.v))
 				}
 			case f.name == "min_blocked_ms":
-				if blockedMS < float64(*f.v) {
-					fails = append(fails, fmt.Sprintf("blocked %.0f ms, expected at least %d ms of connection.blocked", blockedMS, *f.v))
+				if obs.BlockedMS < float64(*f.v) {
+					fails = append(fails, fmt.Sprintf("blocked %.0f ms, expected at least %d ms of connection.blocked", obs.BlockedMS, *f.v))
+				}
+			case f.name == "min_unconfirmed_missing":
+				if c.UnconfirmedMissing < *f.v {
+					fails = append(fails, fmt.Sprintf("unconfirmed_missing %d, expected at least %d", c.UnconfirmedMissing, *f.v))
 				}
 			case got[f.name] != *f.v:
 				fails = append(fails, fmt.Sprintf("%s %d, expected exactly %d", f.name, got[f.name], *f.v))
 			}
+		}
+		if want := ex.ChannelClosedWith; want != "" && !slices.ContainsFunc(obs.ChannelCloses, func(r string) bool { return strings.Contains(r, want) }) {
+			fails = append(fails, fmt.Sprintf("no channel or connection closed with %q (closes seen: %q)", want, obs.ChannelCloses))
 		}
 	}
 

@@ -38,15 +38,18 @@ func TestJudge(t *testing.T) {
 			Verdict{Fail, []string{"5 confirmed messages lost: basic.ack received, never delivered", "interrupted before the run completed"}}},
 		{"exact per-mode expectations",
 			metrics.Counts{Sent: 10, Confirmed: 4, Nacked: 6, WentInDoubt: 0},
-			Expect{Modes: map[Mode]Exact{ConfirmWindow: {Confirmed: intp(5), Nacked: intp(6), MinWentInDoubt: intp(1), MinBlockedMS: intp(1)}, ConfirmEach: {Confirmed: intp(0)}}}, Conditions{},
-			Verdict{Fail, []string{"confirmed 4, expected exactly 5", "went_in_doubt 0, expected at least 1: the fault did not leave messages in doubt", "blocked 0 ms, expected at least 1 ms of connection.blocked"}}},
+			Expect{Modes: map[Mode]Exact{ConfirmWindow: {Confirmed: intp(5), Nacked: intp(6), MinWentInDoubt: intp(1), MinBlockedMS: intp(1), MinUnconfirmedMissing: intp(1), ChannelClosedWith: "320 CONNECTION_FORCED"}, ConfirmEach: {Confirmed: intp(0)}}}, Conditions{},
+			Verdict{Fail, []string{"confirmed 4, expected exactly 5", "went_in_doubt 0, expected at least 1: the fault did not leave messages in doubt", "blocked 0 ms, expected at least 1 ms of connection.blocked", "unconfirmed_missing 0, expected at least 1",
+				`no channel or connection closed with "320 CONNECTION_FORCED" (closes seen: ["channel closed by broker: 404 NOT_FOUND - no exchange"])`}}},
+		{"a close reason that was seen passes",
+			metrics.Counts{Sent: 1, Confirmed: 1}, Expect{Modes: map[Mode]Exact{ConfirmWindow: {ChannelClosedWith: "404 NOT_FOUND"}}}, Conditions{}, Verdict{Status: Pass}},
 		{"limits at their value pass",
 			metrics.Counts{Sent: 3, InDoubt: 1, Nacked: 1, Returned: 1, Duplicates: 2}, Expect{MaxInDoubt: intp(1), MaxNacked: intp(1), MaxReturned: intp(1), MaxDuplicates: intp(2)}, Conditions{},
 			Verdict{Status: Pass}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Judge(ConfirmWindow, tt.counts, 0, tt.expect, tt.cond); !reflect.DeepEqual(got, tt.want) {
+			if got := Judge(ConfirmWindow, tt.counts, Observed{ChannelCloses: []string{"channel closed by broker: 404 NOT_FOUND - no exchange"}}, tt.expect, tt.cond); !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
 		})

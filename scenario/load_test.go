@@ -76,7 +76,7 @@ func TestParseErrors(t *testing.T) {
 				"s.yaml:4:67: scenarios[0].load.unroutable_every: must not be negative, got -1",
 				"s.yaml:7:25: scenarios[0].expect.modes.confirm-window: \"confirm-window\" is not one of this scenario's load.modes",
 				"s.yaml:8:35: scenarios[0].expect.modes.confirm-each.confirmed: must not be negative, got -1",
-				"s.yaml:8:39: scenarios[0].expect.modes.confirm-each.colour: unknown field (known: sent, confirmed, lost, nacked, returned, in_doubt, delivered, unconfirmed_delivered, unconfirmed_missing, duplicates, min_went_in_doubt, min_blocked_ms)",
+				"s.yaml:8:39: scenarios[0].expect.modes.confirm-each.colour: unknown field (known: sent, confirmed, lost, nacked, returned, in_doubt, delivered, unconfirmed_delivered, unconfirmed_missing, duplicates, min_went_in_doubt, min_blocked_ms, min_unconfirmed_missing, channel_closed_with)",
 			}},
 		{"empty file", "", []string{"s.yaml: empty file; it needs version: 1 and a list of scenarios"}},
 		{"wrong version and no scenarios",

@@ -182,7 +182,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		cond.Interrupted = ctx.Err() != nil
 		res.Counts, res.IDs = counts, ids
 		res.ConfirmLatency = latency.Summary()
-		res.Verdict = Judge(m, counts, res.BlockedMS, s.Expect, cond)
+		res.Verdict = Judge(m, counts, Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses}, s.Expect, cond)
 	}
 
 	if err := r.Traffic.Declare(ctx, QueueSpec{Name: queue, Type: s.Queue.Type, Arguments: s.Queue.Arguments, AlsoBindType: s.Queue.AlsoBindType}); err != nil {
@@ -406,7 +406,7 @@ func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *F
 		return rec, fmt.Errorf("broker not back after %s: %w", f.Action, err)
 	}
 	tl.Add(metrics.EvBrokerReady, "")
-	log.Info("broker ready again", "downtime", time.Since(at).Round(time.Millisecond))
+	log.Info("broker ready again", "downtime_since_fault", time.Since(applied).Round(time.Millisecond))
 	return rec, nil
 }
 

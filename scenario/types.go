@@ -220,6 +220,12 @@ type Exact struct {
 	MinWentInDoubt *int `yaml:"min_went_in_doubt,omitempty"`
 	// MinBlockedMS checks that connection.blocked was observed for this long.
 	MinBlockedMS *int `yaml:"min_blocked_ms,omitempty"`
+	// MinUnconfirmedMissing checks that fire-and-forget lost at least this
+	// many silently (a fault that must cost it something).
+	MinUnconfirmedMissing *int `yaml:"min_unconfirmed_missing,omitempty"`
+	// ChannelClosedWith checks that the broker closed a channel or
+	// connection with a reason containing this text (e.g. "404 NOT_FOUND").
+	ChannelClosedWith string `yaml:"channel_closed_with,omitempty"`
 }
 
 type namedInt struct {
@@ -233,6 +239,7 @@ func (e Exact) fields() []namedInt {
 		{"returned", e.Returned}, {"in_doubt", e.InDoubt}, {"delivered", e.Delivered},
 		{"unconfirmed_delivered", e.UnconfirmedDelivered}, {"unconfirmed_missing", e.UnconfirmedMissing},
 		{"duplicates", e.Duplicates}, {"min_went_in_doubt", e.MinWentInDoubt}, {"min_blocked_ms", e.MinBlockedMS},
+		{"min_unconfirmed_missing", e.MinUnconfirmedMissing},
 	}
 }
 

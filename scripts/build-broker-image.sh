@@ -9,7 +9,10 @@
 #        DEBIAN_MIRROR   Debian mirror URL (default: the one this machine's apt uses)
 #        RMQT_SUITE      Debian suite (default trixie)
 # Needs: root (debootstrap, chroot), the docker CLI, Debian's package mirror.
-# Facts behind the choices: ../shared/BROKER-FACTS.md ("Image").
+# Why: the broker needs its own rabbitmq.conf (listen on all interfaces, guest
+# allowed from the bridge gateway), the node runs as user rabbitmq with
+# /usr/lib/rabbitmq/bin/rabbitmq-server as PID 1 (it handles SIGTERM), and the
+# Erlang cookie must stay 0400 and owned by rabbitmq (created at first boot).
 set -euo pipefail
 
 IMAGE=${RMQT_IMAGE:-rmqtorture/rabbitmq:4.0-trixie}

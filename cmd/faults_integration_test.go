@@ -1,0 +1,159 @@
+package cmd
+
+// Issue #3's field cases, each a shipped scenario whose verdict already checks
+// exact per-mode expectations (scenarios.yaml, expect.modes); these tests run
+// them against the real broker and check what the ids say beyond that.
+
+import (
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+func runScenario(t *testing.T, name string) *scenario.Result {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs Docker and the broker image")
+	}
+	args := []string{"run", name, "-f", "../scenarios.yaml", "--out", t.TempDir()}
+	if img := os.Getenv("RMQT_IMAGE"); img != "" {
+		args = append(args, "--image", img)
+	}
+	code, stdout, stderr := runCLI(t, args...)
+	t.Log("\n" + stdout)
+	if code != ExitPass {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	r := readResult(t, stdout)
+	checkNoContainerLeft(t, r.RunID)
+	if r.Verdict.Status != scenario.Pass {
+		t.Fatalf("verdict %+v", r.Verdict)
+	}
+	for _, m := range r.Modes {
+		if m.ClassSum() != m.Sent || m.Sent != r.Messages || m.Unexpected != 0 {
+			t.Fatalf("%s: classes %d, sent %d of %d, unexpected %d", m.Mode, m.ClassSum(), m.Sent, r.Messages, m.Unexpected)
+		}
+	}
+	return r
+}
+
+func mode(t *testing.T, r *scenario.Result, m scenario.Mode) scenario.ModeResult {
+	t.Helper()
+	i := slices.IndexFunc(r.Modes, func(x scenario.ModeResult) bool { return x.Mode == m })
+	if i < 0 {
+		t.Fatalf("no %s in result", m)
+	}
+	return r.Modes[i]
+}
+
+func ids(rs []metrics.Range) []int {
+	var out []int
+	for _, r := range rs {
+		for s := r.First; s <= r.Last; s++ {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Republishing is exact: each id that went in doubt once (one fault) was
+// republished once, and every duplicate is explained by a republish.
+func checkRepublishExact(t *testing.T, m scenario.ModeResult) {
+	t.Helper()
+	if m.WentInDoubt == 0 || m.Republished != m.WentInDoubt || m.Duplicates != m.DuplicatesFromRepublish || m.InDoubt != 0 {
+		t.Fatalf("%s: went in doubt %d, republished %d, duplicates %d (from republish %d), in doubt %d",
+			m.Mode, m.WentInDoubt, m.Republished, m.Duplicates, m.DuplicatesFromRepublish, m.InDoubt)
+	}
+}
+
+func TestUnroutableEveryNthIsReturnedNeverConfirmed(t *testing.T) {
+	r := runScenario(t, "unroutable-every-nth")
+	for _, m := range r.Modes {
+		got := ids(m.IDs.Returned)
+		if len(got) != 1000 {
+			t.Fatalf("%s: %d returned", m.Mode, len(got))
+		}
+		for i, seq := range got {
+			if seq != 10*i+9 {
+				t.Fatalf("%s: returned id #%d is %d, want %d", m.Mode, i, seq, 10*i+9)
+			}
+		}
+	}
+}
+
+func TestQueueCapRejectPublishNacksExactlyTheOverflow(t *testing.T) {
+	r := runScenario(t, "queue-cap-reject-publish")
+	for _, m := range []scenario.Mode{scenario.ConfirmEach, scenario.ConfirmWindow} {
+		if got := mode(t, r, m).IDs.Nacked; len(got) != 1 || got[0] != (metrics.Range{First: 500, Last: 1999}) {
+			t.Fatalf("%s: nacked ids %v, want 500-1999", m, got)
+		}
+	}
+	if got := mode(t, r, scenario.FireAndForget).IDs.UnconfirmedMissing; len(got) != 1 || got[0] != (metrics.Range{First: 500, Last: 1999}) {
+		t.Fatalf("fire-and-forget missing ids %v, want 500-1999", got)
+	}
+}
+
+func TestCloseAllConnectionsLeavesInDoubtNeverNacked(t *testing.T) {
+	r := runScenario(t, "close-connections")
+	m := mode(t, r, scenario.ConfirmWindow)
+	checkRepublishExact(t, m)
+	if m.WentInDoubt > m.Window || m.Reconnects < 1 {
+		t.Fatalf("went in doubt %d (window %d), reconnects %d", m.WentInDoubt, m.Window, m.Reconnects)
+	}
+}
+
+func TestPublishToMissingExchange(t *testing.T) {
+	r := runScenario(t, "missing-exchange")
+	checkRepublishExact(t, mode(t, r, scenario.ConfirmWindow))
+	ff := mode(t, r, scenario.FireAndForget)
+	// The misrouted order and the ones handed off after it, until the client
+	// learned that the broker had closed the channel, are the missing ones.
+	misrouted := -1
+	for _, e := range ff.Events {
+		if e.Kind == metrics.EvMisrouted {
+			misrouted, _ = strconv.Atoi(e.Detail)
+		}
+	}
+	missing := ids(ff.IDs.UnconfirmedMissing)
+	if misrouted < 5000 || len(missing) == 0 || missing[0] != misrouted || len(ff.IDs.UnconfirmedMissing) != 1 {
+		t.Fatalf("misrouted order %d; missing ids %v must be one range starting there", misrouted, ff.IDs.UnconfirmedMissing)
+	}
+	if len(ff.ChannelCloses) != 1 || !strings.Contains(ff.ChannelCloses[0], "channel closed by broker: 404 NOT_FOUND - no exchange 'rmqtorture.missing'") {
+		t.Fatalf("closes %q", ff.ChannelCloses)
+	}
+}
+
+func TestMemoryAlarmBlocksWithoutLossOrHang(t *testing.T) {
+	r := runScenario(t, "memory-alarm")
+	m := mode(t, r, scenario.ConfirmEach)
+	var blocked, unblocked bool
+	for _, e := range m.Events {
+		blocked = blocked || e.Kind == metrics.EvBlocked
+		unblocked = unblocked || (blocked && e.Kind == metrics.EvUnblocked)
+	}
+	if !blocked || !unblocked || m.Stalls != 0 || m.Reconnects != 0 {
+		t.Fatalf("blocked %v unblocked %v stalls %d reconnects %d", blocked, unblocked, m.Stalls, m.Reconnects)
+	}
+	// The blocked time shows up in the confirm latency too, and is reported apart.
+	if m.ConfirmLatency.Max < m.BlockedMS*0.5 {
+		t.Fatalf("max confirm latency %.0f ms, blocked %.0f ms", m.ConfirmLatency.Max, m.BlockedMS)
+	}
+}
+
+func TestOutOfOrderAcksRepublishExactlyTheInDoubt(t *testing.T) {
+	r := runScenario(t, "out-of-order-acks")
+	checkRepublishExact(t, mode(t, r, scenario.ConfirmWindow))
+}
+
+func TestKillClassicQueue(t *testing.T) {
+	r := runScenario(t, "kill-classic")
+	if m := mode(t, r, scenario.ConfirmEach); m.WentInDoubt > 1 || m.Republished != m.WentInDoubt {
+		t.Fatalf("confirm-each: went in doubt %d, republished %d", m.WentInDoubt, m.Republished)
+	}
+	checkRepublishExact(t, mode(t, r, scenario.ConfirmWindow))
+}
