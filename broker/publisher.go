@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,16 +24,26 @@ type Order struct {
 	SKU        string `json:"sku"`
 	Quantity   int    `json:"quantity"`
 	TotalCents int64  `json:"total_cents"`
+	Padding    string `json:"padding,omitempty"` // fills the body up to load.message_size_bytes
 }
 
-// orderBody returns the JSON body of order seq; deterministic, ~90 bytes.
-func orderBody(id string, seq int) []byte {
-	b, _ := json.Marshal(Order{
+// padField is the JSON a non-empty Padding adds besides its value.
+const padField = len(`,"padding":""`)
+
+// orderBody returns the JSON body of order seq: deterministic, ~90 bytes, or
+// padded to size bytes when size is larger.
+func orderBody(id string, seq, size int) []byte {
+	o := Order{
 		OrderID:    id,
 		SKU:        fmt.Sprintf("SKU-%04d", seq%997),
 		Quantity:   1 + seq%5,
 		TotalCents: int64(499 + (seq%50)*100),
-	})
+	}
+	b, _ := json.Marshal(o)
+	if pad := size - len(b) - padField; pad > 0 {
+		o.Padding = strings.Repeat("x", pad)
+		b, _ = json.Marshal(o)
+	}
 	return b
 }
 
@@ -67,6 +78,9 @@ type publisher struct {
 	settled chan struct{}
 	// misroute is the plan's Misroute until it has been used once.
 	misroute <-chan struct{}
+	// firstTry is when the publisher first took each order (unix ns; 0 not
+	// yet): the start of its message deadline.
+	firstTry []atomic.Int64
 }
 
 // Publish publishes plan.Messages orders in plan.Mode and returns what it
@@ -76,12 +90,14 @@ type publisher struct {
 // when it could not reconnect within plan.ReconnectTimeout; ctx's error when
 // cancelled.
 func (a *AMQP) Publish(ctx context.Context, plan scenario.PublishPlan) (scenario.PublishStats, error) {
-	pub := &publisher{a: a, p: plan, tracker: metrics.NewConfirmTracker(), settled: make(chan struct{}, 1), misroute: plan.Misroute}
+	pub := &publisher{a: a, p: plan, tracker: metrics.NewConfirmTracker(), settled: make(chan struct{}, 1), misroute: plan.Misroute,
+		firstTry: make([]atomic.Int64, plan.Messages)}
 	var monitor *depthMonitor
 	if plan.Mode == scenario.FireAndForget {
 		monitor = startDepthMonitor(ctx, a, plan.Queue)
 	}
 	err := pub.run(ctx)
+	pub.markPastDeadline(time.Now(), nil)
 	if monitor != nil {
 		pub.stats.AbsorbedRate = monitor.wait(plan.Timeline)
 	}
@@ -136,9 +152,50 @@ func (p *publisher) take() (seq int, ok bool) {
 	}
 	if p.next < p.p.Messages {
 		p.next++
+		p.firstTry[p.next-1].Store(time.Now().UnixNano())
 		return p.next - 1, true
 	}
 	return 0, false
+}
+
+// deadline returns seq's message deadline, and false when none is set.
+func (p *publisher) deadline(seq int) (time.Time, bool) {
+	if p.p.MessageDeadline <= 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(0, p.firstTry[seq].Load()).Add(p.p.MessageDeadline), true
+}
+
+// expiredUnpublished marks seq not published when its deadline has passed
+// before any attempt, and reports whether it did.
+func (p *publisher) expiredUnpublished(seq int) bool {
+	d, ok := p.deadline(seq)
+	return ok && time.Now().After(d) && p.p.Ledger.MarkNotPublished(seq)
+}
+
+// markPastDeadline marks, among seqs (nil: every order), those written and
+// still unconfirmed whose deadline has passed by now.
+func (p *publisher) markPastDeadline(now time.Time, seqs []int) {
+	if p.p.MessageDeadline <= 0 {
+		return
+	}
+	check := func(seq int) {
+		if d, ok := p.deadline(seq); ok && now.After(d) {
+			switch p.p.Ledger.Outcome(seq) {
+			case metrics.InFlight, metrics.InDoubt:
+				p.p.Ledger.MarkPastDeadline(seq)
+			}
+		}
+	}
+	if seqs != nil {
+		for _, seq := range seqs {
+			check(seq)
+		}
+		return
+	}
+	for seq := range p.p.Messages {
+		check(seq)
+	}
 }
 
 // putBack returns an id that was taken but not published.
@@ -195,7 +252,7 @@ func (p *publisher) publishing(seq int) amqp.Publishing {
 		DeliveryMode: amqp.Persistent,
 		MessageId:    id,
 		Timestamp:    time.Now(),
-		Body:         orderBody(id, seq),
+		Body:         orderBody(id, seq, p.p.MessageSizeBytes),
 	}
 }
 
@@ -285,6 +342,9 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 			p.putBack(seq)
 			return err
 		}
+		if p.expiredUnpublished(seq) {
+			continue
+		}
 		exchange, key := p.route(seq)
 		w.callStarted()
 		err := ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq))
@@ -324,7 +384,7 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 	// The listener never has less capacity than the window: a full listener
 	// stalls the connection's reader (streadway/amqp#254) and, since
 	// amqp091-go 1.13, drops confirms after ~5 s.
-	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, window))
+	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, max(window, p.p.ListenerBuffer)))
 	returns := ch.NotifyReturn(make(chan amqp.Return, window))
 	slots := make(chan struct{}, window)
 	var trackMu sync.Mutex // Track+Published vs CloseEpoch: a message is in the tracker and the ledger, or in neither
@@ -355,8 +415,10 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 					trackMu.Lock()
 					pending := p.tracker.CloseEpoch(epoch)
 					trackMu.Unlock()
+					now := time.Now()
 					for _, pend := range pending {
 						p.inDoubt(pend.Seq)
+						p.markPastDeadline(now, []int{pend.Seq})
 						<-slots
 					}
 					if !closing.Load() || len(pending) > 0 {
@@ -386,6 +448,7 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 				}
 				now := time.Now()
 				p.p.Latency.Record(now.Sub(pend.PublishedAt))
+				p.markPastDeadline(now, []int{pend.Seq})
 				if err := p.p.Ledger.Settle(pend.Seq, c.Ack); err != nil {
 					p.a.Log.Error("ledger", "err", err)
 				}
@@ -434,12 +497,41 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 				return end(ctx.Err())
 			}
 		}
+		if p.expiredUnpublished(seq) {
+			continue
+		}
+		// A never-attempted order waits for a slot only until its deadline.
+		var expire <-chan time.Time
+		var timer *time.Timer
+		if d, ok := p.deadline(seq); ok && p.p.Ledger.Outcome(seq) == metrics.NotSent {
+			timer = time.NewTimer(time.Until(d))
+			expire = timer.C
+		}
+		acquired, expired := false, false
 		select {
 		case slots <- struct{}{}:
+			acquired = true
+		case <-expire:
+			expired = true
 		case <-epochOver:
-			p.putBack(seq)
-			return end(errEpochOver)
 		case <-ctx.Done():
+		}
+		if timer != nil {
+			timer.Stop()
+		}
+		switch {
+		case expired:
+			p.p.Ledger.MarkNotPublished(seq)
+			continue
+		case !acquired:
+			p.putBack(seq)
+			if err := ctx.Err(); err != nil {
+				return end(err)
+			}
+			return end(errEpochOver)
+		case ctx.Err() != nil:
+			// Both were ready: an order that was not written stays unsent.
+			<-slots
 			p.putBack(seq)
 			return end(ctx.Err())
 		}

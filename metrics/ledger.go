@@ -31,10 +31,13 @@ const (
 	// timed out, or the publish call failed. Not a nack: amqp091-go reports a
 	// closed channel as ack=false (rabbitmq/amqp091-go#46).
 	InDoubt
+	// NotPublished: the order's deadline passed before it ever left the
+	// process: safe to report to the application as failed.
+	NotPublished
 )
 
 func (o Outcome) String() string {
-	return [...]string{"not-sent", "in-flight", "handed-off", "acked", "nacked", "returned", "in-doubt"}[o]
+	return [...]string{"not-sent", "in-flight", "handed-off", "acked", "nacked", "returned", "in-doubt", "not-published"}[o]
 }
 
 // Ledger records, for a burst of N orders with sequence numbers 0..N-1, what the
@@ -45,7 +48,8 @@ type Ledger struct {
 	mu           sync.Mutex
 	prefix       string
 	outcome      []Outcome
-	returned     []bool   // a basic.return was seen for some attempt of this id
+	returned     []bool   // a basic.return was seen for the latest attempt of this id
+	pastDeadline []bool   // written, and unconfirmed when its deadline passed
 	everInDoubt  []bool   // at some point this id was in doubt
 	attempts     []uint16 // publish attempts (first publish + republishes)
 	deliveries   []uint32
@@ -60,12 +64,13 @@ type Ledger struct {
 // (see MessageID).
 func NewLedger(prefix string, n int) *Ledger {
 	return &Ledger{
-		prefix:      prefix,
-		outcome:     make([]Outcome, n),
-		returned:    make([]bool, n),
-		everInDoubt: make([]bool, n),
-		attempts:    make([]uint16, n),
-		deliveries:  make([]uint32, n),
+		prefix:       prefix,
+		outcome:      make([]Outcome, n),
+		returned:     make([]bool, n),
+		pastDeadline: make([]bool, n),
+		everInDoubt:  make([]bool, n),
+		attempts:     make([]uint16, n),
+		deliveries:   make([]uint32, n),
 	}
 }
 
@@ -182,6 +187,30 @@ func (l *Ledger) Delivered(id string, redelivered bool) {
 		return
 	}
 	l.deliveries[seq]++
+}
+
+// MarkNotPublished records that seq's deadline passed before any publish
+// attempt; it returns false, changing nothing, when seq was already
+// attempted (then it is pending, not unpublished).
+func (l *Ledger) MarkNotPublished(seq int) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.attempts[seq] > 0 {
+		return false
+	}
+	l.outcome[seq] = NotPublished
+	return true
+}
+
+// MarkPastDeadline records that seq had been written but was still
+// unconfirmed when its deadline passed: it may exist, and it keeps being
+// republished until confirmed or the run ends.
+func (l *Ledger) MarkPastDeadline(seq int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.attempts[seq] > 0 {
+		l.pastDeadline[seq] = true
+	}
 }
 
 // Sent is the number of distinct ids with at least one publish attempt.

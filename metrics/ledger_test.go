@@ -163,6 +163,25 @@ func TestUndrainedIsUnverifiedNeverLost(t *testing.T) {
 	}
 }
 
+func TestDeadlines(t *testing.T) {
+	l := NewLedger("r-", 3)
+	if !l.MarkNotPublished(0) {
+		t.Fatal("never attempted: must be markable as not published")
+	}
+	l.Published(1, true)
+	if l.MarkNotPublished(1) {
+		t.Fatal("an attempted id is pending, never 'not published'")
+	}
+	l.MarkPastDeadline(1)
+	l.MarkPastDeadline(2) // never attempted: not pending
+	_ = l.Settle(1, true)
+	l.Delivered("r-1", false)
+	c, ids, err := l.Reconcile(true)
+	if err != nil || c.Sent != 1 || c.NotPublished != 1 || c.PendingAtDeadline != 1 || c.Confirmed != 1 || len(ids.NotPublished) != 1 || ids.NotPublished[0] != (Range{0, 0}) {
+		t.Fatalf("%+v %+v %v", c, ids, err)
+	}
+}
+
 func TestSettleTwiceIsABug(t *testing.T) {
 	l := NewLedger("r-", 1)
 	l.Published(0, true)

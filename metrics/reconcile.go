@@ -27,6 +27,8 @@ type Counts struct {
 	Duplicates              int `json:"duplicates"`                // deliveries beyond the first of each id
 	DuplicatesFromRepublish int `json:"duplicates_from_republish"` // of Duplicates, explained by a republish of that id
 	Unexpected              int `json:"unexpected"`                // deliveries of ids never published in this burst
+	NotPublished            int `json:"not_published"`             // orders whose deadline passed before they left the process (not sent)
+	PendingAtDeadline       int `json:"pending_at_deadline"`       // sent ids still unconfirmed when their deadline passed (they may exist)
 	Redeliveries            int `json:"redeliveries"`              // deliveries flagged redelivered of ids already seen (not duplicates)
 }
 
@@ -38,6 +40,7 @@ type IDSets struct {
 	InDoubt            []Range `json:"in_doubt,omitempty"`
 	Nacked             []Range `json:"nacked,omitempty"`
 	Returned           []Range `json:"returned,omitempty"`
+	NotPublished       []Range `json:"not_published,omitempty"`
 	Duplicated         []Range `json:"duplicated,omitempty"`
 }
 
@@ -77,10 +80,17 @@ func (l *Ledger) Reconcile(drained bool) (Counts, IDSets, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := Counts{Unexpected: l.unexpected, Redeliveries: l.redeliveries, Republished: l.republished, PublishErrors: l.pubErrors}
-	var lost, unverified, missing, doubt, nacked, returned, dup rangeBuilder
+	var lost, unverified, missing, doubt, nacked, returned, dup, unpublished rangeBuilder
 	for seq, o := range l.outcome {
+		if o == NotPublished {
+			c.NotPublished++
+			unpublished.add(seq)
+		}
 		if l.attempts[seq] == 0 {
 			continue
+		}
+		if l.pastDeadline[seq] {
+			c.PendingAtDeadline++
 		}
 		c.Sent++
 		d := int(l.deliveries[seq])
@@ -135,7 +145,7 @@ func (l *Ledger) Reconcile(drained bool) (Counts, IDSets, error) {
 		}
 	}
 	sets := IDSets{Lost: lost.out, Unverified: unverified.out, UnconfirmedMissing: missing.out, InDoubt: doubt.out,
-		Nacked: nacked.out, Returned: returned.out, Duplicated: dup.out}
+		Nacked: nacked.out, Returned: returned.out, Duplicated: dup.out, NotPublished: unpublished.out}
 	if sum := c.ClassSum(); sum != c.Sent {
 		return c, sets, fmt.Errorf("ledger does not reconcile: classes add up to %d, sent %d", sum, c.Sent)
 	}

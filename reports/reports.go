@@ -207,6 +207,10 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 		if m.Stalls > 0 {
 			p("\nClient stalls: %d (connected, nothing published or confirmed; not loss).\n", m.Stalls)
 		}
+		if m.NotPublished > 0 || m.PendingAtDeadline > 0 {
+			p("\nMessage deadline: %s orders not published (the deadline passed before they left the process: safe to report as failed), %s pending at their deadline (written, unconfirmed: they may exist).\n", num(m.NotPublished), num(m.PendingAtDeadline))
+		}
+		idList(w, "Not published (deadline passed first)", m.IDs.NotPublished)
 		if m.Redeliveries > 0 {
 			p("\nRedeliveries during the drain: %s (same stored message handed out again; not duplicates).\n", num(m.Redeliveries))
 		}

@@ -53,6 +53,7 @@ func Judge(mode Mode, c metrics.Counts, obs Observed, e Expect, cond Conditions)
 			"sent": c.Sent, "confirmed": c.Confirmed, "lost": c.Lost, "nacked": c.Nacked, "returned": c.Returned,
 			"in_doubt": c.InDoubt, "delivered": c.Delivered, "unconfirmed_delivered": c.UnconfirmedDelivered,
 			"unconfirmed_missing": c.UnconfirmedMissing, "duplicates": c.Duplicates,
+			"not_published": c.NotPublished, "pending_at_deadline": c.PendingAtDeadline,
 		}
 		for _, f := range ex.fields() {
 			switch {

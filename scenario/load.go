@@ -428,6 +428,16 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 	}
 	positive("load.stall_timeout", s.Load.StallTimeout)
 	positive("load.burst_timeout", s.Load.BurstTimeout)
+	if p.has(sp + ".load.message_deadline") {
+		positive("load.message_deadline", s.Load.MessageDeadline)
+	}
+	if v := s.Load.MessageSizeBytes; v < 0 || v > 1<<20 {
+		p.fail(sp+".load.message_size_bytes", "must be within 0–1048576 (1 MiB), got %d", v)
+	}
+	if p.has(sp+".load.confirm_listener_buffer") && s.Load.ConfirmListenerBuffer < s.Load.Window {
+		p.fail(sp+".load.confirm_listener_buffer", "%d is below the window %d: a full confirm listener stalls amqp091-go's reader (streadway/amqp#254) and, since v1.13, makes it drop confirms; leave it unset to size it for the window",
+			s.Load.ConfirmListenerBuffer, s.Load.Window)
+	}
 	if t := s.Queue.AlsoBindType; t != "" && t != Quorum && t != Classic {
 		p.fail(sp+".queue.also_bind_type", "%q is not a queue type (quorum, classic)", t)
 	}

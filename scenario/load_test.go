@@ -16,7 +16,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"unknown key names line, column, path and the known keys",
 			head + "    load:\n      messages: 10\n      windw: 5\n",
-			[]string{"s.yaml:6:7: scenarios[0].load.windw: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout, unroutable_every, stall_timeout, burst_timeout)"}},
+			[]string{"s.yaml:6:7: scenarios[0].load.windw: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout, unroutable_every, stall_timeout, burst_timeout, message_deadline, message_size_bytes, confirm_listener_buffer)"}},
 		{"window zero and kill point outside 0-100, both at once",
 			head + "    load:\n      messages: 10\n      window: 0\n    faults:\n      - action: kill\n        published_percent: 150\n",
 			[]string{
@@ -76,7 +76,13 @@ func TestParseErrors(t *testing.T) {
 				"s.yaml:4:67: scenarios[0].load.unroutable_every: must not be negative, got -1",
 				"s.yaml:7:25: scenarios[0].expect.modes.confirm-window: \"confirm-window\" is not one of this scenario's load.modes",
 				"s.yaml:8:35: scenarios[0].expect.modes.confirm-each.confirmed: must not be negative, got -1",
-				"s.yaml:8:39: scenarios[0].expect.modes.confirm-each.colour: unknown field (known: sent, confirmed, lost, nacked, returned, in_doubt, delivered, unconfirmed_delivered, unconfirmed_missing, duplicates, min_went_in_doubt, min_blocked_ms, min_unconfirmed_missing, channel_closed_with)",
+				"s.yaml:8:39: scenarios[0].expect.modes.confirm-each.colour: unknown field (known: sent, confirmed, lost, nacked, returned, in_doubt, delivered, unconfirmed_delivered, unconfirmed_missing, duplicates, min_went_in_doubt, min_blocked_ms, not_published, pending_at_deadline, min_unconfirmed_missing, channel_closed_with)",
+			}},
+		{"a confirm listener smaller than the window is refused (F3)",
+			head + "    load: {messages: 10, window: 64, confirm_listener_buffer: 1, message_size_bytes: -1}\n",
+			[]string{
+				"s.yaml:4:63: scenarios[0].load.confirm_listener_buffer: 1 is below the window 64: a full confirm listener stalls amqp091-go's reader (streadway/amqp#254) and, since v1.13, makes it drop confirms; leave it unset to size it for the window",
+				"s.yaml:4:86: scenarios[0].load.message_size_bytes: must be within 0–1048576 (1 MiB), got -1",
 			}},
 		{"empty file", "", []string{"s.yaml: empty file; it needs version: 1 and a list of scenarios"}},
 		{"wrong version and no scenarios",

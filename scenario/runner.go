@@ -69,6 +69,12 @@ type PublishPlan struct {
 	// StallTimeout: connected, nothing published or confirmed for this long
 	// is recorded as a client stall.
 	StallTimeout time.Duration
+	// MessageDeadline (0: none) is each order's deadline from its first try.
+	MessageDeadline time.Duration
+	// MessageSizeBytes pads bodies to this size (0: bare order).
+	MessageSizeBytes int
+	// ListenerBuffer is the confirm listener's capacity (0: the window).
+	ListenerBuffer int
 }
 
 // PublishStats is what a publisher measured beside the ledger.
@@ -178,7 +184,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	finish := func() {
 		counts, ids, err := ledger.Reconcile(drained)
 		cond.ReconcileErr = err
-		cond.Unsent = s.Load.Messages - counts.Sent
+		cond.Unsent = s.Load.Messages - counts.Sent - counts.NotPublished // not published by deadline is an outcome, not a gap
 		cond.Interrupted = ctx.Err() != nil
 		res.Counts, res.IDs = counts, ids
 		res.ConfirmLatency = latency.Summary()
@@ -279,6 +285,8 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		Ledger:           ledger, Latency: latency, Timeline: timeline,
 		OnPublished: onPublished, FaultStarted: faultStarted, Misroute: misroute,
 		UnroutableEvery: s.Load.UnroutableEvery, StallTimeout: s.Load.StallTimeout.D(),
+		MessageDeadline: s.Load.MessageDeadline.D(), MessageSizeBytes: s.Load.MessageSizeBytes,
+		ListenerBuffer: s.Load.ConfirmListenerBuffer,
 	})
 	timeline.Add(metrics.EvBurstEnd, "")
 	if cause := context.Cause(pubCtx); errors.Is(pubErr, context.DeadlineExceeded) && cause != nil {

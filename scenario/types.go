@@ -167,6 +167,20 @@ type Load struct {
 	// BurstTimeout bounds the whole burst, reconnects and republishes
 	// included (default 15m); reaching it makes the run inconclusive.
 	BurstTimeout Duration `yaml:"burst_timeout"`
+	// MessageDeadline, when set, gives each order this long from the moment
+	// the publisher first tries to send it: one that never left the process
+	// by then is not published (safe to report as failed); one written but
+	// unconfirmed by then is pending (it may exist; it keeps being
+	// republished until confirmed or the run ends). Both are counted.
+	MessageDeadline Duration `yaml:"message_deadline,omitempty"`
+	// MessageSizeBytes pads each JSON order to this body size (0: the bare
+	// order, ~90 bytes; at most 1 MiB).
+	MessageSizeBytes int `yaml:"message_size_bytes,omitempty"`
+	// ConfirmListenerBuffer is the capacity of the publisher-confirm listener
+	// (default: the window). Below the window it is refused: a full listener
+	// stalls amqp091-go's reader (streadway/amqp#254) and, since v1.13, makes
+	// it drop confirms after ~5 s.
+	ConfirmListenerBuffer int `yaml:"confirm_listener_buffer,omitempty"`
 }
 
 // Fault is one planned fault. Exactly one trigger is set.
@@ -219,7 +233,9 @@ type Exact struct {
 	// MinWentInDoubt checks that the fault really left messages in doubt.
 	MinWentInDoubt *int `yaml:"min_went_in_doubt,omitempty"`
 	// MinBlockedMS checks that connection.blocked was observed for this long.
-	MinBlockedMS *int `yaml:"min_blocked_ms,omitempty"`
+	MinBlockedMS      *int `yaml:"min_blocked_ms,omitempty"`
+	NotPublished      *int `yaml:"not_published,omitempty"`
+	PendingAtDeadline *int `yaml:"pending_at_deadline,omitempty"`
 	// MinUnconfirmedMissing checks that fire-and-forget lost at least this
 	// many silently (a fault that must cost it something).
 	MinUnconfirmedMissing *int `yaml:"min_unconfirmed_missing,omitempty"`
@@ -239,7 +255,8 @@ func (e Exact) fields() []namedInt {
 		{"returned", e.Returned}, {"in_doubt", e.InDoubt}, {"delivered", e.Delivered},
 		{"unconfirmed_delivered", e.UnconfirmedDelivered}, {"unconfirmed_missing", e.UnconfirmedMissing},
 		{"duplicates", e.Duplicates}, {"min_went_in_doubt", e.MinWentInDoubt}, {"min_blocked_ms", e.MinBlockedMS},
-		{"min_unconfirmed_missing", e.MinUnconfirmedMissing},
+		{"min_unconfirmed_missing", e.MinUnconfirmedMissing}, {"not_published", e.NotPublished},
+		{"pending_at_deadline", e.PendingAtDeadline},
 	}
 }
 
