@@ -290,20 +290,6 @@ func (p *publisher) published(n int) {
 	}
 }
 
-// noteFault records the publish count when the first fault fires.
-func (p *publisher) noteFault() {
-	select {
-	case <-p.p.FaultStarted:
-		p.statsMu.Lock()
-		if p.stats.FaultAt.IsZero() {
-			p.stats.FaultAt = time.Now()
-			p.stats.PublishedBeforeFault = p.stats.Publishes
-		}
-		p.statsMu.Unlock()
-	default:
-	}
-}
-
 // fireAndForgetEpoch publishes without confirm mode. A publish that returned
 // no error only reached a local buffer; the ledger can only later learn
 // whether it was delivered. A publish call that fails is retried on the next
@@ -356,7 +342,6 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 			return fmt.Errorf("%w: %v", errEpochOver, err)
 		}
 		p.p.Ledger.Published(seq, false)
-		p.noteFault()
 		p.published(p.p.Ledger.Sent())
 		if first {
 			p.p.Timeline.Add(metrics.EvFirstProgress, fmt.Sprintf("epoch %d: first publish", epoch))
@@ -568,7 +553,6 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 			p.p.Timeline.Add(metrics.EvConnectionLost, "publish: "+err.Error())
 			return end(errEpochOver)
 		}
-		p.noteFault()
 		p.published(p.p.Ledger.Sent())
 	}
 }

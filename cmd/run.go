@@ -30,12 +30,13 @@ type runOpts struct {
 	keep      bool
 	out       string
 	hostPort  int
+	all       bool
 }
 
 func newRun(g *globalOpts) *cobra.Command {
 	o := &runOpts{}
 	c := &cobra.Command{
-		Use:   "run SCENARIO [SCENARIO...]",
+		Use:   "run SCENARIO [SCENARIO...] | run --all",
 		Short: "Run scenarios against a real broker and write report.md and result.json",
 		Long: `run starts a labelled RabbitMQ container (or uses the one --container names),
 runs each named scenario's publishing modes in turn on fresh queues, injects the
@@ -53,7 +54,12 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 		Example: `  rmqtorture run kill-mid-burst
   rmqtorture run kill-mid-burst --mode confirm-window --messages 5000
   rmqtorture run kill-mid-burst --image rabbitmq:4 --keep`,
-		Args: cobra.MinimumNArgs(1),
+		Args: func(c *cobra.Command, args []string) error {
+			if o.all != (len(args) == 0) {
+				return usageErr(errors.New("name one or more scenarios, or --all (not both)"))
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error { return o.run(c, g, args) },
 	}
 	fl := c.Flags()
@@ -65,6 +71,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	fl.BoolVar(&o.keep, "keep", false, "keep the broker container at the end")
 	fl.StringVar(&o.out, "out", "rmqtorture-results", "folder under which each run writes its report folder")
 	fl.IntVar(&o.hostPort, "port", 0, "host port on 127.0.0.1 to publish AMQP on (default: a free one)")
+	fl.BoolVar(&o.all, "all", false, "run every scenario in the file, in file order")
 	return c
 }
 
@@ -128,6 +135,11 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 	f, err := g.load()
 	if err != nil {
 		return err
+	}
+	if o.all {
+		for _, sc := range f.Scenarios {
+			names = append(names, sc.Name)
+		}
 	}
 	// Every scenario and flag is checked before anything is touched.
 	var plans []scenario.Scenario

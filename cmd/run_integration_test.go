@@ -171,6 +171,9 @@ func TestRunBadInputStartsNothing(t *testing.T) {
 		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--messages", "0"}, "--messages must be > 0, got 0"},
 		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--window", "-1"}, "--window must be within 1–65535, got -1"},
 		{[]string{"validate", "-f", filepath.Join(dir, "missing.yaml")}, "read scenario file: open " + filepath.Join(dir, "missing.yaml")},
+		{[]string{"run", "-f", "../scenarios.yaml"}, "name one or more scenarios, or --all (not both)"},
+		{[]string{"run", "kill-mid-burst", "--all", "-f", "../scenarios.yaml"}, "name one or more scenarios, or --all (not both)"},
+		{[]string{"run", "--all", "--mode", "", "-f", "../scenarios.yaml"}, "--mode: name at least one mode"},
 	} {
 		// An unreachable Docker proves nothing was started: it is never asked.
 		t.Setenv("DOCKER_HOST", "tcp://127.0.0.1:1")

@@ -346,8 +346,11 @@ func (p *parser) defaults(f *File) {
 			if !at(fp+"signal") && s.Faults[j].Action == Kill {
 				s.Faults[j].Signal = "SIGKILL"
 			}
-			if s.Faults[j].Action.Recovers() {
+			if s.Faults[j].Action.Recovers() && !s.Faults[j].ManualRecovery {
 				setDur(fp+"down", &s.Faults[j].Down, 5*time.Second)
+			}
+			if a := s.Faults[j].Action; a == Stop || a == Restart {
+				setDur(fp+"grace", &s.Faults[j].Grace, 10*time.Second)
 			}
 		}
 		setDur("drain.idle", &s.Drain.Idle, 2*time.Second)
@@ -454,7 +457,18 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 			p.fail(fp+".signal", "only kill takes a signal, not %s", f.Action)
 		}
 		if slices.Contains(Actions, f.Action) && !f.Action.Recovers() && p.has(fp+".down") {
-			p.fail(fp+".down", "%s has nothing to recover; down applies to kill and memory-alarm", f.Action)
+			p.fail(fp+".down", "%s has nothing to recover; down applies to kill, stop, pause, disconnect and memory-alarm", f.Action)
+		}
+		if f.ManualRecovery && p.has(fp+".down") {
+			p.fail(fp+".down", "manual_recovery: a later step recovers, so down has no meaning")
+		}
+		if f.ManualRecovery && (!f.Action.Recovers() || f.Action == MemoryAlarm) {
+			p.fail(fp+".manual_recovery", "only kill, stop, pause and disconnect can be recovered by a later step")
+		}
+		if p.has(fp+".grace") && f.Action != Stop && f.Action != Restart {
+			p.fail(fp+".grace", "only stop and restart take a grace period, not %s", f.Action)
+		} else if p.has(fp+".grace") && f.Grace < 0 {
+			p.fail(fp+".grace", "must not be negative")
 		}
 		triggers := 0
 		if f.PublishedPercent != nil {
@@ -482,9 +496,7 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 			p.fail(fp+".down", "must not be negative")
 		}
 	}
-	if len(s.Faults) > 1 {
-		p.fail(sp+".faults[1]", "only one fault per scenario is supported so far")
-	}
+	p.validateTimeline(sp, s)
 	positive("drain.idle", s.Drain.Idle)
 	positive("drain.lost_wait", s.Drain.LostWait)
 	positive("drain.timeout", s.Drain.Timeout)
@@ -513,6 +525,73 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 			p.fail(sp+".expect."+e.field, "must not be negative, got %d", *e.v)
 		}
 	}
+}
+
+// validateTimeline checks the fault steps as a sequence, before anything
+// runs: each fault must find the broker up, each recovery step the state its
+// fault left, the broker must be up at the end, and triggers must not go
+// back in time or overlap the previous step's downtime. Steps run one after
+// the other; a step whose trigger passed while the previous one was still
+// recovering runs as soon as it is done.
+func (p *parser) validateTimeline(sp string, s *Scenario) {
+	state, pending := "up", Action("")
+	var lastAfter *time.Duration
+	var lastEnd time.Duration
+	lastCount, lastCountPath := -1, ""
+	for j, f := range s.Faults {
+		fp := fmt.Sprintf("%s.faults[%d]", sp, j)
+		if !slices.Contains(Actions, f.Action) {
+			continue
+		}
+		switch f.Action {
+		case Start, Unpause, Reconnect:
+			if f.After == nil {
+				p.fail(fp, "%s must be triggered by after: nothing is published while the broker is %s", f.Action, recoveredState(f.Action))
+			}
+			if f.Action != pending {
+				p.fail(fp+".action", "%s needs a broker left %s by an earlier step with manual_recovery, but it is %s here", f.Action, recoveredState(f.Action), state)
+			} else {
+				state, pending = "up", ""
+			}
+		default:
+			if state != "up" {
+				p.fail(fp+".action", "%s needs a running broker, but it is %s here (recover it with %s first)", f.Action, state, pending)
+			}
+			if f.ManualRecovery {
+				pending, state = f.Action.Recovery()
+			}
+		}
+		if n, ok := f.countTrigger(s.Load.Messages); ok {
+			if n < lastCount {
+				p.fail(fp, "triggers at %d published, before %s (%d): steps run in order", n, lastCountPath, lastCount)
+			}
+			lastCount, lastCountPath = n, fmt.Sprintf("faults[%d]", j)
+		}
+		if f.After != nil {
+			at := f.After.D()
+			if lastAfter != nil && at < lastEnd {
+				p.fail(fp+".after", "%s overlaps the previous step, which lasts until %s after burst start", at, lastEnd)
+			}
+			lastAfter = &at
+			lastEnd = at
+			if f.Action.Recovers() && !f.ManualRecovery {
+				lastEnd += f.Down.D()
+			}
+		}
+	}
+	if state != "up" {
+		p.fail(fmt.Sprintf("%s.faults[%d]", sp, len(s.Faults)-1), "the broker would stay %s at the end: add a %s step", state, pending)
+	}
+}
+
+func recoveredState(a Action) string {
+	switch a {
+	case Start:
+		return "stopped"
+	case Unpause:
+		return "paused"
+	}
+	return "disconnected"
 }
 
 // queueArguments are the x-arguments a scenario may set, with their YAML kind.

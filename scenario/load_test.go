@@ -55,12 +55,12 @@ func TestParseErrors(t *testing.T) {
 			[]string{"s.yaml:5:40: scenarios[0].faults[0].published: must be within 0–10 (load.messages), got 11"}},
 		{"unknown action",
 			head + "    load: {messages: 10}\n    faults: [{action: explode, after: 1s}]\n",
-			[]string{"s.yaml:5:23: scenarios[0].faults[0].action: \"explode\" is not a fault action (kill, memory-alarm, close-connections, publish-to-missing-exchange)"}},
+			[]string{"s.yaml:5:23: scenarios[0].faults[0].action: \"explode\" is not a fault action (kill, stop, restart, pause, disconnect, start, unpause, reconnect, memory-alarm, close-connections, publish-to-missing-exchange)"}},
 		{"signal and down where they make no sense",
 			head + "    load: {messages: 10}\n    faults: [{action: close-connections, signal: SIGKILL, down: 1s, after: 1s}]\n",
 			[]string{
 				"s.yaml:5:50: scenarios[0].faults[0].signal: only kill takes a signal, not close-connections",
-				"s.yaml:5:65: scenarios[0].faults[0].down: close-connections has nothing to recover; down applies to kill and memory-alarm",
+				"s.yaml:5:65: scenarios[0].faults[0].down: close-connections has nothing to recover; down applies to kill, stop, pause, disconnect and memory-alarm",
 			}},
 		{"queue arguments are typed",
 			head + "    load: {messages: 10}\n    queue:\n      arguments: {x-max-length: many, x-overflow: reject, x-colour: red, x-dead-letter-exchange: 5}\n",
@@ -84,6 +84,27 @@ func TestParseErrors(t *testing.T) {
 				"s.yaml:4:63: scenarios[0].load.confirm_listener_buffer: 1 is below the window 64: a full confirm listener stalls amqp091-go's reader (streadway/amqp#254) and, since v1.13, makes it drop confirms; leave it unset to size it for the window",
 				"s.yaml:4:86: scenarios[0].load.message_size_bytes: must be within 0–1048576 (1 MiB), got -1",
 			}},
+		{"timelines: impossible orders, overlaps and a broker left down",
+			head + `    load: {messages: 100}
+    faults:
+      - {action: kill, published_percent: 30, manual_recovery: true}
+      - {action: pause, published_percent: 40, down: 1s}
+      - {action: start, published_percent: 20}
+      - {action: stop, after: 10s, down: 5s, grace: 2s}
+      - {action: disconnect, after: 12s, manual_recovery: true}
+      - {action: unpause, after: 30s, grace: 1s}
+`,
+			[]string{
+				"s.yaml:7:18: scenarios[0].faults[1].action: pause needs a running broker, but it is stopped here (recover it with start first)",
+				"s.yaml:8:9: scenarios[0].faults[2]: start must be triggered by after: nothing is published while the broker is stopped",
+				"s.yaml:10:37: scenarios[0].faults[4].after: 12s overlaps the previous step, which lasts until 15s after burst start",
+				"s.yaml:11:9: scenarios[0].faults[5]: the broker would stay disconnected at the end: add a reconnect step",
+				"s.yaml:11:18: scenarios[0].faults[5].action: unpause needs a broker left paused by an earlier step with manual_recovery, but it is disconnected here",
+				"s.yaml:11:46: scenarios[0].faults[5].grace: only stop and restart take a grace period, not unpause",
+			}},
+		{"steps run in trigger order",
+			head + "    load: {messages: 100}\n    faults: [{action: kill, published_percent: 50}, {action: pause, published: 20}]\n",
+			[]string{"s.yaml:5:53: scenarios[0].faults[1]: triggers at 20 published, before faults[0] (50): steps run in order"}},
 		{"empty file", "", []string{"s.yaml: empty file; it needs version: 1 and a list of scenarios"}},
 		{"wrong version and no scenarios",
 			"version: 2\nscenarios: []\n",

@@ -29,6 +29,16 @@ type FaultInjector interface {
 	MemoryAlarm(ctx context.Context, on bool) error
 	// CloseConnections makes the broker close every client connection.
 	CloseConnections(ctx context.Context) error
+	// Stop stops the broker gracefully, SIGKILL after grace.
+	Stop(ctx context.Context, grace time.Duration) error
+	// Restart stops the broker gracefully and starts it again.
+	Restart(ctx context.Context, grace time.Duration) error
+	// Pause freezes the broker; Unpause thaws it.
+	Pause(ctx context.Context) error
+	Unpause(ctx context.Context) error
+	// Disconnect cuts the broker from its network; Reconnect restores it.
+	Disconnect(ctx context.Context) error
+	Reconnect(ctx context.Context) error
 }
 
 // QueueSpec is the durable queue one burst publishes to.
@@ -58,8 +68,6 @@ type PublishPlan struct {
 	// OnPublished is called after every publish attempt with the number of
 	// distinct ids published so far. It must be cheap.
 	OnPublished func(sent int)
-	// FaultStarted is closed when the first fault fires.
-	FaultStarted <-chan struct{}
 	// Misroute, when closed, makes the publisher send its next message to an
 	// exchange that does not exist (fault publish-to-missing-exchange).
 	Misroute <-chan struct{}
@@ -87,10 +95,6 @@ type PublishStats struct {
 	// AbsorbedRate is msg/s entering the queue (fire-and-forget only), from
 	// queue-depth polls before the first fault; 0 when not measured.
 	AbsorbedRate float64
-	// PublishedBeforeFault is publish calls returned without error before the
-	// first fault fired, and FaultAt when it fired (zero: no fault).
-	PublishedBeforeFault int
-	FaultAt              time.Time
 	// BlockedMS is the time the broker held the publisher's connection
 	// blocked (connection.blocked → connection.unblocked), in ms.
 	BlockedMS float64
@@ -207,34 +211,35 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	timeline := metrics.NewTimeline(start)
 	timeline.AddAt(start, metrics.EvBurstStart, "")
 
-	// Fault triggers. The publisher reports progress after every publish; the
-	// first report at or past the threshold fires the fault.
-	var fault *Fault
-	if len(s.Faults) > 0 {
-		fault = &s.Faults[0]
-	}
-	trigger := make(chan struct{})
-	var fired atomic.Bool
-	threshold := math.MaxInt
-	if fault != nil {
-		switch {
-		case fault.PublishedPercent != nil:
-			threshold = int(math.Ceil(*fault.PublishedPercent / 100 * float64(s.Load.Messages)))
-		case fault.Published != nil:
-			threshold = *fault.Published
+	// Fault steps run one after the other. Every count or percent trigger is
+	// armed from the start: the publisher reports progress after every
+	// publish, and the first report at or past a step's threshold fires it.
+	nSteps := len(s.Faults)
+	triggers := make([]chan struct{}, nSteps)
+	fired := make([]atomic.Bool, nSteps)
+	atPublished := make([]atomic.Int64, nSteps)
+	thresholds := make([]int, nSteps)
+	for i := range s.Faults {
+		triggers[i] = make(chan struct{})
+		thresholds[i] = math.MaxInt
+		if n, ok := s.Faults[i].countTrigger(s.Load.Messages); ok {
+			thresholds[i] = n
 		}
 	}
-	var atPublished atomic.Int64
+	fire := func(i, sent int) {
+		if fired[i].CompareAndSwap(false, true) {
+			atPublished[i].Store(int64(sent))
+			close(triggers[i])
+		}
+	}
 	onPublished := func(sent int) {
-		if sent >= threshold && fired.CompareAndSwap(false, true) {
-			atPublished.Store(int64(sent))
-			close(trigger)
+		for i, t := range thresholds {
+			if sent >= t && !fired[i].Load() {
+				fire(i, sent)
+			}
 		}
 	}
-	if threshold <= 0 {
-		onPublished(0)
-	}
-	faultStarted := make(chan struct{})
+	onPublished(0)
 	misroute := make(chan struct{})
 
 	pubCtx, cancelPub := context.WithTimeoutCause(ctx, s.Load.BurstTimeout.D(),
@@ -242,38 +247,58 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	defer cancelPub()
 	var wg sync.WaitGroup
 	var brokerErr error
-	if fault != nil {
+	if nSteps > 0 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			var timer <-chan time.Time
-			if fault.After != nil {
-				timer = time.After(fault.After.D())
-			}
-			select {
-			case <-trigger:
-			case <-timer:
-				if !fired.CompareAndSwap(false, true) {
-					<-trigger
-				}
-				atPublished.Store(int64(ledger.Sent()))
-			case <-pubCtx.Done():
-				// A trigger that fired on the last publish still applies.
-				select {
-				case <-trigger:
-				default:
+			st := &faultState{misroute: misroute}
+			// Whatever happens, a broker left down by a manual_recovery step is
+			// brought back before the drain.
+			defer func() {
+				if st.pending == "" || brokerErr != nil {
 					return
 				}
-			}
-			if ctx.Err() != nil {
-				return // Ctrl-C before the fault: do not start one now
-			}
-			rec, err := r.inject(ctx, log, s, fault, timeline, start, faultStarted, misroute, ledger)
-			rec.AtPublished = int(atPublished.Load())
-			res.Faults = append(res.Faults, rec)
-			if err != nil {
-				brokerErr = err
-				cancelPub() // nothing more can be measured without a broker
+				rec, err := r.recoverBroker(ctx, log, s, st.pending, timeline)
+				rec.Trigger = "restore at the end of the burst"
+				res.Faults = append(res.Faults, rec)
+				res.Notes = append(res.Notes, fmt.Sprintf("the broker was still down when the burst ended; rmqtorture ran %s itself", st.pending))
+				if err != nil {
+					brokerErr = fmt.Errorf("broker not back after %s: %w", st.pending, err)
+				}
+			}()
+			for i := range s.Faults {
+				f := &s.Faults[i]
+				var timer <-chan time.Time
+				if f.After != nil {
+					due := start.Add(f.After.D())
+					if !time.Now().Before(due) {
+						fire(i, ledger.Sent()) // its time passed while an earlier step ran
+					}
+					timer = time.After(time.Until(due))
+				}
+				select {
+				case <-triggers[i]:
+				case <-timer:
+					fire(i, ledger.Sent())
+				case <-pubCtx.Done():
+					// A trigger that fired on the last publish still applies.
+					select {
+					case <-triggers[i]:
+					default:
+						return
+					}
+				}
+				if ctx.Err() != nil {
+					return // Ctrl-C before the step: do not start it now
+				}
+				rec, err := r.inject(ctx, log, s, f, timeline, start, st, ledger)
+				rec.AtPublished = int(atPublished[i].Load())
+				res.Faults = append(res.Faults, rec)
+				if err != nil {
+					brokerErr = err
+					cancelPub() // nothing more can be measured without a broker
+					return
+				}
 			}
 		}()
 	}
@@ -283,7 +308,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		ConfirmTimeout: s.Load.ConfirmTimeout.D(), Republish: s.Load.Republish,
 		ReconnectTimeout: s.Load.ReconnectTimeout.D(),
 		Ledger:           ledger, Latency: latency, Timeline: timeline,
-		OnPublished: onPublished, FaultStarted: faultStarted, Misroute: misroute,
+		OnPublished: onPublished, Misroute: misroute,
 		UnroutableEvery: s.Load.UnroutableEvery, StallTimeout: s.Load.StallTimeout.D(),
 		MessageDeadline: s.Load.MessageDeadline.D(), MessageSizeBytes: s.Load.MessageSizeBytes,
 		ListenerBuffer: s.Load.ConfirmListenerBuffer,
@@ -301,8 +326,15 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	if brokerErr != nil {
 		cond.BrokerNotBack = brokerErr
 	}
-	if fault != nil && !fired.Load() {
-		cond.FaultMissed = fmt.Errorf("fault %s (%s) never fired: the burst ended first", fault.Action, fault.Trigger())
+	for i := range s.Faults {
+		switch s.Faults[i].Action {
+		case Start, Unpause, Reconnect:
+			continue // a recovery that did not fire was run at the end instead (see Notes)
+		}
+		if !fired[i].Load() {
+			cond.FaultMissed = fmt.Errorf("fault %s (%s) never fired: the burst ended first", s.Faults[i].Action, s.Faults[i].Trigger())
+			break
+		}
 	}
 
 	r.measure(&res, stats, timeline, start)
@@ -349,17 +381,31 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	return res, brokerErr != nil
 }
 
-// inject applies one fault and restores the broker. Restoration runs under a
-// context that ignores cancellation (Ctrl-C must not leave a dead broker) but
-// has its own deadline.
-func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *Fault, tl *metrics.Timeline, start time.Time, started, misroute chan struct{}, ledger *metrics.Ledger) (FaultRecord, error) {
+// faultState carries what one burst's fault steps share.
+type faultState struct {
+	misroute chan struct{}
+	pending  Action // recovery a manual_recovery step left for a later step
+}
+
+// inject applies one fault step and, unless the step says manual_recovery,
+// runs its recovery after Down. Once a step has started it is applied and
+// recovered under a context that ignores Ctrl-C (half a fault, a kill whose
+// restart was skipped, is the worst outcome), with its own deadline.
+func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *Fault, tl *metrics.Timeline, start time.Time, st *faultState, ledger *metrics.Ledger) (FaultRecord, error) {
 	rec := FaultRecord{Action: f.Action, Signal: f.Signal, Trigger: f.Trigger(), DownMS: metrics.Millis(f.Down.D())}
 	at := time.Now()
 	rec.AtMS = metrics.Millis(at.Sub(start))
-	close(started)
-	tl.AddAt(at, metrics.EvTrigger, rec.Trigger)
-	// Once started, a fault is applied and recovered whatever Ctrl-C does:
-	// half a fault (a kill whose restart was skipped) is the worst outcome.
+	tl.AddAt(at, metrics.EvTrigger, fmt.Sprintf("%s (%s)", f.Action, rec.Trigger))
+	switch f.Action {
+	case Start, Unpause, Reconnect:
+		st.pending = ""
+		out, err := r.recoverBroker(ctx, log, s, f.Action, tl)
+		out.Trigger, out.AtMS = rec.Trigger, rec.AtMS
+		if err != nil {
+			return out, fmt.Errorf("broker not back after %s: %w", f.Action, err)
+		}
+		return out, nil
+	}
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer fcancel()
 	var err error
@@ -368,6 +414,18 @@ func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *F
 	case Kill:
 		err = r.Injector.Kill(fctx, f.Signal)
 		detail = fmt.Sprintf("kill %s (Docker API call returned; the signal lands during the call)", f.Signal)
+	case Stop:
+		err = r.Injector.Stop(fctx, f.Grace.D())
+		detail = fmt.Sprintf("stop (SIGTERM, SIGKILL after %s): the broker exited", f.Grace.D())
+	case Restart:
+		err = r.Injector.Restart(fctx, f.Grace.D())
+		detail = fmt.Sprintf("restart (graceful, %s grace)", f.Grace.D())
+	case Pause:
+		err = r.Injector.Pause(fctx)
+		detail = "pause: broker frozen, connections hang"
+	case Disconnect:
+		err = r.Injector.Disconnect(fctx)
+		detail = "disconnect: broker removed from its network, client links fail"
 	case MemoryAlarm:
 		err = r.Injector.MemoryAlarm(fctx, true)
 		detail = "memory alarm raised (vm_memory_high_watermark set below use)"
@@ -375,7 +433,7 @@ func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *F
 		err = r.Injector.CloseConnections(fctx)
 		detail = "broker closed every client connection (rabbitmqctl close_all_connections)"
 	case PublishToMissingExchange:
-		close(misroute)
+		close(st.misroute)
 		detail = "next publish goes to a missing exchange"
 	}
 	if err != nil {
@@ -386,35 +444,73 @@ func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *F
 	rec.InjectMS = metrics.Millis(applied.Sub(at))
 	rec.PublishedAtInject = ledger.Sent()
 	tl.AddAt(applied, metrics.EvFault, detail)
-	log.Info("fault applied", "action", f.Action, "signal", f.Signal, "trigger", rec.Trigger, "inject", applied.Sub(at).Round(time.Millisecond), "published", rec.PublishedAtInject)
+	log.Info("fault applied", "action", f.Action, "trigger", rec.Trigger, "inject", applied.Sub(at).Round(time.Millisecond), "published", rec.PublishedAtInject)
+	if f.Action == Restart {
+		if err := r.Injector.WaitReady(fctx, s.Broker.ReadyTimeout.D()); err != nil {
+			rec.Error = err.Error()
+			tl.Add(metrics.EvBrokerNotReady, err.Error())
+			return rec, fmt.Errorf("broker not back after restart: %w", err)
+		}
+		tl.Add(metrics.EvBrokerReady, "")
+		return rec, nil
+	}
+	recovery, _ := f.Action.Recovery()
 	if !f.Action.Recovers() {
+		return rec, nil
+	}
+	if f.ManualRecovery {
+		st.pending = recovery
 		return rec, nil
 	}
 	// The planned downtime is cut short by Ctrl-C; the recovery is not.
 	_ = sleep(ctx, f.Down.D())
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout+s.Broker.ReadyTimeout.D())
-	defer cancel()
 	if f.Action == MemoryAlarm {
-		if err := r.Injector.MemoryAlarm(rctx, false); err != nil {
+		if err := r.Injector.MemoryAlarm(fctx, false); err != nil {
 			rec.Error = err.Error()
 			return rec, fmt.Errorf("clear memory alarm: %w", err)
 		}
 		tl.Add(metrics.EvFaultCleared, "memory alarm cleared (watermark restored)")
 		return rec, nil
 	}
-	if err := r.Injector.Start(rctx); err != nil {
+	out, err := r.recoverBroker(ctx, log, s, recovery, tl)
+	if err != nil {
+		rec.Error = out.Error
+		return rec, fmt.Errorf("broker not back after %s: %w", f.Action, err)
+	}
+	log.Info("broker ready again", "downtime_since_fault", time.Since(applied).Round(time.Millisecond))
+	return rec, nil
+}
+
+// recoverBroker starts, unpauses or reconnects the broker and waits until it
+// accepts AMQP logins, ignoring Ctrl-C but not its own deadline.
+func (r *Runner) recoverBroker(ctx context.Context, log *slog.Logger, s *Scenario, a Action, tl *metrics.Timeline) (FaultRecord, error) {
+	rec := FaultRecord{Action: a}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout+s.Broker.ReadyTimeout.D())
+	defer cancel()
+	at := time.Now()
+	var err error
+	switch a {
+	case Start:
+		err = r.Injector.Start(rctx)
+	case Unpause:
+		err = r.Injector.Unpause(rctx)
+	case Reconnect:
+		err = r.Injector.Reconnect(rctx)
+	}
+	if err != nil {
 		rec.Error = err.Error()
 		tl.Add(metrics.EvBrokerNotReady, err.Error())
-		return rec, fmt.Errorf("start broker after %s: %w", f.Action, err)
+		return rec, fmt.Errorf("%s broker: %w", a, err)
 	}
-	tl.Add(metrics.EvBrokerStarted, "")
+	rec.InjectMS = metrics.Millis(time.Since(at))
+	tl.Add(metrics.EvBrokerStarted, string(a))
 	if err := r.Injector.WaitReady(rctx, s.Broker.ReadyTimeout.D()); err != nil {
 		rec.Error = err.Error()
 		tl.Add(metrics.EvBrokerNotReady, err.Error())
-		return rec, fmt.Errorf("broker not back after %s: %w", f.Action, err)
+		return rec, err
 	}
 	tl.Add(metrics.EvBrokerReady, "")
-	log.Info("broker ready again", "downtime_since_fault", time.Since(applied).Round(time.Millisecond))
+	log.Info("broker recovered", "action", a)
 	return rec, nil
 }
 
@@ -432,8 +528,10 @@ func (r *Runner) measure(res *ModeResult, st PublishStats, tl *metrics.Timeline,
 	if !st.LastPublish.IsZero() {
 		res.PublishRate = round1(metrics.Rate(st.Publishes, st.LastPublish.Sub(start)))
 	}
-	if !st.FaultAt.IsZero() {
-		res.PreFaultPublishRate = round1(metrics.Rate(st.PublishedBeforeFault, st.FaultAt.Sub(start)))
+	// Up to the first fault's trigger, every publish was a first attempt: the
+	// ids published then are the publish calls made.
+	if len(res.Faults) > 0 && res.Faults[0].AtMS > 0 {
+		res.PreFaultPublishRate = round1(metrics.Rate(res.Faults[0].AtPublished, time.Duration(res.Faults[0].AtMS*float64(time.Millisecond))))
 	} else {
 		res.PreFaultPublishRate = res.PublishRate
 	}

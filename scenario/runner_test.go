@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -17,27 +18,47 @@ type fakeBroker struct {
 	starts   int
 	readyErr error
 	killErr  error
+	ops      []string
 }
 
 func (b *fakeBroker) Kill(_ context.Context, sig string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.kills = append(b.kills, sig)
+	b.ops = append(b.ops, "kill")
 	return b.killErr
 }
-func (b *fakeBroker) Start(context.Context) error                    { b.mu.Lock(); b.starts++; b.mu.Unlock(); return nil }
+func (b *fakeBroker) Start(context.Context) error {
+	b.mu.Lock()
+	b.starts++
+	b.ops = append(b.ops, "start")
+	b.mu.Unlock()
+	return nil
+}
 func (b *fakeBroker) WaitReady(context.Context, time.Duration) error { return b.readyErr }
 func (b *fakeBroker) MemoryAlarm(context.Context, bool) error        { return nil }
 func (b *fakeBroker) CloseConnections(context.Context) error         { return nil }
+func (b *fakeBroker) Stop(context.Context, time.Duration) error      { b.record("stop"); return nil }
+func (b *fakeBroker) Restart(context.Context, time.Duration) error   { b.record("restart"); return nil }
+func (b *fakeBroker) Pause(context.Context) error                    { b.record("pause"); return nil }
+func (b *fakeBroker) Unpause(context.Context) error                  { b.record("unpause"); return nil }
+func (b *fakeBroker) Disconnect(context.Context) error               { b.record("disconnect"); return nil }
+func (b *fakeBroker) Reconnect(context.Context) error                { b.record("reconnect"); return nil }
+func (b *fakeBroker) record(op string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ops = append(b.ops, op)
+}
 
 // fakeTraffic publishes synchronously: every message is acked except those
 // published while "down" (between the trigger and the restart), which go in
 // doubt and are then republished. The drain delivers every acked id once,
 // except lose, which it drops.
 type fakeTraffic struct {
-	lose     map[int]bool
-	drained  bool
-	declared []string
+	perPublish time.Duration // pace of the fake burst
+	lose       map[int]bool
+	drained    bool
+	declared   []string
 }
 
 func (f *fakeTraffic) Declare(_ context.Context, q QueueSpec) error {
@@ -51,6 +72,7 @@ func (f *fakeTraffic) Publish(ctx context.Context, p PublishPlan) (PublishStats,
 		if ctx.Err() != nil {
 			return st, ctx.Err()
 		}
+		time.Sleep(f.perPublish)
 		p.Ledger.Published(seq, p.Mode.ConfirmMode())
 		st.Publishes++
 		st.LastPublish = time.Now()
@@ -179,5 +201,58 @@ func TestTriggerOnLastPublishStillFires(t *testing.T) {
 		if len(b.kills) != 1 || res.Faults[0].AtPublished != 10 || res.Verdict.Status != Pass {
 			t.Fatalf("kills %v faults %+v verdict %+v", b.kills, res.Faults, res.Verdict)
 		}
+	}
+}
+
+func TestTimelineStepsRunInOrderAndAManualRecoveryIsRestored(t *testing.T) {
+	f, err := Parse("t.yaml", []byte(`version: 1
+scenarios:
+  - name: t
+    queue: {settle_before_burst: 0s}
+    load: {messages: 100}
+    faults:
+      - {action: kill, published_percent: 30, down: 1ms}
+      - {action: pause, published: 50, down: 1ms}
+      - {action: disconnect, published: 60, manual_recovery: true}
+      - {action: reconnect, after: 1ms}
+      - {action: stop, published: 90, manual_recovery: true}
+      - {action: start, after: 2ms}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &fakeBroker{}
+	res, _ := newRunner(b, &fakeTraffic{perPublish: 500 * time.Microsecond}).RunMode(context.Background(), &f.Scenarios[0], ConfirmWindow)
+	want := "kill start pause unpause disconnect reconnect stop start"
+	if got := strings.Join(b.ops, " "); got != want || res.Verdict.Status != Pass || len(res.Faults) != 6 {
+		t.Fatalf("ops %q, want %q; verdict %+v; %d fault records", got, want, res.Verdict, len(res.Faults))
+	}
+	if res.Faults[0].AtPublished != 30 || res.Faults[1].AtPublished != 50 || res.Faults[2].AtPublished != 60 {
+		t.Fatalf("trigger points %d %d %d", res.Faults[0].AtPublished, res.Faults[1].AtPublished, res.Faults[2].AtPublished)
+	}
+}
+
+// A step left waiting for its recovery when the burst ends is still
+// recovered: the broker is never left down.
+func TestBrokerLeftDownIsRestoredAtTheEnd(t *testing.T) {
+	f, err := Parse("t.yaml", []byte(`version: 1
+scenarios:
+  - name: t
+    queue: {settle_before_burst: 0s}
+    load: {messages: 10}
+    faults:
+      - {action: pause, published_percent: 100, manual_recovery: true}
+      - {action: unpause, after: 1h}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &fakeBroker{}
+	res, _ := newRunner(b, &fakeTraffic{}).RunMode(context.Background(), &f.Scenarios[0], FireAndForget)
+	if got := strings.Join(b.ops, " "); got != "pause unpause" {
+		t.Fatalf("ops %q", got)
+	}
+	if len(res.Faults) != 2 || res.Faults[1].Trigger != "restore at the end of the burst" || len(res.Notes) != 1 || res.Verdict.Status != Pass {
+		t.Fatalf("faults %+v verdict %+v", res.Faults, res.Verdict)
 	}
 }

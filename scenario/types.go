@@ -7,6 +7,7 @@ package scenario
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -60,14 +61,50 @@ const (
 	// exchange that does not exist: the broker closes the channel with 404
 	// NOT_FOUND (rabbitmq/amqp091-go#14). A client-side fault.
 	PublishToMissingExchange Action = "publish-to-missing-exchange"
+	// Stop stops the broker gracefully (SIGTERM, SIGKILL after Grace; the
+	// node closes connections with 320 CONNECTION_FORCED), then starts it
+	// again after Down.
+	Stop Action = "stop"
+	// Restart stops the broker gracefully and starts it at once (docker
+	// restart); no Down.
+	Restart Action = "restart"
+	// Pause freezes the broker (cgroup freezer): connections hang rather than
+	// fail; unpaused after Down.
+	Pause Action = "pause"
+	// Disconnect removes the broker from its Docker network: every client
+	// link fails at once while the node keeps running; reconnected after Down.
+	Disconnect Action = "disconnect"
+	// Start, Unpause and Reconnect are the explicit recoveries of a step with
+	// manual_recovery (kill or stop, pause, disconnect).
+	Start     Action = "start"
+	Unpause   Action = "unpause"
+	Reconnect Action = "reconnect"
 )
 
-// Recovers reports whether the action has a recovery step after Down
-// (kill: start the container; memory-alarm: restore the watermark).
-func (a Action) Recovers() bool { return a == Kill || a == MemoryAlarm }
+// Recovers reports whether the action takes the broker (or part of it) down
+// and has a recovery after Down: kill and stop (start), pause (unpause),
+// disconnect (reconnect), memory-alarm (restore the watermark).
+func (a Action) Recovers() bool {
+	return a == Kill || a == Stop || a == Pause || a == Disconnect || a == MemoryAlarm
+}
+
+// Recovery is the action that undoes a, and the broker state a leaves.
+func (a Action) Recovery() (Action, string) {
+	switch a {
+	case Kill, Stop:
+		return Start, "stopped"
+	case Pause:
+		return Unpause, "paused"
+	case Disconnect:
+		return Reconnect, "disconnected"
+	case MemoryAlarm:
+		return "", "alarmed"
+	}
+	return "", "up"
+}
 
 // Actions lists every fault action.
-var Actions = []Action{Kill, MemoryAlarm, CloseConnections, PublishToMissingExchange}
+var Actions = []Action{Kill, Stop, Restart, Pause, Disconnect, Start, Unpause, Reconnect, MemoryAlarm, CloseConnections, PublishToMissingExchange}
 
 // Republish is the policy for messages whose confirm never came.
 type Republish string
@@ -194,8 +231,15 @@ type Fault struct {
 	Published *int `yaml:"published,omitempty"`
 	// After fires this long after the burst starts.
 	After *Duration `yaml:"after,omitempty"`
-	// Down is how long the broker stays down before it is started again (default 5s).
+	// Down is how long the fault lasts before its recovery runs (default 5s;
+	// kill, stop, pause, disconnect and memory-alarm only).
 	Down Duration `yaml:"down"`
+	// ManualRecovery leaves the broker down after the fault: a later step
+	// (start, unpause, reconnect) brings it back.
+	ManualRecovery bool `yaml:"manual_recovery,omitempty"`
+	// Grace is how long stop and restart wait for a graceful shutdown
+	// before SIGKILL (default 10s).
+	Grace Duration `yaml:"grace,omitempty"`
 }
 
 // Drain is how the queue is consumed after the burst.
@@ -262,6 +306,18 @@ func (e Exact) fields() []namedInt {
 
 // DefaultImage is the image scripts/build-broker-image.sh builds.
 const DefaultImage = "rmqtorture/rabbitmq:4.0-trixie"
+
+// countTrigger returns the publish count a step fires at, for count and
+// percent triggers.
+func (f Fault) countTrigger(messages int) (int, bool) {
+	switch {
+	case f.PublishedPercent != nil:
+		return int(math.Ceil(*f.PublishedPercent / 100 * float64(messages))), true
+	case f.Published != nil:
+		return *f.Published, true
+	}
+	return 0, false
+}
 
 // Trigger describes when the fault fires, for reports.
 func (f Fault) Trigger() string {
