@@ -84,18 +84,18 @@ func (a *AMQP) Declare(ctx context.Context, q scenario.QueueSpec) error {
 				args[k] = v
 			}
 		}
-		if err := declareBound(ch, q.Name, q.Name, args); err != nil {
+		if err := declareBound(ch, q.Name, q.Name, q.Durable, args); err != nil {
 			return err
 		}
 		if q.AlsoBindType != "" {
-			return declareBound(ch, q.Name+".also", q.Name, amqp.Table{"x-queue-type": string(q.AlsoBindType)})
+			return declareBound(ch, q.Name+".also", q.Name, true, amqp.Table{"x-queue-type": string(q.AlsoBindType)})
 		}
 		return nil
 	})
 }
 
-func declareBound(ch *amqp.Channel, name, key string, args amqp.Table) error {
-	decl, err := ch.QueueDeclare(name, true, false, false, false, args)
+func declareBound(ch *amqp.Channel, name, key string, durable bool, args amqp.Table) error {
+	decl, err := ch.QueueDeclare(name, durable, false, false, false, args)
 	if err != nil {
 		return fmt.Errorf("declare queue %q (%v): %w", name, args, err)
 	}
@@ -166,6 +166,13 @@ func (a *AMQP) drainOnce(ctx context.Context, d scenario.DrainPlan) (bool, error
 		return false, err
 	}
 	deliveries, err := ch.Consume(d.Queue, "rmqtorture-drain", false, false, false, false, nil)
+	var ae *amqp.Error
+	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+		// The queue itself is gone (a non-durable queue after a restart):
+		// that is a complete answer: nothing in it survived.
+		a.Log.Info("queue gone after the fault: nothing to drain", "queue", d.Queue, "reason", ae.Reason)
+		return true, nil
+	}
 	if err != nil {
 		return false, err
 	}

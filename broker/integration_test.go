@@ -179,7 +179,7 @@ func publishNoFault(t *testing.T, c *Container, mode scenario.Mode, queue string
 	a := &AMQP{URL: c.URL, Log: quiet}
 	name := "rmqt.it." + string(mode)
 	if declare {
-		if err := a.Declare(ctx, scenario.QueueSpec{Name: name, Type: scenario.Quorum}); err != nil {
+		if err := a.Declare(ctx, scenario.QueueSpec{Name: name, Type: scenario.Quorum, Durable: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -191,7 +191,7 @@ func publishNoFault(t *testing.T, c *Container, mode scenario.Mode, queue string
 	st, err := a.Publish(ctx, scenario.PublishPlan{
 		Queue: queue, Mode: mode, Messages: n, Window: window, ConfirmTimeout: 10 * time.Second,
 		Republish: scenario.RepublishInDoubt, ReconnectTimeout: 10 * time.Second,
-		Ledger: l, Latency: metrics.NewLatency(), Timeline: tl, OnPublished: func(int) {},
+		Ledger: l, Latency: metrics.NewLatency(), Timeline: tl, OnPublished: func(int, int) {},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -239,7 +239,7 @@ func TestUnroutableMandatoryIsReturnedNotConfirmed(t *testing.T) {
 	_, c := startBroker(t)
 	a := &AMQP{URL: c.URL, Log: quiet}
 	// The exchange exists, nothing is bound with this routing key.
-	if err := a.Declare(context.Background(), scenario.QueueSpec{Name: "rmqt.it.bound", Type: scenario.Classic}); err != nil {
+	if err := a.Declare(context.Background(), scenario.QueueSpec{Name: "rmqt.it.bound", Type: scenario.Classic, Durable: true}); err != nil {
 		t.Fatal(err)
 	}
 	const n = 500
@@ -249,5 +249,29 @@ func TestUnroutableMandatoryIsReturnedNotConfirmed(t *testing.T) {
 		if got != want {
 			t.Errorf("%s: got %+v, want %+v", mode, got, want)
 		}
+	}
+}
+
+// load.rate paces publish calls: 600 orders at 1,500 msg/s cannot take less
+// than 0.4 s (the limiter allows one call per 667 µs, the first at once).
+func TestRateLimitPacesPublishing(t *testing.T) {
+	_, c := startBroker(t)
+	a := &AMQP{URL: c.URL, Log: quiet}
+	ctx := context.Background()
+	if err := a.Declare(ctx, scenario.QueueSpec{Name: "rmqt.it.rate", Type: scenario.Classic, Durable: true}); err != nil {
+		t.Fatal(err)
+	}
+	l := metrics.NewLedger("rate-", 600)
+	start := time.Now()
+	st, err := a.Publish(ctx, scenario.PublishPlan{
+		Queue: "rmqt.it.rate", Mode: scenario.ConfirmWindow, Messages: 600, Window: 100, ConfirmTimeout: 10 * time.Second,
+		Republish: scenario.RepublishInDoubt, ReconnectTimeout: 10 * time.Second, Rate: 1500, StallTimeout: 10 * time.Second,
+		Ledger: l, Latency: metrics.NewLatency(), Timeline: metrics.NewTimeline(start), OnPublished: func(int, int) {},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took := st.LastPublish.Sub(start); st.Publishes != 600 || took < 399*time.Millisecond {
+		t.Fatalf("%d publishes in %s: the limit of 1,500 msg/s was not kept", st.Publishes, took)
 	}
 }

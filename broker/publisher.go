@@ -12,6 +12,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"golang.org/x/time/rate"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -81,6 +82,9 @@ type publisher struct {
 	// firstTry is when the publisher first took each order (unix ns; 0 not
 	// yet): the start of its message deadline.
 	firstTry []atomic.Int64
+	// limiter paces publish calls to plan.Rate msg/s; nil when unlimited.
+	limiter      *rate.Limiter
+	deliveryMode uint8
 }
 
 // Publish publishes plan.Messages orders in plan.Mode and returns what it
@@ -91,7 +95,14 @@ type publisher struct {
 // cancelled.
 func (a *AMQP) Publish(ctx context.Context, plan scenario.PublishPlan) (scenario.PublishStats, error) {
 	pub := &publisher{a: a, p: plan, tracker: metrics.NewConfirmTracker(), settled: make(chan struct{}, 1), misroute: plan.Misroute,
-		firstTry: make([]atomic.Int64, plan.Messages)}
+		firstTry: make([]atomic.Int64, plan.Messages), deliveryMode: amqp.Persistent}
+	if plan.Transient {
+		pub.deliveryMode = amqp.Transient
+	}
+	if plan.Rate > 0 {
+		// A burst of 1: calls are spaced evenly, never bunched.
+		pub.limiter = rate.NewLimiter(rate.Limit(plan.Rate), 1)
+	}
 	var monitor *depthMonitor
 	if plan.Mode == scenario.FireAndForget {
 		monitor = startDepthMonitor(ctx, a, plan.Queue)
@@ -156,6 +167,14 @@ func (p *publisher) take() (seq int, ok bool) {
 		return p.next - 1, true
 	}
 	return 0, false
+}
+
+// pace waits for the rate limiter, if any (bounded by ctx).
+func (p *publisher) pace(ctx context.Context) error {
+	if p.limiter == nil {
+		return nil
+	}
+	return p.limiter.Wait(ctx)
 }
 
 // deadline returns seq's message deadline, and false when none is set.
@@ -249,7 +268,7 @@ func (p *publisher) publishing(seq int) amqp.Publishing {
 	id := p.p.Ledger.MessageID(seq)
 	return amqp.Publishing{
 		ContentType:  "application/json",
-		DeliveryMode: amqp.Persistent,
+		DeliveryMode: p.deliveryMode,
 		MessageId:    id,
 		Timestamp:    time.Now(),
 		Body:         orderBody(id, seq, p.p.MessageSizeBytes),
@@ -286,7 +305,7 @@ func (p *publisher) published(n int) {
 	p.stats.LastPublish = time.Now()
 	p.statsMu.Unlock()
 	if p.p.OnPublished != nil {
-		p.p.OnPublished(n)
+		p.p.OnPublished(n, p.tracker.InFlight())
 	}
 }
 
@@ -330,6 +349,10 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 		}
 		if p.expiredUnpublished(seq) {
 			continue
+		}
+		if err := p.pace(ctx); err != nil {
+			p.putBack(seq)
+			return err
 		}
 		exchange, key := p.route(seq)
 		w.callStarted()
@@ -484,6 +507,10 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 		}
 		if p.expiredUnpublished(seq) {
 			continue
+		}
+		if err := p.pace(ctx); err != nil {
+			p.putBack(seq)
+			return end(err)
 		}
 		// A never-attempted order waits for a slot only until its deadline.
 		var expire <-chan time.Time

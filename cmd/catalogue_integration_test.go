@@ -84,3 +84,44 @@ func slicesContainsSub(list []string, sub string) bool {
 	}
 	return false
 }
+
+func TestTransientMessagesMayBeLostWithoutFailing(t *testing.T) {
+	r := runScenario(t, "transient-messages")
+	m := mode(t, r, scenario.ConfirmWindow)
+	// Transient messages in a classic queue die with the node: every one the
+	// broker had acked before the kill is gone, and that is allowed.
+	if !m.LostAllowed || m.Lost == 0 || len(m.IDs.Lost) == 0 || len(m.Notes) == 0 || m.Faults[0].Trigger != "500 in flight" {
+		t.Fatalf("lost %d (allowed %v) ids %v notes %q fault %+v", m.Lost, m.LostAllowed, m.IDs.Lost, m.Notes, m.Faults)
+	}
+	checkRepublishExact(t, m)
+}
+
+// A matrix run: 2 modes × 2 queue types × 2 persistence settings on one
+// broker, each cell on its own queue, summarised in one table.
+func TestClassicVsQuorumMatrix(t *testing.T) {
+	r := runScenario(t, "classic-vs-quorum")
+	if len(r.Modes) != 8 {
+		t.Fatalf("%d results, want 8 cells", len(r.Modes))
+	}
+	for _, m := range r.Modes {
+		if m.Cell == nil || m.Cell.Repeat != 1 || m.NotRun {
+			t.Fatalf("%s: cell %+v not run %v", m.Mode, m.Cell, m.NotRun)
+		}
+		persistent := m.Cell.Persistent
+		if m.LostAllowed == persistent {
+			t.Fatalf("%s %+v: lost allowed %v", m.Mode, *m.Cell, m.LostAllowed)
+		}
+		if m.Mode == scenario.ConfirmWindow && persistent && m.Lost != 0 {
+			t.Fatalf("%+v: %d persistent confirmed messages lost", *m.Cell, m.Lost)
+		}
+		// Transient messages in a classic queue die with the node: the acked
+		// ones the kill found in the queue are gone.
+		if m.Mode == scenario.ConfirmWindow && !persistent && m.Cell.QueueType == scenario.Classic && m.Lost == 0 {
+			t.Fatalf("%+v: no transient message lost in a classic queue across a SIGKILL", *m.Cell)
+		}
+		// A quorum queue persists every message, delivery mode or not.
+		if m.Mode == scenario.ConfirmWindow && m.Cell.QueueType == scenario.Quorum && m.Lost != 0 {
+			t.Fatalf("%+v: quorum queue lost %d confirmed", *m.Cell, m.Lost)
+		}
+	}
+}

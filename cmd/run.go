@@ -22,15 +22,18 @@ import (
 )
 
 type runOpts struct {
-	modes     []string
-	messages  int
-	window    int
-	image     string
-	container string
-	keep      bool
-	out       string
-	hostPort  int
-	all       bool
+	modes       []string
+	messages    int
+	window      int
+	image       string
+	container   string
+	keep        bool
+	out         string
+	hostPort    int
+	all         bool
+	queueTypes  []string
+	persistence []string
+	repeat      int
 }
 
 func newRun(g *globalOpts) *cobra.Command {
@@ -72,6 +75,9 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	fl.StringVar(&o.out, "out", "rmqtorture-results", "folder under which each run writes its report folder")
 	fl.IntVar(&o.hostPort, "port", 0, "host port on 127.0.0.1 to publish AMQP on (default: a free one)")
 	fl.BoolVar(&o.all, "all", false, "run every scenario in the file, in file order")
+	fl.StringSliceVar(&o.queueTypes, "queue-types", nil, "matrix: run every mode on each of these queue types (quorum, classic)")
+	fl.StringSliceVar(&o.persistence, "persistence", nil, "matrix: run every mode with each of these (persistent, transient)")
+	fl.IntVar(&o.repeat, "repeat", 0, "matrix: run each cell this many times (1–100) and summarise min/median/max")
 	return c
 }
 
@@ -116,6 +122,38 @@ func (o *runOpts) apply(c *cobra.Command, s *scenario.Scenario) error {
 			return errors.New("--image must name an image")
 		}
 		s.Broker.Image = o.image
+	}
+	if fl.Changed("queue-types") {
+		s.Matrix.QueueTypes = nil
+		for _, t := range o.queueTypes {
+			qt := scenario.QueueType(strings.TrimSpace(t))
+			if qt != scenario.Quorum && qt != scenario.Classic {
+				return fmt.Errorf("--queue-types: %q is not a queue type (quorum, classic)", t)
+			}
+			if s.Queue.Durable != nil && !*s.Queue.Durable && qt == scenario.Quorum {
+				return fmt.Errorf("--queue-types: quorum queues are always durable, and scenario %q has queue.durable false", s.Name)
+			}
+			s.Matrix.QueueTypes = append(s.Matrix.QueueTypes, qt)
+		}
+	}
+	if fl.Changed("persistence") {
+		s.Matrix.Persistent = nil
+		for _, p := range o.persistence {
+			switch strings.TrimSpace(p) {
+			case "persistent":
+				s.Matrix.Persistent = append(s.Matrix.Persistent, true)
+			case "transient":
+				s.Matrix.Persistent = append(s.Matrix.Persistent, false)
+			default:
+				return fmt.Errorf("--persistence: %q is neither persistent nor transient", p)
+			}
+		}
+	}
+	if fl.Changed("repeat") {
+		if o.repeat < 1 || o.repeat > 100 {
+			return fmt.Errorf("--repeat must be within 1–100, got %d", o.repeat)
+		}
+		s.Matrix.Repeat = o.repeat
 	}
 	if fl.Changed("port") && (o.hostPort <= 0 || o.hostPort > 65535) {
 		return fmt.Errorf("--port must be within 1–65535, got %d", o.hostPort)
@@ -184,6 +222,17 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 	return &exitError{worst, errors.New("verdict: inconclusive")}
 }
 
+// stopped reports whether a mode was skipped: the run was interrupted or the
+// broker could not be brought back, so later matrix cells would measure nothing.
+func stopped(rs []scenario.ModeResult) bool {
+	for _, r := range rs {
+		if r.NotRun {
+			return true
+		}
+	}
+	return false
+}
+
 // worse ranks exit codes: a failed verdict outranks an interruption, which
 // outranks an inconclusive run; a measured loss is never hidden.
 func worse(a, b int) int {
@@ -203,7 +252,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		SchemaVersion: scenario.SchemaVersion, Tool: toolVersion(), Client: clientVersion(),
 		Scenario: s.Name, Description: strings.Join(strings.Fields(s.Description), " "), File: g.file,
 		Command: "rmqtorture " + strings.Join(os.Args[1:], " "), RunID: runID, Image: s.Broker.Image,
-		QueueType: s.Queue.Type, Messages: s.Load.Messages, StartedAt: time.Now(),
+		QueueType: s.Queue.Type, Topology: s.Topology(), Messages: s.Load.Messages, StartedAt: time.Now(),
 	}
 	dir := filepath.Join(o.out, fmt.Sprintf("%s-%s-%s", s.Name, res.StartedAt.UTC().Format("20060102T150405Z"), runID))
 	log = log.With("scenario", s.Name, "run", runID)
@@ -254,7 +303,24 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		RunID:        runID,
 		DeleteQueues: !ctr.Owned,
 	}
-	res.Modes = runner.RunModes(ctx, s, s.Load.Modes)
+	for _, cell := range s.Cells() {
+		if !s.IsMatrix() {
+			res.Modes = runner.RunModes(ctx, s, s.Load.Modes)
+			break
+		}
+		c := cell
+		runner.Cell = &c
+		sc := s.ForCell(c)
+		if stopped(res.Modes) {
+			for _, m := range sc.Load.Modes {
+				res.Modes = append(res.Modes, scenario.ModeResult{Mode: m, Cell: &c, NotRun: true,
+					Verdict: scenario.Verdict{Status: scenario.Inconclusive, Reasons: []string{"not run: an earlier cell was interrupted or lost the broker"}}})
+			}
+			continue
+		}
+		log.Info("matrix cell", "queue_type", c.QueueType, "persistent", c.Persistent, "repeat", c.Repeat)
+		res.Modes = append(res.Modes, runner.RunModes(ctx, sc, sc.Load.Modes)...)
+	}
 	res.Verdict = scenario.Overall(res.Modes)
 	if ctx.Err() != nil {
 		res.Interrupted = true

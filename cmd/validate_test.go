@@ -3,6 +3,7 @@ package cmd
 import (
 	"flag"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -28,6 +29,12 @@ func TestValidateGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	if stdout != string(want) {
-		t.Fatalf("validate output differs from %s (run go test ./cmd -run Golden -update and review):\n%s", golden, stdout)
+		got, exp := strings.Split(stdout, "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(got), len(exp)) {
+			if got[i] != exp[i] {
+				t.Fatalf("validate output differs from %s at line %d:\n got: %s\nwant: %s\n(run go test ./cmd -run Golden -update and review the diff)", golden, i+1, got[i], exp[i])
+			}
+		}
+		t.Fatalf("validate output differs from %s in length: %d lines, want %d", golden, len(got), len(exp))
 	}
 }

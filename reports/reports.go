@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,9 +29,21 @@ func JSON(w io.Writer, r *scenario.Result) error {
 
 var ledgerHeader = []string{"mode", "sent", "confirmed", "lost", "nacked", "returned", "in doubt", "went in doubt", "republished", "delivered", "unconfirmed missing", "duplicates", "unexpected", "verdict"}
 
+// label names a mode result: its mode, and its matrix cell if any.
+func label(m scenario.ModeResult) string {
+	if m.Cell == nil {
+		return string(m.Mode)
+	}
+	p := "persistent"
+	if !m.Cell.Persistent {
+		p = "transient"
+	}
+	return fmt.Sprintf("%s · %s · %s · #%d", m.Mode, m.Cell.QueueType, p, m.Cell.Repeat)
+}
+
 func ledgerRow(m scenario.ModeResult) []string {
 	if m.NotRun {
-		row := []string{string(m.Mode)}
+		row := []string{label(m)}
 		for range ledgerHeader[2:] {
 			row = append(row, "-")
 		}
@@ -46,6 +59,9 @@ func ledgerRow(m scenario.ModeResult) []string {
 	if m.Unverified > 0 {
 		lost += fmt.Sprintf(" (%s unverified)", num(m.Unverified))
 	}
+	if m.LostAllowed && m.Lost > 0 {
+		lost += " (transient: allowed)"
+	}
 	if m.InDoubtDelivered > 0 {
 		doubt += fmt.Sprintf(" (%s delivered)", num(m.InDoubtDelivered))
 	}
@@ -53,7 +69,7 @@ func ledgerRow(m scenario.ModeResult) []string {
 	if m.Duplicates > 0 {
 		dups += fmt.Sprintf(" (%s from republish)", num(m.DuplicatesFromRepublish))
 	}
-	return []string{string(m.Mode), num(m.Sent), confirmed, lost, num(m.Nacked), num(m.Returned), doubt, wentDoubt,
+	return []string{label(m), num(m.Sent), confirmed, lost, num(m.Nacked), num(m.Returned), doubt, wentDoubt,
 		num(m.Republished), num(m.Delivered), missing, dups, num(m.Unexpected), string(m.Verdict.Status)}
 }
 
@@ -84,13 +100,13 @@ func speedRow(m scenario.ModeResult) []string {
 		blocked = ms(m.BlockedMS)
 	}
 	if m.NotRun {
-		row := []string{string(m.Mode)}
+		row := []string{label(m)}
 		for range speedHeader[1:] {
 			row = append(row, "-")
 		}
 		return row
 	}
-	return []string{string(m.Mode), window, rate(m.PreFaultPublishRate), rate(m.PublishRate), absorbed, p50, p99, max, blocked, down, rec, num(m.Reconnects)}
+	return []string{label(m), window, rate(m.PreFaultPublishRate), rate(m.PublishRate), absorbed, p50, p99, max, blocked, down, rec, num(m.Reconnects)}
 }
 
 func table(w io.Writer, markdown bool, header []string, rows [][]string) error {
@@ -121,7 +137,7 @@ func table(w io.Writer, markdown bool, header []string, rows [][]string) error {
 // Table writes the terminal tables: the ledger and speed/recovery, one row
 // per mode, then the verdict.
 func Table(w io.Writer, r *scenario.Result) error {
-	fmt.Fprintf(w, "%s — %s, %s orders, %s queue\n", r.Scenario, r.BrokerVersionOrImage(), num(r.Messages), r.QueueType)
+	fmt.Fprintf(w, "%s — %s, %s orders, %s\n", r.Scenario, r.BrokerVersionOrImage(), num(r.Messages), r.Topology)
 	var ledger, speed [][]string
 	for _, m := range r.Modes {
 		ledger = append(ledger, ledgerRow(m))
@@ -132,6 +148,11 @@ func Table(w io.Writer, r *scenario.Result) error {
 	}
 	if err := table(w, false, speedHeader, speed); err != nil {
 		return err
+	}
+	if hdr, rows := matrixRows(r); rows != nil {
+		if err := table(w, false, hdr, rows); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(w, "verdict: %s\n", strings.ToUpper(string(r.Verdict.Status)))
 	for _, reason := range r.Verdict.Reasons {
@@ -162,7 +183,7 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 	p("| broker | %s (image `%s`, container `%s`) |\n", r.BrokerVersionOrImage(), r.Image, r.Container)
 	p("| client | %s |\n", r.Client)
 	p("| tool | rmqtorture %s |\n", r.Tool)
-	p("| queue | %s, durable; persistent messages, mandatory |\n", r.QueueType)
+	p("| queue | %s |\n", r.Topology)
 	p("| orders | %s per mode |\n", num(r.Messages))
 	p("| run id | `%s` |\n", r.RunID)
 	p("| started | %s |\n", r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
@@ -170,7 +191,7 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 	if r.Error != "" {
 		p("| error | %s |\n", r.Error)
 	}
-	p("\n## Ledger\n\nEvery sent id is in exactly one of: confirmed, lost, nacked, returned, in doubt, unconfirmed delivered, unconfirmed missing.\n\n")
+	p("\n## Ledger\n\nEvery sent id is in exactly one of: confirmed, lost, unverified, nacked, returned, in doubt, unconfirmed delivered, unconfirmed missing.\n\n")
 	var ledger, speed [][]string
 	for _, m := range r.Modes {
 		ledger = append(ledger, ledgerRow(m))
@@ -183,9 +204,15 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 	if err := table(w, true, speedHeader, speed); err != nil {
 		return err
 	}
+	if hdr, rows := matrixRows(r); rows != nil {
+		p("\n## Matrix\n\nEach cell's runs summarised as min / median / max.\n\n")
+		if err := table(w, true, hdr, rows); err != nil {
+			return err
+		}
+	}
 	p("\n*publish msg/s (before fault)*: publish calls that returned without error per second up to the fault. *absorbed msg/s*: how fast messages entered the queue (queue-depth polls), fire-and-forget only. *broker downtime*: fault → AMQP login accepted. *client recovery*: fault → first publish or confirm after reconnecting. *blocked*: time the broker held the publisher blocked (connection.blocked), included in confirm latency.\n")
 	for _, m := range r.Modes {
-		p("\n## %s\n\n", m.Mode)
+		p("\n## %s\n\n", label(m))
 		if m.Error != "" {
 			p("Error: %s\n\n", m.Error)
 		}
@@ -287,4 +314,72 @@ func ms(v float64) string {
 		return strconv.FormatFloat(v, 'f', 1, 64)
 	}
 	return num(int(math.Round(v)))
+}
+
+// matrixRows summarises a matrix run: one row per mode and cell (queue
+// type, persistence) with min / median / max over its repeats. nil when the
+// result has no matrix cells.
+func matrixRows(r *scenario.Result) ([]string, [][]string) {
+	type key struct {
+		mode       scenario.Mode
+		queue      scenario.QueueType
+		persistent bool
+	}
+	var order []key
+	groups := map[key][]scenario.ModeResult{}
+	for _, m := range r.Modes {
+		if m.Cell == nil || m.NotRun {
+			continue
+		}
+		k := key{m.Mode, m.Cell.QueueType, m.Cell.Persistent}
+		if _, seen := groups[k]; !seen {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], m)
+	}
+	if len(order) == 0 {
+		return nil, nil
+	}
+	hdr := []string{"mode · queue · messages", "runs", "pass", "lost", "unconfirmed missing", "went in doubt", "duplicates", "publish msg/s (before fault)", "confirm p99 ms"}
+	var rows [][]string
+	for _, k := range order {
+		g := groups[k]
+		pass := 0
+		for _, m := range g {
+			if m.Verdict.Status == scenario.Pass {
+				pass++
+			}
+		}
+		p := "persistent"
+		if !k.persistent {
+			p = "transient"
+		}
+		stat := func(f func(scenario.ModeResult) float64, format func(float64) string) string {
+			vals := make([]float64, len(g))
+			for i, m := range g {
+				vals[i] = f(m)
+			}
+			slices.Sort(vals)
+			med := vals[len(vals)/2]
+			if len(vals)%2 == 0 {
+				med = (vals[len(vals)/2-1] + vals[len(vals)/2]) / 2
+			}
+			return fmt.Sprintf("%s / %s / %s", format(vals[0]), format(med), format(vals[len(vals)-1]))
+		}
+		count := func(v float64) string { return num(int(math.Round(v))) }
+		lost, missing, doubt, p99 := "n/a", "n/a", "n/a", "-"
+		if k.mode.ConfirmMode() {
+			lost = stat(func(m scenario.ModeResult) float64 { return float64(m.Lost) }, count)
+			doubt = stat(func(m scenario.ModeResult) float64 { return float64(m.WentInDoubt) }, count)
+			p99 = stat(func(m scenario.ModeResult) float64 { return m.ConfirmLatency.P99 }, ms)
+		} else {
+			missing = stat(func(m scenario.ModeResult) float64 { return float64(m.UnconfirmedMissing) }, count)
+		}
+		rows = append(rows, []string{
+			fmt.Sprintf("%s · %s · %s", k.mode, k.queue, p), num(len(g)), num(pass), lost, missing, doubt,
+			stat(func(m scenario.ModeResult) float64 { return float64(m.Duplicates) }, count),
+			stat(func(m scenario.ModeResult) float64 { return m.PreFaultPublishRate }, rate), p99,
+		})
+	}
+	return hdr, rows
 }

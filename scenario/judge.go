@@ -24,6 +24,9 @@ type Conditions struct {
 type Observed struct {
 	BlockedMS     float64
 	ChannelCloses []string
+	// Transient: the messages or the queue were not durable, so a confirmed
+	// message that is gone is counted but fails nothing.
+	Transient bool
 }
 
 // Judge turns a reconciled burst into a verdict. It is pure. A confirmed
@@ -32,7 +35,10 @@ type Observed struct {
 // inconclusive: a measured loss is a finding even when the run was cut short.
 func Judge(mode Mode, c metrics.Counts, obs Observed, e Expect, cond Conditions) Verdict {
 	var fails, doubts []string
-	if c.Lost > 0 {
+	if c.Lost > 0 && obs.Transient {
+		// Reported in the ledger; a basic.ack of a transient message or of a
+		// non-durable queue never promised disk.
+	} else if c.Lost > 0 {
 		fails = append(fails, fmt.Sprintf("%d confirmed messages lost: basic.ack received, never delivered", c.Lost))
 	}
 	if c.Unexpected > 0 {

@@ -441,6 +441,12 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 		p.fail(sp+".load.confirm_listener_buffer", "%d is below the window %d: a full confirm listener stalls amqp091-go's reader (streadway/amqp#254) and, since v1.13, makes it drop confirms; leave it unset to size it for the window",
 			s.Load.ConfirmListenerBuffer, s.Load.Window)
 	}
+	if s.Queue.Durable != nil && !*s.Queue.Durable && s.Queue.Type == Quorum {
+		p.fail(sp+".queue.durable", "quorum queues are always durable; use type: classic for a non-durable queue")
+	}
+	if s.Load.Rate < 0 {
+		p.fail(sp+".load.rate", "must not be negative, got %g", s.Load.Rate)
+	}
 	if t := s.Queue.AlsoBindType; t != "" && t != Quorum && t != Classic {
 		p.fail(sp+".queue.also_bind_type", "%q is not a queue type (quorum, classic)", t)
 	}
@@ -489,14 +495,37 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 				p.fail(fp+".after", "must not be negative")
 			}
 		}
+		if f.InFlight != nil {
+			triggers++
+			if *f.InFlight < 1 || *f.InFlight > s.Load.Window {
+				p.fail(fp+".in_flight", "must be within 1–%d (load.window), got %d", s.Load.Window, *f.InFlight)
+			}
+			for _, m := range s.Load.Modes {
+				if m == FireAndForget {
+					p.fail(fp+".in_flight", "fire-and-forget has nothing in flight: an in_flight trigger needs confirm modes only")
+					break
+				}
+			}
+		}
 		if triggers != 1 {
-			p.fail(fp, "needs exactly one trigger (published_percent, published or after), got %d", triggers)
+			p.fail(fp, "needs exactly one trigger (published_percent, published, in_flight or after), got %d", triggers)
 		}
 		if f.Down < 0 {
 			p.fail(fp+".down", "must not be negative")
 		}
 	}
 	p.validateTimeline(sp, s)
+	for j, t := range s.Matrix.QueueTypes {
+		if t != Quorum && t != Classic {
+			p.fail(fmt.Sprintf("%s.matrix.queue_types[%d]", sp, j), "%q is not a queue type (quorum, classic)", t)
+		}
+	}
+	if s.Matrix.Repeat < 0 || s.Matrix.Repeat > 100 {
+		p.fail(sp+".matrix.repeat", "must be within 1–100, got %d", s.Matrix.Repeat)
+	}
+	if s.Queue.Durable != nil && !*s.Queue.Durable && slices.Contains(s.Matrix.QueueTypes, Quorum) {
+		p.fail(sp+".matrix.queue_types", "quorum queues are always durable, and queue.durable is false")
+	}
 	positive("drain.idle", s.Drain.Idle)
 	positive("drain.lost_wait", s.Drain.LostWait)
 	positive("drain.timeout", s.Drain.Timeout)

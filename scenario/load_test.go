@@ -16,7 +16,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"unknown key names line, column, path and the known keys",
 			head + "    load:\n      messages: 10\n      windw: 5\n",
-			[]string{"s.yaml:6:7: scenarios[0].load.windw: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout, unroutable_every, stall_timeout, burst_timeout, message_deadline, message_size_bytes, confirm_listener_buffer)"}},
+			[]string{"s.yaml:6:7: scenarios[0].load.windw: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout, unroutable_every, stall_timeout, burst_timeout, message_deadline, persistent, rate, message_size_bytes, confirm_listener_buffer)"}},
 		{"window zero and kill point outside 0-100, both at once",
 			head + "    load:\n      messages: 10\n      window: 0\n    faults:\n      - action: kill\n        published_percent: 150\n",
 			[]string{
@@ -37,7 +37,7 @@ func TestParseErrors(t *testing.T) {
 			head + "    load:\n      messages: 10\n      modes: [fire-and-forget, confirm-al]\n    faults:\n      - action: kill\n        signal: SIGKIL\n        published_percent: 10\n        after: 1s\n    drain:\n      idle: soon\n",
 			[]string{
 				"s.yaml:6:32: scenarios[0].load.modes[1]: \"confirm-al\" is not a mode (fire-and-forget, confirm-each, confirm-window)",
-				"s.yaml:8:9: scenarios[0].faults[0]: needs exactly one trigger (published_percent, published or after), got 2",
+				"s.yaml:8:9: scenarios[0].faults[0]: needs exactly one trigger (published_percent, published, in_flight or after), got 2",
 				"s.yaml:9:17: scenarios[0].faults[0].signal: \"SIGKIL\" is not a signal (SIGKILL, SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGABRT)",
 				"s.yaml:13:13: scenarios[0].drain.idle: \"soon\" is not a duration (use e.g. 5s, 250ms)",
 			}},
@@ -105,6 +105,13 @@ func TestParseErrors(t *testing.T) {
 		{"steps run in trigger order",
 			head + "    load: {messages: 100}\n    faults: [{action: kill, published_percent: 50}, {action: pause, published: 20}]\n",
 			[]string{"s.yaml:5:53: scenarios[0].faults[1]: triggers at 20 published, before faults[0] (50): steps run in order"}},
+		{"transient settings and in_flight triggers that cannot work",
+			head + "    queue: {type: quorum, durable: false}\n    load: {messages: 10, window: 8, rate: -1}\n    faults: [{action: kill, in_flight: 9}]\n",
+			[]string{
+				"s.yaml:4:36: scenarios[0].queue.durable: quorum queues are always durable; use type: classic for a non-durable queue",
+				"s.yaml:5:43: scenarios[0].load.rate: must not be negative, got -1",
+				"s.yaml:6:40: scenarios[0].faults[0].in_flight: must be within 1–8 (load.window), got 9",
+			}},
 		{"empty file", "", []string{"s.yaml: empty file; it needs version: 1 and a list of scenarios"}},
 		{"wrong version and no scenarios",
 			"version: 2\nscenarios: []\n",

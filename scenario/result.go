@@ -39,10 +39,11 @@ type Result struct {
 	BrokerVersion string       `json:"broker_version,omitempty"` // as the broker reports it (server-properties)
 	Container     string       `json:"container"`
 	QueueType     QueueType    `json:"queue_type"`
+	Topology      string       `json:"topology"` // queue and message settings, or the matrix, in words
 	Messages      int          `json:"messages"`
 	StartedAt     time.Time    `json:"started_at"`
 	DurationMS    float64      `json:"duration_ms"`
-	Modes         []ModeResult `json:"modes"`
+	Modes         []ModeResult `json:"modes"` // one per mode, or per mode and matrix cell
 	Verdict       Verdict      `json:"verdict"`
 	Interrupted   bool         `json:"interrupted,omitempty"`
 	Error         string       `json:"error,omitempty"`
@@ -52,11 +53,15 @@ type Result struct {
 // The embedded Counts are the ledger classes (see metrics.Counts).
 type ModeResult struct {
 	Mode   Mode   `json:"mode"`
+	Cell   *Cell  `json:"cell,omitempty"`    // matrix runs: queue type, persistence, repeat
 	NotRun bool   `json:"not_run,omitempty"` // skipped: interrupted, or the broker was gone
 	Queue  string `json:"queue"`
 	Window int    `json:"window,omitempty"` // unconfirmed messages allowed in flight; 1 for confirm-each, 0 for fire-and-forget
 
 	metrics.Counts
+	// LostAllowed: transient messages or a non-durable queue, so lost
+	// confirmed messages are counted but fail nothing.
+	LostAllowed bool `json:"lost_allowed,omitempty"`
 
 	// PublishRate is publish calls that returned without error per second, from
 	// the first publish to the last (downtime included).

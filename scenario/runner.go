@@ -45,6 +45,7 @@ type FaultInjector interface {
 type QueueSpec struct {
 	Name      string
 	Type      QueueType
+	Durable   bool
 	Arguments map[string]any
 	// AlsoBindType, when set, binds a second queue of this type (named
 	// Name+".also") with the same routing key.
@@ -66,8 +67,9 @@ type PublishPlan struct {
 	Latency  *metrics.Latency // publish → basic.ack/nack
 	Timeline *metrics.Timeline
 	// OnPublished is called after every publish attempt with the number of
-	// distinct ids published so far. It must be cheap.
-	OnPublished func(sent int)
+	// distinct ids published so far and of messages awaiting a confirm. It
+	// must be cheap.
+	OnPublished func(sent, inFlight int)
 	// Misroute, when closed, makes the publisher send its next message to an
 	// exchange that does not exist (fault publish-to-missing-exchange).
 	Misroute <-chan struct{}
@@ -83,6 +85,10 @@ type PublishPlan struct {
 	MessageSizeBytes int
 	// ListenerBuffer is the confirm listener's capacity (0: the window).
 	ListenerBuffer int
+	// Transient publishes with delivery mode 1 instead of persistent.
+	Transient bool
+	// Rate limits publish calls to this many per second (0: no limit).
+	Rate float64
 }
 
 // PublishStats is what a publisher measured beside the ledger.
@@ -136,6 +142,15 @@ type Runner struct {
 	// DeleteQueues removes each mode's queue after its drain (set when the
 	// broker container is not rmqtorture's own).
 	DeleteQueues bool
+	// Cell labels the results of one matrix cell (nil outside a matrix).
+	Cell *Cell
+}
+
+func persistence(p bool) string {
+	if p {
+		return "persistent"
+	}
+	return "transient"
 }
 
 // cleanupTimeout bounds broker restoration and a drain after an interrupt.
@@ -153,7 +168,7 @@ func (r *Runner) RunModes(ctx context.Context, s *Scenario, modes []Mode) []Mode
 		}
 		if skip != "" {
 			// A mode that did not run is listed as such, never left out.
-			out = append(out, ModeResult{Mode: m, NotRun: true, Verdict: Verdict{Status: Inconclusive, Reasons: []string{skip}}})
+			out = append(out, ModeResult{Mode: m, Cell: r.Cell, NotRun: true, Verdict: Verdict{Status: Inconclusive, Reasons: []string{skip}}})
 			continue
 		}
 		res, brokerDown := r.RunMode(ctx, s, m)
@@ -171,7 +186,10 @@ func (r *Runner) RunModes(ctx context.Context, s *Scenario, modes []Mode) []Mode
 func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResult, brokerDown bool) {
 	log := r.Log.With("mode", m)
 	queue := fmt.Sprintf("rmqt.%s.%s", r.RunID, m)
-	res = ModeResult{Mode: m, Queue: queue}
+	if r.Cell != nil {
+		queue = fmt.Sprintf("rmqt.%s.%s.%s.%s.%d", r.RunID, m, r.Cell.QueueType, persistence(r.Cell.Persistent), r.Cell.Repeat)
+	}
+	res = ModeResult{Mode: m, Queue: queue, Cell: r.Cell}
 	window := 0
 	switch m {
 	case ConfirmEach:
@@ -181,7 +199,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	}
 	res.Window = window
 
-	ledger := metrics.NewLedger(r.RunID+"-"+string(m)+"-", s.Load.Messages)
+	ledger := metrics.NewLedger(queue+"-", s.Load.Messages)
 	latency := metrics.NewLatency()
 	var cond Conditions
 	drained := false
@@ -192,10 +210,14 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		cond.Interrupted = ctx.Err() != nil
 		res.Counts, res.IDs = counts, ids
 		res.ConfirmLatency = latency.Summary()
-		res.Verdict = Judge(m, counts, Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses}, s.Expect, cond)
+		res.Verdict = Judge(m, counts, Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, Transient: !s.Durability()}, s.Expect, cond)
+		res.LostAllowed = !s.Durability()
+		if !s.Durability() && counts.Lost > 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("%d confirmed messages are gone, as allowed: transient messages or a non-durable queue (a basic.ack promised no disk)", counts.Lost))
+		}
 	}
 
-	if err := r.Traffic.Declare(ctx, QueueSpec{Name: queue, Type: s.Queue.Type, Arguments: s.Queue.Arguments, AlsoBindType: s.Queue.AlsoBindType}); err != nil {
+	if err := r.Traffic.Declare(ctx, QueueSpec{Name: queue, Type: s.Queue.Type, Durable: s.Queue.Durable == nil || *s.Queue.Durable, Arguments: s.Queue.Arguments, AlsoBindType: s.Queue.AlsoBindType}); err != nil {
 		res.Error = err.Error()
 		cond.PublishErr = fmt.Errorf("declare queue %q: %w", queue, err)
 		finish()
@@ -219,11 +241,15 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	fired := make([]atomic.Bool, nSteps)
 	atPublished := make([]atomic.Int64, nSteps)
 	thresholds := make([]int, nSteps)
+	inFlightAt := make([]int, nSteps)
 	for i := range s.Faults {
 		triggers[i] = make(chan struct{})
-		thresholds[i] = math.MaxInt
+		thresholds[i], inFlightAt[i] = math.MaxInt, math.MaxInt
 		if n, ok := s.Faults[i].countTrigger(s.Load.Messages); ok {
 			thresholds[i] = n
+		}
+		if s.Faults[i].InFlight != nil {
+			inFlightAt[i] = *s.Faults[i].InFlight
 		}
 	}
 	fire := func(i, sent int) {
@@ -232,14 +258,14 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 			close(triggers[i])
 		}
 	}
-	onPublished := func(sent int) {
+	onPublished := func(sent, inFlight int) {
 		for i, t := range thresholds {
-			if sent >= t && !fired[i].Load() {
+			if (sent >= t || inFlight >= inFlightAt[i]) && !fired[i].Load() {
 				fire(i, sent)
 			}
 		}
 	}
-	onPublished(0)
+	onPublished(0, 0)
 	misroute := make(chan struct{})
 
 	pubCtx, cancelPub := context.WithTimeoutCause(ctx, s.Load.BurstTimeout.D(),
@@ -312,6 +338,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		UnroutableEvery: s.Load.UnroutableEvery, StallTimeout: s.Load.StallTimeout.D(),
 		MessageDeadline: s.Load.MessageDeadline.D(), MessageSizeBytes: s.Load.MessageSizeBytes,
 		ListenerBuffer: s.Load.ConfirmListenerBuffer,
+		Transient:      s.Load.Persistent != nil && !*s.Load.Persistent, Rate: s.Load.Rate,
 	})
 	timeline.Add(metrics.EvBurstEnd, "")
 	if cause := context.Cause(pubCtx); errors.Is(pubErr, context.DeadlineExceeded) && cause != nil {

@@ -76,7 +76,7 @@ func (f *fakeTraffic) Publish(ctx context.Context, p PublishPlan) (PublishStats,
 		p.Ledger.Published(seq, p.Mode.ConfirmMode())
 		st.Publishes++
 		st.LastPublish = time.Now()
-		p.OnPublished(p.Ledger.Sent())
+		p.OnPublished(p.Ledger.Sent(), 0)
 		if p.Mode.ConfirmMode() {
 			if err := p.Ledger.Settle(seq, true); err != nil {
 				return st, err

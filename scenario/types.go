@@ -8,6 +8,8 @@ package scenario
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -158,6 +160,80 @@ type Scenario struct {
 	Faults      []Fault `yaml:"faults"`
 	Drain       Drain   `yaml:"drain"`
 	Expect      Expect  `yaml:"expect"`
+	Matrix      Matrix  `yaml:"matrix,omitempty"`
+}
+
+// Matrix runs the scenario's modes once per cell of queue types ×
+// persistence, Repeat times each, on one broker, and summarises each cell
+// with min/median/max across repeats. Empty lists keep the scenario's own
+// setting.
+type Matrix struct {
+	QueueTypes []QueueType `yaml:"queue_types,omitempty"`
+	Persistent []bool      `yaml:"persistent,omitempty"`
+	Repeat     int         `yaml:"repeat,omitempty"` // default 1
+}
+
+// Cell is one point of a matrix run.
+type Cell struct {
+	QueueType  QueueType `json:"queue_type"`
+	Persistent bool      `json:"persistent"`
+	Repeat     int       `json:"repeat"` // 1-based
+}
+
+// Cells expands the matrix over the scenario's own settings, in a stable
+// order: queue type, then persistence, then repeat.
+func (s *Scenario) Cells() []Cell {
+	types := s.Matrix.QueueTypes
+	if len(types) == 0 {
+		types = []QueueType{s.Queue.Type}
+	}
+	pers := s.Matrix.Persistent
+	if len(pers) == 0 {
+		pers = []bool{s.Load.Persistent == nil || *s.Load.Persistent}
+	}
+	var out []Cell
+	for _, t := range types {
+		for _, p := range pers {
+			for r := 1; r <= max(1, s.Matrix.Repeat); r++ {
+				out = append(out, Cell{QueueType: t, Persistent: p, Repeat: r})
+			}
+		}
+	}
+	return out
+}
+
+// Topology describes the queue and message settings (or the matrix) in words.
+func (s *Scenario) Topology() string {
+	if s.IsMatrix() {
+		var types, pers []string
+		for _, c := range s.Cells() {
+			if !slices.Contains(types, string(c.QueueType)) {
+				types = append(types, string(c.QueueType))
+			}
+			if p := persistence(c.Persistent); !slices.Contains(pers, p) {
+				pers = append(pers, p)
+			}
+		}
+		return fmt.Sprintf("matrix: %s queues × %s messages × %d repeat(s), durable, mandatory",
+			strings.Join(types, " and "), strings.Join(pers, " and "), max(1, s.Matrix.Repeat))
+	}
+	d := "durable"
+	if s.Queue.Durable != nil && !*s.Queue.Durable {
+		d = "non-durable"
+	}
+	return fmt.Sprintf("%s, %s; %s messages, mandatory", s.Queue.Type, d, persistence(s.Load.Persistent == nil || *s.Load.Persistent))
+}
+
+// IsMatrix reports whether the scenario runs more than one cell.
+func (s *Scenario) IsMatrix() bool { return len(s.Cells()) > 1 }
+
+// ForCell returns a copy of the scenario set up for cell c.
+func (s *Scenario) ForCell(c Cell) *Scenario {
+	cp := *s
+	cp.Queue.Type = c.QueueType
+	p := c.Persistent
+	cp.Load.Persistent = &p
+	return &cp
 }
 
 // Broker says which broker image to run and how long it may take to accept
@@ -179,6 +255,9 @@ type Queue struct {
 	// it, so basic.acks arrive out of publish order (streadway/amqp#396).
 	// Only the main queue is drained.
 	AlsoBindType QueueType `yaml:"also_bind_type,omitempty"`
+	// Durable (default true) declares the queue durable. A non-durable
+	// classic queue is gone after a broker restart, with everything in it.
+	Durable *bool `yaml:"durable,omitempty"`
 	// SettleBeforeBurst is the pause between declaring the queue and the first
 	// publish (default 2s). On RabbitMQ 4.0.5 a kill within ~0.5 s of declaring a
 	// quorum queue loses its confirmed messages (rabbitmq-server#15725).
@@ -210,6 +289,12 @@ type Load struct {
 	// unconfirmed by then is pending (it may exist; it keeps being
 	// republished until confirmed or the run ends). Both are counted.
 	MessageDeadline Duration `yaml:"message_deadline,omitempty"`
+	// Persistent (default true) publishes with delivery mode 2. A basic.ack
+	// for a transient message promises nothing about disk: its loss in a
+	// crash is counted but fails nothing.
+	Persistent *bool `yaml:"persistent,omitempty"`
+	// Rate limits publishing to this many msg/s (0: as fast as possible).
+	Rate float64 `yaml:"rate,omitempty"`
 	// MessageSizeBytes pads each JSON order to this body size (0: the bare
 	// order, ~90 bytes; at most 1 MiB).
 	MessageSizeBytes int `yaml:"message_size_bytes,omitempty"`
@@ -223,7 +308,7 @@ type Load struct {
 // Fault is one planned fault. Exactly one trigger is set.
 type Fault struct {
 	Action Action `yaml:"action"`
-	Signal string `yaml:"signal"` // kill: default SIGKILL
+	Signal string `yaml:"signal,omitempty"` // kill: default SIGKILL
 	// PublishedPercent fires once this share of the burst (0–100) has been
 	// published (publish calls made).
 	PublishedPercent *float64 `yaml:"published_percent,omitempty"`
@@ -231,9 +316,12 @@ type Fault struct {
 	Published *int `yaml:"published,omitempty"`
 	// After fires this long after the burst starts.
 	After *Duration `yaml:"after,omitempty"`
+	// InFlight fires once at least this many published messages are
+	// unconfirmed (confirm modes).
+	InFlight *int `yaml:"in_flight,omitempty"`
 	// Down is how long the fault lasts before its recovery runs (default 5s;
 	// kill, stop, pause, disconnect and memory-alarm only).
-	Down Duration `yaml:"down"`
+	Down Duration `yaml:"down,omitempty"`
 	// ManualRecovery leaves the broker down after the fault: a later step
 	// (start, unpause, reconnect) brings it back.
 	ManualRecovery bool `yaml:"manual_recovery,omitempty"`
@@ -304,6 +392,13 @@ func (e Exact) fields() []namedInt {
 	}
 }
 
+// Durability reports whether a basic.ack promises the message is on disk:
+// persistent messages in a durable queue. Only then is a confirmed message
+// that was never delivered a durability failure.
+func (s *Scenario) Durability() bool {
+	return (s.Queue.Durable == nil || *s.Queue.Durable) && (s.Load.Persistent == nil || *s.Load.Persistent)
+}
+
 // DefaultImage is the image scripts/build-broker-image.sh builds.
 const DefaultImage = "rmqtorture/rabbitmq:4.0-trixie"
 
@@ -328,6 +423,8 @@ func (f Fault) Trigger() string {
 		return fmt.Sprintf("%d published", *f.Published)
 	case f.After != nil:
 		return fmt.Sprintf("%s after burst start", f.After.D())
+	case f.InFlight != nil:
+		return fmt.Sprintf("%d in flight", *f.InFlight)
 	}
 	return "never"
 }
