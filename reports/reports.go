@@ -242,7 +242,7 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 			p("\nRedeliveries during the drain: %s (same stored message handed out again; not duplicates).\n", num(m.Redeliveries))
 		}
 		for _, c := range m.ChannelCloses {
-			p("\nBroker-side cause: %s\n", c)
+			p("\nClose reason: %s\n", c)
 		}
 		idList(w, "Lost (confirmed, never delivered)", m.IDs.Lost)
 		idList(w, "Unverified (confirmed, queue never drained)", m.IDs.Unverified)
