@@ -15,12 +15,15 @@ import (
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
-func runScenario(t *testing.T, name string) *scenario.Result {
+// runScenario runs a shipped scenario through the CLI (extra flags appended),
+// requires exit 0 and a pass, checks that the run removed its container and
+// that every mode's classes add up, and returns the result.
+func runScenario(t *testing.T, name string, extra ...string) *scenario.Result {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test: needs Docker and the broker image")
 	}
-	args := []string{"run", name, "-f", "../scenarios.yaml", "--out", t.TempDir()}
+	args := append([]string{"run", name, "-f", "../scenarios.yaml", "--out", t.TempDir()}, extra...)
 	if img := os.Getenv("RMQT_IMAGE"); img != "" {
 		args = append(args, "--image", img)
 	}

@@ -74,24 +74,10 @@ func checkNoContainerLeft(t *testing.T, runID string) {
 // no confirmed message, every class reconciles to the number sent, in-doubt
 // is bounded by the window, and every in-doubt id was republished.
 func TestKillMidBurstAllModes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: needs Docker and the broker image")
-	}
 	const n = 6000
-	out := t.TempDir()
-	args := []string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--messages", "6000", "--out", out}
-	if img := os.Getenv("RMQT_IMAGE"); img != "" {
-		args = append(args, "--image", img)
-	}
-	code, stdout, stderr := runCLI(t, args...)
-	t.Log("\n" + stdout)
-	if code != ExitPass {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
-	r := readResult(t, stdout)
-	defer checkNoContainerLeft(t, r.RunID)
-	if r.Verdict.Status != scenario.Pass || len(r.Modes) != 3 {
-		t.Fatalf("verdict %+v, %d modes", r.Verdict, len(r.Modes))
+	r := runScenario(t, "kill-mid-burst", "--messages", "6000")
+	if len(r.Modes) != 3 {
+		t.Fatalf("%d modes", len(r.Modes))
 	}
 	for _, m := range r.Modes {
 		t.Run(string(m.Mode), func(t *testing.T) {
