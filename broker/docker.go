@@ -269,7 +269,14 @@ func (c *Container) Disconnect(ctx context.Context) error {
 // Reconnect reattaches the broker to the networks Disconnect removed it from
 // and re-reads its published port (an ephemeral one changes).
 func (c *Container) Reconnect(ctx context.Context) error {
+	info, err := c.cli.ContainerInspect(ctx, c.ID)
+	if err != nil {
+		return fmt.Errorf("inspect container %q: %w", c.Name, err)
+	}
 	for _, n := range c.networks {
+		if info.NetworkSettings != nil && info.NetworkSettings.Networks[n] != nil {
+			continue // still attached (a disconnect that failed part-way)
+		}
 		if err := c.cli.NetworkConnect(ctx, n, c.ID, nil); err != nil {
 			return fmt.Errorf("reconnect container %q to network %q: %w", c.Name, n, err)
 		}

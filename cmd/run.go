@@ -101,8 +101,8 @@ func (o *runOpts) apply(c *cobra.Command, s *scenario.Scenario) error {
 		}
 	}
 	if fl.Changed("messages") {
-		if o.messages <= 0 {
-			return fmt.Errorf("--messages must be > 0, got %d", o.messages)
+		if o.messages <= 0 || o.messages > scenario.MaxMessages {
+			return fmt.Errorf("--messages must be within 1–%d, got %d", scenario.MaxMessages, o.messages)
 		}
 		s.Load.Messages = o.messages
 	}
@@ -117,6 +117,19 @@ func (o *runOpts) apply(c *cobra.Command, s *scenario.Scenario) error {
 		}
 		s.Load.Window = o.window
 	}
+	for i, f := range s.Faults {
+		if f.InFlight == nil {
+			continue
+		}
+		if *f.InFlight > s.Load.Window {
+			return fmt.Errorf("faults[%d].in_flight %d of scenario %q exceeds the window %d: it could never fire", i, *f.InFlight, s.Name, s.Load.Window)
+		}
+		for _, m := range s.Load.Modes {
+			if m == scenario.FireAndForget || (m == scenario.ConfirmEach && *f.InFlight > 1) {
+				return fmt.Errorf("faults[%d].in_flight %d of scenario %q can never fire in %s", i, *f.InFlight, s.Name, m)
+			}
+		}
+	}
 	if fl.Changed("image") {
 		if strings.TrimSpace(o.image) == "" {
 			return errors.New("--image must name an image")
@@ -130,6 +143,9 @@ func (o *runOpts) apply(c *cobra.Command, s *scenario.Scenario) error {
 			if qt != scenario.Quorum && qt != scenario.Classic {
 				return fmt.Errorf("--queue-types: %q is not a queue type (quorum, classic)", t)
 			}
+			if slices.Contains(s.Matrix.QueueTypes, qt) {
+				return fmt.Errorf("--queue-types: %q given twice", t)
+			}
 			if s.Queue.Durable != nil && !*s.Queue.Durable && qt == scenario.Quorum {
 				return fmt.Errorf("--queue-types: quorum queues are always durable, and scenario %q has queue.durable false", s.Name)
 			}
@@ -140,10 +156,12 @@ func (o *runOpts) apply(c *cobra.Command, s *scenario.Scenario) error {
 		s.Matrix.Persistent = nil
 		for _, p := range o.persistence {
 			switch strings.TrimSpace(p) {
-			case "persistent":
-				s.Matrix.Persistent = append(s.Matrix.Persistent, true)
-			case "transient":
-				s.Matrix.Persistent = append(s.Matrix.Persistent, false)
+			case "persistent", "transient":
+				v := strings.TrimSpace(p) == "persistent"
+				if slices.Contains(s.Matrix.Persistent, v) {
+					return fmt.Errorf("--persistence: %q given twice", p)
+				}
+				s.Matrix.Persistent = append(s.Matrix.Persistent, v)
 			default:
 				return fmt.Errorf("--persistence: %q is neither persistent nor transient", p)
 			}
@@ -204,7 +222,8 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 	for i := range plans {
 		code, err := o.runScenario(ctx, c, g, log, cli, &plans[i])
 		if err != nil {
-			return &exitError{code, err}
+			// An earlier scenario's failed verdict outranks this error.
+			return &exitError{worse(worst, code), err}
 		}
 		worst = worse(worst, code)
 		if ctx.Err() != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"reflect"
 	"regexp"
@@ -505,6 +506,10 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 					p.fail(fp+".in_flight", "fire-and-forget has nothing in flight: an in_flight trigger needs confirm modes only")
 					break
 				}
+				if m == ConfirmEach && *f.InFlight > 1 {
+					p.fail(fp+".in_flight", "confirm-each never has more than 1 in flight, got %d", *f.InFlight)
+					break
+				}
 			}
 		}
 		if triggers != 1 {
@@ -518,6 +523,13 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 	for j, t := range s.Matrix.QueueTypes {
 		if t != Quorum && t != Classic {
 			p.fail(fmt.Sprintf("%s.matrix.queue_types[%d]", sp, j), "%q is not a queue type (quorum, classic)", t)
+		} else if slices.Index(s.Matrix.QueueTypes, t) < j {
+			p.fail(fmt.Sprintf("%s.matrix.queue_types[%d]", sp, j), "%q listed twice", t)
+		}
+	}
+	for j, v := range s.Matrix.Persistent {
+		if slices.Index(s.Matrix.Persistent, v) < j {
+			p.fail(fmt.Sprintf("%s.matrix.persistent[%d]", sp, j), "%v listed twice", v)
 		}
 	}
 	if s.Matrix.Repeat < 0 || s.Matrix.Repeat > 100 {
@@ -564,6 +576,42 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 // recovering runs as soon as it is done.
 func (p *parser) validateTimeline(sp string, s *Scenario) {
 	state, pending := "up", Action("")
+	// Triggers are armed from the start of the burst, so the non-recovery
+	// steps of one timeline use one kind of trigger (counts and percents,
+	// or times), an in_flight trigger only on a single-step timeline, and a
+	// step that leaves the broker down for a later one must itself be timed:
+	// otherwise a step could fire long before it can run, or a recovery be
+	// due before its fault.
+	kinds := map[string]bool{}
+	misroutes := 0
+	for j, f := range s.Faults {
+		fp := fmt.Sprintf("%s.faults[%d]", sp, j)
+		switch f.Action {
+		case Start, Unpause, Reconnect:
+			continue
+		case PublishToMissingExchange:
+			if misroutes++; misroutes > 1 {
+				p.fail(fp+".action", "only one publish-to-missing-exchange step per scenario")
+			}
+		}
+		switch {
+		case f.After != nil:
+			kinds["after"] = true
+		case f.InFlight != nil:
+			kinds["in_flight"] = true
+			if len(s.Faults) > 1 {
+				p.fail(fp+".in_flight", "an in_flight trigger is only possible on a single-step timeline")
+			}
+		case f.PublishedPercent != nil || f.Published != nil:
+			kinds["published"] = true
+		}
+		if f.ManualRecovery && f.After == nil {
+			p.fail(fp+".manual_recovery", "a step recovered by a later one must be triggered by after, so its recovery cannot come due before it")
+		}
+	}
+	if len(kinds) > 1 {
+		p.fail(sp+".faults", "mixes trigger kinds (%s): use either published/published_percent or after for every fault step", strings.Join(slices.Sorted(maps.Keys(kinds)), ", "))
+	}
 	var lastAfter *time.Duration
 	var lastEnd time.Duration
 	lastCount, lastCountPath := -1, ""

@@ -95,12 +95,28 @@ func TestParseErrors(t *testing.T) {
       - {action: unpause, after: 30s, grace: 1s}
 `,
 			[]string{
+				"s.yaml:6:7: scenarios[0].faults: mixes trigger kinds (after, published): use either published/published_percent or after for every fault step",
+				"s.yaml:6:64: scenarios[0].faults[0].manual_recovery: a step recovered by a later one must be triggered by after, so its recovery cannot come due before it",
 				"s.yaml:7:18: scenarios[0].faults[1].action: pause needs a running broker, but it is stopped here (recover it with start first)",
 				"s.yaml:8:9: scenarios[0].faults[2]: start must be triggered by after: nothing is published while the broker is stopped",
 				"s.yaml:10:37: scenarios[0].faults[4].after: 12s overlaps the previous step, which lasts until 15s after burst start",
 				"s.yaml:11:9: scenarios[0].faults[5]: the broker would stay disconnected at the end: add a reconnect step",
 				"s.yaml:11:18: scenarios[0].faults[5].action: unpause needs a broker left paused by an earlier step with manual_recovery, but it is disconnected here",
 				"s.yaml:11:46: scenarios[0].faults[5].grace: only stop and restart take a grace period, not unpause",
+			}},
+		{"misroute twice, in_flight beside other steps and in confirm-each, duplicate matrix cells",
+			head + `    load: {messages: 100, modes: [confirm-each]}
+    faults:
+      - {action: publish-to-missing-exchange, in_flight: 2}
+      - {action: publish-to-missing-exchange, published: 50}
+    matrix: {queue_types: [classic, classic], persistent: [true, true]}
+`,
+			[]string{
+				"s.yaml:6:7: scenarios[0].faults: mixes trigger kinds (in_flight, published): use either published/published_percent or after for every fault step",
+				"s.yaml:6:58: scenarios[0].faults[0].in_flight: confirm-each never has more than 1 in flight, got 2",
+				"s.yaml:7:18: scenarios[0].faults[1].action: only one publish-to-missing-exchange step per scenario",
+				"s.yaml:8:37: scenarios[0].matrix.queue_types[1]: \"classic\" listed twice",
+				"s.yaml:8:66: scenarios[0].matrix.persistent[1]: true listed twice",
 			}},
 		{"steps run in trigger order",
 			head + "    load: {messages: 100}\n    faults: [{action: kill, published_percent: 50}, {action: pause, published: 20}]\n",

@@ -239,6 +239,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	nSteps := len(s.Faults)
 	triggers := make([]chan struct{}, nSteps)
 	fired := make([]atomic.Bool, nSteps)
+	injected := make([]bool, nSteps) // written by the fault goroutine, read after wg.Wait
 	atPublished := make([]atomic.Int64, nSteps)
 	thresholds := make([]int, nSteps)
 	inFlightAt := make([]int, nSteps)
@@ -277,6 +278,14 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer func() {
+				// A bug in a fault step must not kill the process before the
+				// broker is restored and the container removed.
+				if p := recover(); p != nil {
+					brokerErr = fmt.Errorf("rmqtorture bug in a fault step: %v", p)
+					cancelPub()
+				}
+			}()
 			st := &faultState{misroute: misroute}
 			// Whatever happens, a broker left down by a manual_recovery step is
 			// brought back before the drain.
@@ -286,6 +295,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 				}
 				rec, err := r.recoverBroker(ctx, log, s, st.pending, timeline)
 				rec.Trigger = "restore at the end of the burst"
+				rec.AtMS = metrics.Millis(time.Since(start))
 				res.Faults = append(res.Faults, rec)
 				res.Notes = append(res.Notes, fmt.Sprintf("the broker was still down when the burst ended; rmqtorture ran %s itself", st.pending))
 				if err != nil {
@@ -318,6 +328,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 					return // Ctrl-C before the step: do not start it now
 				}
 				rec, err := r.inject(ctx, log, s, f, timeline, start, st, ledger)
+				injected[i] = true
 				rec.AtPublished = int(atPublished[i].Load())
 				res.Faults = append(res.Faults, rec)
 				if err != nil {
@@ -360,6 +371,10 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		}
 		if !fired[i].Load() {
 			cond.FaultMissed = fmt.Errorf("fault %s (%s) never fired: the burst ended first", s.Faults[i].Action, s.Faults[i].Trigger())
+			break
+		}
+		if !injected[i] && brokerErr == nil {
+			cond.FaultMissed = fmt.Errorf("fault %s (%s) fired but never ran: an earlier step was still waiting when the burst ended", s.Faults[i].Action, s.Faults[i].Trigger())
 			break
 		}
 	}
@@ -410,8 +425,9 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 
 // faultState carries what one burst's fault steps share.
 type faultState struct {
-	misroute chan struct{}
-	pending  Action // recovery a manual_recovery step left for a later step
+	misroute     chan struct{}
+	misrouteOnce sync.Once
+	pending      Action // recovery a manual_recovery step left for a later step
 }
 
 // inject applies one fault step and, unless the step says manual_recovery,
@@ -460,11 +476,20 @@ func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *F
 		err = r.Injector.CloseConnections(fctx)
 		detail = "broker closed every client connection (rabbitmqctl close_all_connections)"
 	case PublishToMissingExchange:
-		close(st.misroute)
+		st.misrouteOnce.Do(func() { close(st.misroute) })
 		detail = "next publish goes to a missing exchange"
 	}
 	if err != nil {
 		rec.Error = err.Error()
+		// The call may have failed after the action landed (a timeout): try
+		// the recovery anyway, so the broker is not left down.
+		if recovery, _ := f.Action.Recovery(); recovery != "" {
+			if _, rerr := r.recoverBroker(ctx, log, s, recovery, tl); rerr != nil {
+				log.Warn("recovery after a failed fault", "action", recovery, "err", rerr)
+			}
+		} else if f.Action == MemoryAlarm {
+			_ = r.Injector.MemoryAlarm(fctx, false)
+		}
 		return rec, fmt.Errorf("fault %s: %w", f.Action, err)
 	}
 	applied := time.Now()

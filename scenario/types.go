@@ -393,9 +393,15 @@ func (e Exact) fields() []namedInt {
 }
 
 // Durability reports whether a basic.ack promises the message is on disk:
-// persistent messages in a durable queue. Only then is a confirmed message
-// that was never delivered a durability failure.
+// persistent messages in a durable queue, or any message in a quorum queue,
+// which writes every message to its Raft log whatever its delivery mode
+// (measured here: classic-vs-quorum loses no transient confirmed message in
+// a quorum queue). Only then is a confirmed message that was never delivered
+// a durability failure.
 func (s *Scenario) Durability() bool {
+	if s.Queue.Type == Quorum {
+		return true
+	}
 	return (s.Queue.Durable == nil || *s.Queue.Durable) && (s.Load.Persistent == nil || *s.Load.Persistent)
 }
 
