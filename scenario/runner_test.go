@@ -234,25 +234,27 @@ scenarios:
 	}
 }
 
-// A step left waiting for its recovery when the burst ends is still
-// recovered: the broker is never left down.
-func TestBrokerLeftDownIsRestoredAtTheEnd(t *testing.T) {
-	f, err := Parse("t.yaml", []byte(`version: 1
-scenarios:
-  - name: t
-    queue: {settle_before_burst: 0s}
-    load: {messages: 20}
-    faults:
-      - {action: pause, after: 1ms, manual_recovery: true}
-      - {action: unpause, after: 1h}
-`))
+// runTimeline runs a burst of 20 fake orders (1 ms apart) in mode m under the
+// given fault steps and returns the result and the broker operations seen.
+func runTimeline(t *testing.T, faults string, m Mode) (ModeResult, string) {
+	t.Helper()
+	f, err := Parse("t.yaml", []byte("version: 1\nscenarios:\n  - name: t\n    queue: {settle_before_burst: 0s}\n    load: {messages: 20}\n    faults:\n"+faults))
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := &fakeBroker{}
-	res, _ := newRunner(b, &fakeTraffic{perPublish: time.Millisecond}).RunMode(context.Background(), &f.Scenarios[0], FireAndForget)
-	if got := strings.Join(b.ops, " "); got != "pause unpause" {
-		t.Fatalf("ops %q", got)
+	res, _ := newRunner(b, &fakeTraffic{perPublish: time.Millisecond}).RunMode(context.Background(), &f.Scenarios[0], m)
+	return res, strings.Join(b.ops, " ")
+}
+
+// A step left waiting for its recovery when the burst ends is still
+// recovered: the broker is never left down.
+func TestBrokerLeftDownIsRestoredAtTheEnd(t *testing.T) {
+	res, ops := runTimeline(t, `      - {action: pause, after: 1ms, manual_recovery: true}
+      - {action: unpause, after: 1h}
+`, FireAndForget)
+	if ops != "pause unpause" {
+		t.Fatalf("ops %q", ops)
 	}
 	if len(res.Faults) != 2 || res.Faults[1].Trigger != "restore at the end of the burst" || len(res.Notes) != 1 || res.Verdict.Status != Pass {
 		t.Fatalf("faults %+v verdict %+v", res.Faults, res.Verdict)
@@ -262,22 +264,11 @@ scenarios:
 // A step that fired but never ran (the loop stopped at an earlier recovery
 // that never came due) is a missed fault, never a silent pass.
 func TestFiredButSkippedStepIsMissed(t *testing.T) {
-	f, err := Parse("t.yaml", []byte(`version: 1
-scenarios:
-  - name: t
-    queue: {settle_before_burst: 0s}
-    load: {messages: 20}
-    faults:
-      - {action: pause, after: 1ms, manual_recovery: true}
+	res, ops := runTimeline(t, `      - {action: pause, after: 1ms, manual_recovery: true}
       - {action: unpause, after: 1h}
       - {action: kill, after: 2h}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &fakeBroker{}
-	res, _ := newRunner(b, &fakeTraffic{perPublish: time.Millisecond}).RunMode(context.Background(), &f.Scenarios[0], FireAndForget)
-	if res.Verdict.Status != Inconclusive || strings.Contains(strings.Join(b.ops, " "), "kill") {
-		t.Fatalf("ops %v verdict %+v", b.ops, res.Verdict)
+`, FireAndForget)
+	if res.Verdict.Status != Inconclusive || strings.Contains(ops, "kill") {
+		t.Fatalf("ops %v verdict %+v", ops, res.Verdict)
 	}
 }
