@@ -119,9 +119,11 @@ func (l *Ledger) Published(seq int, confirmMode bool) {
 	}
 }
 
-// PublishFailed records that a publish call of seq returned an error. In
-// confirm mode the attempt becomes in-doubt; in fire-and-forget the caller
-// retries it, and the attempt stays counted.
+// PublishFailed records that a publish call of seq returned an error (counted
+// in PublishErrors). In confirm mode the attempt, already recorded by
+// Published, becomes in doubt; in fire-and-forget nothing was recorded yet
+// (only a call that returned no error counts as sent) and the caller retries
+// the order.
 func (l *Ledger) PublishFailed(seq int, confirmMode bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
