@@ -108,7 +108,12 @@ func (a *AMQP) Publish(ctx context.Context, plan scenario.PublishPlan) (scenario
 		monitor = startDepthMonitor(ctx, a, plan.Queue)
 	}
 	err := pub.run(ctx)
-	pub.markPastDeadline(time.Now(), nil)
+	if plan.MessageDeadline > 0 {
+		now := time.Now()
+		for seq := range plan.Messages {
+			pub.markPastDeadline(now, seq)
+		}
+	}
 	if monitor != nil {
 		pub.stats.AbsorbedRate = monitor.wait(plan.Timeline)
 	}
@@ -192,28 +197,14 @@ func (p *publisher) expiredUnpublished(seq int) bool {
 	return ok && time.Now().After(d) && p.p.Ledger.MarkNotPublished(seq)
 }
 
-// markPastDeadline marks, among seqs (nil: every order), those written and
-// still unconfirmed whose deadline has passed by now.
-func (p *publisher) markPastDeadline(now time.Time, seqs []int) {
-	if p.p.MessageDeadline <= 0 {
-		return
-	}
-	check := func(seq int) {
-		if d, ok := p.deadline(seq); ok && now.After(d) {
-			switch p.p.Ledger.Outcome(seq) {
-			case metrics.InFlight, metrics.InDoubt:
-				p.p.Ledger.MarkPastDeadline(seq)
-			}
+// markPastDeadline marks seq pending at its deadline when it was written,
+// is still unconfirmed and its deadline has passed by now.
+func (p *publisher) markPastDeadline(now time.Time, seq int) {
+	if d, ok := p.deadline(seq); ok && now.After(d) {
+		switch p.p.Ledger.Outcome(seq) {
+		case metrics.InFlight, metrics.InDoubt:
+			p.p.Ledger.MarkPastDeadline(seq)
 		}
-	}
-	if seqs != nil {
-		for _, seq := range seqs {
-			check(seq)
-		}
-		return
-	}
-	for seq := range p.p.Messages {
-		check(seq)
 	}
 }
 
@@ -335,7 +326,7 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 		closeConn(conn)
 		<-returnsDone
 	}()
-	w := p.watch(conn, ch, epoch, nil)
+	w := p.watch(conn, ch, epoch, nil, nil)
 	defer w.stop()
 	first := true
 	for {
@@ -426,7 +417,7 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 					now := time.Now()
 					for _, pend := range pending {
 						p.inDoubt(pend.Seq)
-						p.markPastDeadline(now, []int{pend.Seq})
+						p.markPastDeadline(now, pend.Seq)
 						<-slots
 					}
 					if !closing.Load() || len(pending) > 0 {
@@ -456,7 +447,7 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 				}
 				now := time.Now()
 				p.p.Latency.Record(now.Sub(pend.PublishedAt))
-				p.markPastDeadline(now, []int{pend.Seq})
+				p.markPastDeadline(now, pend.Seq)
 				if err := p.p.Ledger.Settle(pend.Seq, c.Ack); err != nil {
 					p.a.Log.Error("ledger", "err", err)
 				}
@@ -477,8 +468,7 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 		}
 	}()
 
-	w := p.watch(conn, ch, epoch, func() (time.Time, bool) { return p.tracker.Oldest(epoch) })
-	w.lastConfirm = &lastConfirm
+	w := p.watch(conn, ch, epoch, func() (time.Time, bool) { return p.tracker.Oldest(epoch) }, &lastConfirm)
 	defer w.stop()
 
 	end := func(err error) error {

@@ -36,8 +36,9 @@ type watcher struct {
 }
 
 // watch starts a watcher for one epoch; stop ends it.
-func (p *publisher) watch(conn *amqp.Connection, ch *amqp.Channel, epoch metrics.Epoch, oldest func() (time.Time, bool)) *watcher {
-	w := &watcher{p: p, conn: conn, epoch: epoch, oldest: oldest, closed: make(chan struct{}), done: make(chan struct{})}
+// oldest and lastConfirm are nil in fire-and-forget.
+func (p *publisher) watch(conn *amqp.Connection, ch *amqp.Channel, epoch metrics.Epoch, oldest func() (time.Time, bool), lastConfirm *atomic.Int64) *watcher {
+	w := &watcher{p: p, conn: conn, epoch: epoch, oldest: oldest, lastConfirm: lastConfirm, closed: make(chan struct{}), done: make(chan struct{})}
 	w.lastCall.Store(time.Now().UnixNano())
 	chClose := ch.NotifyClose(make(chan *amqp.Error, 1))
 	connClose := conn.NotifyClose(make(chan *amqp.Error, 1))

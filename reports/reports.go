@@ -34,11 +34,7 @@ func label(m scenario.ModeResult) string {
 	if m.Cell == nil {
 		return string(m.Mode)
 	}
-	p := "persistent"
-	if !m.Cell.Persistent {
-		p = "transient"
-	}
-	return fmt.Sprintf("%s · %s · %s · #%d", m.Mode, m.Cell.QueueType, p, m.Cell.Repeat)
+	return fmt.Sprintf("%s · %s · %s · #%d", m.Mode, m.Cell.QueueType, scenario.Persistence(m.Cell.Persistent), m.Cell.Repeat)
 }
 
 func ledgerRow(m scenario.ModeResult) []string {
@@ -350,10 +346,6 @@ func matrixRows(r *scenario.Result) ([]string, [][]string) {
 				pass++
 			}
 		}
-		p := "persistent"
-		if !k.persistent {
-			p = "transient"
-		}
 		stat := func(f func(scenario.ModeResult) float64, format func(float64) string) string {
 			vals := make([]float64, len(g))
 			for i, m := range g {
@@ -376,7 +368,7 @@ func matrixRows(r *scenario.Result) ([]string, [][]string) {
 			missing = stat(func(m scenario.ModeResult) float64 { return float64(m.UnconfirmedMissing) }, count)
 		}
 		rows = append(rows, []string{
-			fmt.Sprintf("%s · %s · %s", k.mode, k.queue, p), num(len(g)), num(pass), lost, missing, doubt,
+			fmt.Sprintf("%s · %s · %s", k.mode, k.queue, scenario.Persistence(k.persistent)), num(len(g)), num(pass), lost, missing, doubt,
 			stat(func(m scenario.ModeResult) float64 { return float64(m.Duplicates) }, count),
 			stat(func(m scenario.ModeResult) float64 { return m.PreFaultPublishRate }, rate), p99,
 		})

@@ -146,13 +146,6 @@ type Runner struct {
 	Cell *Cell
 }
 
-func persistence(p bool) string {
-	if p {
-		return "persistent"
-	}
-	return "transient"
-}
-
 // cleanupTimeout bounds broker restoration and a drain after an interrupt.
 const cleanupTimeout = 90 * time.Second
 
@@ -187,7 +180,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	log := r.Log.With("mode", m)
 	queue := fmt.Sprintf("rmqt.%s.%s", r.RunID, m)
 	if r.Cell != nil {
-		queue = fmt.Sprintf("rmqt.%s.%s.%s.%s.%d", r.RunID, m, r.Cell.QueueType, persistence(r.Cell.Persistent), r.Cell.Repeat)
+		queue = fmt.Sprintf("rmqt.%s.%s.%s.%s.%d", r.RunID, m, r.Cell.QueueType, Persistence(r.Cell.Persistent), r.Cell.Repeat)
 	}
 	res = ModeResult{Mode: m, Queue: queue, Cell: r.Cell}
 	window := 0
@@ -210,14 +203,14 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		cond.Interrupted = ctx.Err() != nil
 		res.Counts, res.IDs = counts, ids
 		res.ConfirmLatency = latency.Summary()
-		res.Verdict = Judge(m, counts, Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, Transient: !s.Durability()}, s.Expect, cond)
 		res.LostAllowed = !s.Durability()
-		if !s.Durability() && counts.Lost > 0 {
+		res.Verdict = Judge(m, counts, Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, Transient: res.LostAllowed}, s.Expect, cond)
+		if res.LostAllowed && counts.Lost > 0 {
 			res.Notes = append(res.Notes, fmt.Sprintf("%d confirmed messages are gone, as allowed: transient messages or a non-durable queue (a basic.ack promised no disk)", counts.Lost))
 		}
 	}
 
-	if err := r.Traffic.Declare(ctx, QueueSpec{Name: queue, Type: s.Queue.Type, Durable: s.Queue.Durable == nil || *s.Queue.Durable, Arguments: s.Queue.Arguments, AlsoBindType: s.Queue.AlsoBindType}); err != nil {
+	if err := r.Traffic.Declare(ctx, QueueSpec{Name: queue, Type: s.Queue.Type, Durable: s.Queue.IsDurable(), Arguments: s.Queue.Arguments, AlsoBindType: s.Queue.AlsoBindType}); err != nil {
 		res.Error = err.Error()
 		cond.PublishErr = fmt.Errorf("declare queue %q: %w", queue, err)
 		finish()
@@ -349,7 +342,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		UnroutableEvery: s.Load.UnroutableEvery, StallTimeout: s.Load.StallTimeout.D(),
 		MessageDeadline: s.Load.MessageDeadline.D(), MessageSizeBytes: s.Load.MessageSizeBytes,
 		ListenerBuffer: s.Load.ConfirmListenerBuffer,
-		Transient:      s.Load.Persistent != nil && !*s.Load.Persistent, Rate: s.Load.Rate,
+		Transient:      !s.Load.IsPersistent(), Rate: s.Load.Rate,
 	})
 	timeline.Add(metrics.EvBurstEnd, "")
 	if cause := context.Cause(pubCtx); errors.Is(pubErr, context.DeadlineExceeded) && cause != nil {

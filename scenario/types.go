@@ -189,7 +189,7 @@ func (s *Scenario) Cells() []Cell {
 	}
 	pers := s.Matrix.Persistent
 	if len(pers) == 0 {
-		pers = []bool{s.Load.Persistent == nil || *s.Load.Persistent}
+		pers = []bool{s.Load.IsPersistent()}
 	}
 	var out []Cell
 	for _, t := range types {
@@ -210,7 +210,7 @@ func (s *Scenario) Topology() string {
 			if !slices.Contains(types, string(c.QueueType)) {
 				types = append(types, string(c.QueueType))
 			}
-			if p := persistence(c.Persistent); !slices.Contains(pers, p) {
+			if p := Persistence(c.Persistent); !slices.Contains(pers, p) {
 				pers = append(pers, p)
 			}
 		}
@@ -218,10 +218,10 @@ func (s *Scenario) Topology() string {
 			strings.Join(types, " and "), strings.Join(pers, " and "), max(1, s.Matrix.Repeat))
 	}
 	d := "durable"
-	if s.Queue.Durable != nil && !*s.Queue.Durable {
+	if !s.Queue.IsDurable() {
 		d = "non-durable"
 	}
-	return fmt.Sprintf("%s, %s; %s messages, mandatory", s.Queue.Type, d, persistence(s.Load.Persistent == nil || *s.Load.Persistent))
+	return fmt.Sprintf("%s, %s; %s messages, mandatory", s.Queue.Type, d, Persistence(s.Load.IsPersistent()))
 }
 
 // IsMatrix reports whether the scenario runs more than one cell.
@@ -402,7 +402,21 @@ func (s *Scenario) Durability() bool {
 	if s.Queue.Type == Quorum {
 		return true
 	}
-	return (s.Queue.Durable == nil || *s.Queue.Durable) && (s.Load.Persistent == nil || *s.Load.Persistent)
+	return s.Queue.IsDurable() && s.Load.IsPersistent()
+}
+
+// IsDurable reports whether the queue is declared durable (the default).
+func (q Queue) IsDurable() bool { return q.Durable == nil || *q.Durable }
+
+// IsPersistent reports whether orders are published persistent (the default).
+func (l Load) IsPersistent() bool { return l.Persistent == nil || *l.Persistent }
+
+// Persistence names a persistence setting as reports spell it.
+func Persistence(persistent bool) string {
+	if persistent {
+		return "persistent"
+	}
+	return "transient"
 }
 
 // DefaultImage is the image scripts/build-broker-image.sh builds.
