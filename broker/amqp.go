@@ -84,6 +84,30 @@ func (a *AMQP) Declare(ctx context.Context, q scenario.QueueSpec) error {
 				args[k] = v
 			}
 		}
+		if q.DeadLetterQueue != "" {
+			if err := ch.ExchangeDeclare(DeadLetterExchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
+				return fmt.Errorf("declare exchange %q: %w", DeadLetterExchange, err)
+			}
+			dlq := amqp.Table{"x-queue-type": string(q.Type)}
+			if err := declareBoundTo(ch, DeadLetterExchange, q.DeadLetterQueue, q.DeadLetterQueue, true, dlq); err != nil {
+				return err
+			}
+			args["x-dead-letter-exchange"] = DeadLetterExchange
+			args["x-dead-letter-routing-key"] = q.DeadLetterQueue
+		}
+		if q.RetryQueue != "" {
+			// Expired retries go back to the work queue through the default
+			// exchange (dead-lettering on x-message-ttl).
+			retry := amqp.Table{"x-queue-type": string(q.Type), "x-message-ttl": q.RetryDelay.Milliseconds(),
+				"x-dead-letter-exchange": "", "x-dead-letter-routing-key": q.Name}
+			decl, err := ch.QueueDeclare(q.RetryQueue, true, false, false, false, retry)
+			if err != nil {
+				return fmt.Errorf("declare retry queue %q (%v): %w", q.RetryQueue, retry, err)
+			}
+			if decl.Messages > 0 {
+				return fmt.Errorf("queue %q already holds %d messages; rmqtorture needs an empty queue", q.RetryQueue, decl.Messages)
+			}
+		}
 		if err := declareBound(ch, q.Name, q.Name, q.Durable, args); err != nil {
 			return err
 		}
@@ -95,6 +119,10 @@ func (a *AMQP) Declare(ctx context.Context, q scenario.QueueSpec) error {
 }
 
 func declareBound(ch *amqp.Channel, name, key string, durable bool, args amqp.Table) error {
+	return declareBoundTo(ch, Exchange, name, key, durable, args)
+}
+
+func declareBoundTo(ch *amqp.Channel, exchange, name, key string, durable bool, args amqp.Table) error {
 	decl, err := ch.QueueDeclare(name, durable, false, false, false, args)
 	if err != nil {
 		return fmt.Errorf("declare queue %q (%v): %w", name, args, err)
@@ -102,20 +130,22 @@ func declareBound(ch *amqp.Channel, name, key string, durable bool, args amqp.Ta
 	if decl.Messages > 0 {
 		return fmt.Errorf("queue %q already holds %d messages; rmqtorture needs an empty queue", name, decl.Messages)
 	}
-	if err := ch.QueueBind(name, key, Exchange, false, nil); err != nil {
-		return fmt.Errorf("bind queue %q to %q: %w", name, Exchange, err)
+	if err := ch.QueueBind(name, key, exchange, false, nil); err != nil {
+		return fmt.Errorf("bind queue %q to %q: %w", name, exchange, err)
 	}
 	return nil
 }
 
-// Delete deletes a queue (and its ".also" twin, if any).
+// Delete deletes a queue and its companions (".also", ".dlq", ".retry"), if
+// any.
 func (a *AMQP) Delete(ctx context.Context, queue string) error {
 	return a.withChannel(ctx, "setup", func(ch *amqp.Channel) error {
-		if _, err := ch.QueueDelete(queue, false, false, false); err != nil {
-			return err
+		for _, q := range []string{queue, queue + ".also", queue + ".dlq", queue + ".retry"} {
+			if _, err := ch.QueueDelete(q, false, false, false); err != nil { // absent is fine: delete is idempotent
+				return err
+			}
 		}
-		_, err := ch.QueueDelete(queue+".also", false, false, false) // absent is fine: delete is idempotent
-		return err
+		return nil
 	})
 }
 
@@ -195,7 +225,11 @@ func (a *AMQP) drainOnce(ctx context.Context, d scenario.DrainPlan) (bool, error
 			if !ok {
 				return false, errors.New("drain channel closed")
 			}
-			d.Ledger.Delivered(m.MessageId, m.Redelivered)
+			if d.DeadLetter {
+				d.Ledger.DeadLettered(m.MessageId)
+			} else {
+				d.Ledger.Delivered(m.MessageId, m.Redelivered)
+			}
 			gotAny = true
 			lastSeen = time.Now()
 			unacked = m.DeliveryTag
@@ -215,7 +249,7 @@ func (a *AMQP) drainOnce(ctx context.Context, d scenario.DrainPlan) (bool, error
 			// Nothing delivered yet although something was sent: a quorum
 			// queue may still be electing its leader after a restart, so an
 			// empty-looking queue gets the full LostWait before it is believed.
-			if (d.Satisfied() && (gotAny || d.Ledger.Sent() == 0)) || idle >= d.LostWait {
+			if (d.Satisfied() && (gotAny || d.AllowEmpty || d.Ledger.Sent() == 0)) || idle >= d.LostWait {
 				return true, nil
 			}
 		case <-ctx.Done():

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/time/rate"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
@@ -74,9 +75,14 @@ type publisher struct {
 	mu    sync.Mutex
 	next  int   // next fresh sequence number
 	retry []int // ids to publish again first (in doubt, or failed publish in fire-and-forget)
-	// settled is signalled (non-blocking) whenever a confirm or an in-doubt
-	// settles something, to wake a publisher waiting for the last confirms.
-	settled chan struct{}
+	// settled is closed and replaced whenever a confirm or an in-doubt
+	// settles something: a broadcast that wakes every publisher waiting for
+	// the last confirms or for in-doubt ids to republish.
+	settleMu sync.Mutex
+	settled  chan struct{}
+	// epochs numbers connections across all publishers: confirms are keyed
+	// by (epoch, delivery tag), so epochs never repeat.
+	epochs atomic.Int64
 	// misroute is the plan's Misroute until it has been used once.
 	misroute <-chan struct{}
 	// firstTry is when the publisher first took each order (unix ns; 0 not
@@ -94,7 +100,7 @@ type publisher struct {
 // when it could not reconnect within plan.ReconnectTimeout; ctx's error when
 // cancelled.
 func (a *AMQP) Publish(ctx context.Context, plan scenario.PublishPlan) (scenario.PublishStats, error) {
-	pub := &publisher{a: a, p: plan, tracker: metrics.NewConfirmTracker(), settled: make(chan struct{}, 1), misroute: plan.Misroute,
+	pub := &publisher{a: a, p: plan, tracker: metrics.NewConfirmTracker(), settled: make(chan struct{}), misroute: plan.Misroute,
 		firstTry: make([]atomic.Int64, plan.Messages), deliveryMode: amqp.Persistent}
 	if plan.Transient {
 		pub.deliveryMode = amqp.Transient
@@ -120,15 +126,31 @@ func (a *AMQP) Publish(ctx context.Context, plan scenario.PublishPlan) (scenario
 	return pub.stats, err
 }
 
+// run runs plan.Publishers publishers (one connection each) that share the
+// burst: they take ids from one queue, republishes first. The first that
+// cannot reconnect in time ends them all.
 func (p *publisher) run(ctx context.Context) error {
-	var epoch metrics.Epoch
+	g, gctx := errgroup.WithContext(ctx)
+	for i := range max(1, p.p.Publishers) {
+		g.Go(func() error { return p.runOne(gctx, i) })
+	}
+	err := g.Wait()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return err
+}
+
+// runOne is one publisher's connection loop.
+func (p *publisher) runOne(ctx context.Context, index int) error {
+	sessions := 0
 	for !p.finished() {
-		conn, err := p.connect(ctx)
+		conn, err := p.connect(ctx, index)
 		if err != nil {
 			return err
 		}
-		epoch++
-		if epoch > 1 {
+		epoch := metrics.Epoch(p.epochs.Add(1))
+		if sessions++; sessions > 1 {
 			p.statsMu.Lock()
 			p.stats.Reconnects++
 			p.statsMu.Unlock()
@@ -227,19 +249,27 @@ func (p *publisher) inDoubt(seq int) {
 }
 
 func (p *publisher) signalSettled() {
-	select {
-	case p.settled <- struct{}{}:
-	default:
-	}
+	p.settleMu.Lock()
+	close(p.settled)
+	p.settled = make(chan struct{})
+	p.settleMu.Unlock()
+}
+
+// settledC returns the channel the next settlement closes; take it before
+// checking the state it guards.
+func (p *publisher) settledC() <-chan struct{} {
+	p.settleMu.Lock()
+	defer p.settleMu.Unlock()
+	return p.settled
 }
 
 // connect dials with exponential backoff (50 ms doubling to 1 s) until it
 // succeeds or plan.ReconnectTimeout passes.
-func (p *publisher) connect(ctx context.Context) (*amqp.Connection, error) {
+func (p *publisher) connect(ctx context.Context, index int) (*amqp.Connection, error) {
 	deadline := time.Now().Add(p.p.ReconnectTimeout)
 	backoff := 50 * time.Millisecond
 	for {
-		conn, err := p.a.dial("publisher")
+		conn, err := p.a.dial(fmt.Sprintf("publisher-%d", index))
 		if err == nil {
 			return conn, nil
 		}
@@ -278,6 +308,8 @@ func (p *publisher) route(seq int) (exchange, key string) {
 	if n := p.p.UnroutableEvery; n > 0 && (seq+1)%n == 0 {
 		key = p.p.Queue + ".unroutable"
 	}
+	p.mu.Lock() // publishers share the one misroute
+	defer p.mu.Unlock()
 	if p.misroute != nil {
 		select {
 		case <-p.misroute:
@@ -480,14 +512,16 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 		return err
 	}
 	for {
+		wake := p.settledC()
 		seq, ok := p.take()
 		if !ok {
-			// Nothing left to publish: wait for the last confirms.
+			// Nothing left to publish: wait for the last confirms (any
+			// publisher's: their in-doubt ids may come back to republish).
 			if p.tracker.InFlight() == 0 {
 				return end(nil)
 			}
 			select {
-			case <-p.settled:
+			case <-wake:
 				continue
 			case <-epochOver:
 				return end(errEpochOver)

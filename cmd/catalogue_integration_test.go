@@ -7,6 +7,7 @@ package cmd
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -124,5 +125,88 @@ func TestClassicVsQuorumMatrix(t *testing.T) {
 		if m.Mode == scenario.ConfirmWindow && m.Cell.QueueType == scenario.Quorum && m.Lost != 0 {
 			t.Fatalf("%+v: quorum queue lost %d confirmed", *m.Cell, m.Lost)
 		}
+	}
+}
+
+// A consumer crash before its ack: exactly the processed deliveries it left
+// unacknowledged come back as redeliveries (flagged redelivered, already
+// processed once), never as publisher duplicates.
+func TestConsumerCrashRedeliversExactlyTheUnacked(t *testing.T) {
+	r := runScenario(t, "consumer-crash")
+	m := mode(t, r, scenario.ConfirmWindow)
+	c := m.Consumers
+	if c == nil || len(m.Faults) != 1 || m.Faults[0].Action != scenario.CrashConsumer {
+		t.Fatalf("consumers %+v faults %+v", c, m.Faults)
+	}
+	unacked := m.Faults[0].UnackedAtCrash
+	if unacked < 1 || c.Crashes != 1 || c.UnackedAtCrash != unacked || m.Redeliveries != unacked || m.Duplicates != 0 {
+		t.Fatalf("unacked at crash %d (stats %d, crashes %d), redeliveries %d, duplicates %d", unacked, c.UnackedAtCrash, c.Crashes, m.Redeliveries, m.Duplicates)
+	}
+	// Every delivery is one first delivery per id or one redelivery; the
+	// broker flagged at least the processed ones (and whatever else the
+	// crashed consumer held in its prefetch).
+	if c.Deliveries != m.Delivered+m.Redeliveries || c.RedeliveredFlagged < unacked || c.RedeliveredFlagged > unacked+c.Prefetch {
+		t.Fatalf("deliveries %d = delivered %d + redeliveries %d? flagged %d", c.Deliveries, m.Delivered, m.Redeliveries, c.RedeliveredFlagged)
+	}
+	if c.DeliveriesPerMessage["2"] != unacked || c.DeliveriesPerMessage["1"] != m.Sent-unacked || c.Reconnects != 1 {
+		t.Fatalf("deliveries per message %v, reconnects %d", c.DeliveriesPerMessage, c.Reconnects)
+	}
+	if !hasEvent(m, metrics.EvConsumerCrashed, "consumer 0") {
+		t.Fatalf("no consumer-crashed event: %+v", m.Events)
+	}
+}
+
+// The retry loop through a retry queue ends in the dead-letter queue after
+// exactly max_retries by the application's own header. The x-death count on
+// the parked copies is measured, not assumed: on RabbitMQ 4.0.5 it is 1 for
+// every message (the broker's own dead-lettering from the retry queue; the
+// x-death the consumer copied into its republish is not carried over), so a
+// loop that counted x-death would never reach 3.
+func TestRetryToDLQCountsOwnHeaderNotXDeath(t *testing.T) {
+	r := runScenario(t, "retry-to-dlq")
+	m := mode(t, r, scenario.ConfirmWindow)
+	c := m.Consumers
+	if c == nil || c.Parked != 1000 || c.Retried != 3000 || c.Deliveries != 4000 || m.RetryDeliveries != 3000 || m.DeadLettered != 1000 {
+		t.Fatalf("consumers %+v retry deliveries %d dead-lettered %d", c, m.RetryDeliveries, m.DeadLettered)
+	}
+	if len(c.XDeathCountAtPark) != 1 || c.XDeathCountAtPark["1"] != 1000 {
+		t.Fatalf("x-death count at park %v; RabbitMQ 4.0.5 measured {1: 1000}", c.XDeathCountAtPark)
+	}
+}
+
+// F10: deliveries per message before the broker dead-letters a poison
+// message, with x-delivery-limit 3 and with the 4.0 default (20): measured
+// on RabbitMQ 4.0.5 as limit + 1 deliveries, nack with requeue counting.
+func TestDeliveryLimitDeadLettersAfterLimitPlusOne(t *testing.T) {
+	for name, want := range map[string]int{"delivery-limit": 4, "delivery-limit-default": 21} {
+		r := runScenario(t, name)
+		m := mode(t, r, scenario.ConfirmWindow)
+		c := m.Consumers
+		if c == nil || c.NackedRequeue != 100*want || c.Deliveries != 100*want || m.Redeliveries != 100*(want-1) || m.DeadLettered != 100 || m.Duplicates != 0 {
+			t.Fatalf("%s: consumers %+v redeliveries %d dead-lettered %d", name, c, m.Redeliveries, m.DeadLettered)
+		}
+	}
+}
+
+// Two jittered kills from seed 7, four publishers: each firing's jitter is
+// the one the seed draws, and every confirmed order survives both.
+func TestRepeatedKillsReplayTheirJitter(t *testing.T) {
+	r := runScenario(t, "repeated-kills")
+	if r.Seed != 7 {
+		t.Fatalf("seed %d", r.Seed)
+	}
+	m := mode(t, r, scenario.ConfirmWindow)
+	rng := scenario.JitterSource(7)
+	if len(m.Faults) != 2 {
+		t.Fatalf("faults %+v", m.Faults)
+	}
+	for i, f := range m.Faults {
+		want := metrics.Millis(time.Duration(rng.Int64N(int64(500 * time.Millisecond))))
+		if f.Action != scenario.Kill || f.Firing != i+1 || f.JitterMS != want || f.Error != "" {
+			t.Fatalf("firing %d: %+v, want jitter %.3f ms", i+1, f, want)
+		}
+	}
+	if m.Reconnects < 2*4 || m.Republished != m.WentInDoubt {
+		t.Fatalf("reconnects %d (4 publishers × 2 kills), republished %d went in doubt %d", m.Reconnects, m.Republished, m.WentInDoubt)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,6 +35,7 @@ type runOpts struct {
 	queueTypes  []string
 	persistence []string
 	repeat      int
+	seed        uint64
 }
 
 func newRun(g *globalOpts) *cobra.Command {
@@ -78,6 +80,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	fl.StringSliceVar(&o.queueTypes, "queue-types", nil, "matrix: run every mode on each of these queue types (quorum, classic)")
 	fl.StringSliceVar(&o.persistence, "persistence", nil, "matrix: run every mode with each of these (persistent, transient)")
 	fl.IntVar(&o.repeat, "repeat", 0, "matrix: run each cell this many times (1–100) and summarise min/median/max")
+	fl.Uint64Var(&o.seed, "seed", 0, "seed for fault jitter (overrides the scenario's seed; default: the scenario's, else a random one printed in the report)")
 	return c
 }
 
@@ -267,7 +270,16 @@ func worse(a, b int) int {
 // broker could be had at all.
 func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOpts, log *slog.Logger, cli *client.Client, s *scenario.Scenario) (int, error) {
 	runID := newRunID()
-	res := &scenario.Result{
+	// Every random choice comes from one seed, reported so the run can be
+	// replayed with --seed.
+	seed := mrand.Uint64()
+	if s.Seed != nil {
+		seed = *s.Seed
+	}
+	if c.Flags().Changed("seed") {
+		seed = o.seed
+	}
+	res := &scenario.Result{Seed: seed,
 		SchemaVersion: scenario.SchemaVersion, Tool: toolVersion(), Client: clientVersion(),
 		Scenario: s.Name, Description: strings.Join(strings.Fields(s.Description), " "), File: g.file,
 		Command: "rmqtorture " + strings.Join(os.Args[1:], " "), RunID: runID, Image: s.Broker.Image,
@@ -321,6 +333,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		Log:          log,
 		RunID:        runID,
 		DeleteQueues: !ctr.Owned,
+		Seed:         seed,
 	}
 	for _, cell := range s.Cells() {
 		if !s.IsMatrix() {

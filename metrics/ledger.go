@@ -53,6 +53,8 @@ type Ledger struct {
 	everInDoubt  []bool   // at some point this id was in doubt
 	attempts     []uint16 // publish attempts (first publish + republishes)
 	deliveries   []uint32
+	retried      []uint32 // copies a consumer republished for a retry (or parked)
+	deadLettered []uint32 // deliveries from the dead-letter queue
 	unexpected   int
 	redeliveries int
 	republished  int
@@ -71,6 +73,8 @@ func NewLedger(prefix string, n int) *Ledger {
 		everInDoubt:  make([]bool, n),
 		attempts:     make([]uint16, n),
 		deliveries:   make([]uint32, n),
+		retried:      make([]uint32, n),
+		deadLettered: make([]uint32, n),
 	}
 }
 
@@ -191,6 +195,33 @@ func (l *Ledger) Delivered(id string, redelivered bool) {
 	l.deliveries[seq]++
 }
 
+// Retried records that a consumer republished a copy of id (a retry through
+// the retry queue, or parking it in the dead-letter queue): a later delivery
+// of that copy is explained by the retry, not a duplicate. Unknown ids are
+// ignored (their deliveries count as unexpected).
+func (l *Ledger) Retried(id string) {
+	seq, ok := l.ParseID(id)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.retried[seq]++
+}
+
+// DeadLettered records one delivery of id from the dead-letter queue: the
+// message survived (it is not lost) and ended there.
+func (l *Ledger) DeadLettered(id string) {
+	seq, ok := l.ParseID(id)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !ok || l.attempts[seq] == 0 {
+		l.unexpected++
+		return
+	}
+	l.deadLettered[seq]++
+}
+
 // MarkNotPublished records that seq's deadline passed before any publish
 // attempt; it returns false, changing nothing, when seq was already
 // attempted (then it is pending, not unpublished).
@@ -236,7 +267,7 @@ func (l *Ledger) AllConfirmedDelivered() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for seq, o := range l.outcome {
-		if o == Acked && l.deliveries[seq] == 0 {
+		if o == Acked && l.deliveries[seq] == 0 && l.deadLettered[seq] == 0 {
 			return false
 		}
 	}

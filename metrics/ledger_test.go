@@ -288,3 +288,41 @@ func TestLatencySummary(t *testing.T) {
 		t.Error("an hour is out of range and must be counted")
 	}
 }
+
+// A consumer's retries and the dead-letter copy are accounted apart from
+// duplicates: a message retried 3 times (4 deliveries from the work queue,
+// 3 retry copies plus 1 parked copy) and found once in the dead-letter queue
+// is confirmed and dead-lettered with 3 retry deliveries and no duplicate; a
+// broker-dead-lettered message delivered once and found in the dead-letter
+// queue is neither; a second dead-letter copy of one id is a duplicate.
+func TestLedgerRetriesAndDeadLettersAreNotDuplicates(t *testing.T) {
+	l := NewLedger("r-", 3)
+	for seq := range 3 {
+		l.Published(seq, true)
+		if err := l.Settle(seq, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 4 {
+		l.Delivered("r-0", false)
+		l.Retried("r-0")
+	}
+	l.DeadLettered("r-0")
+	l.Delivered("r-1", false)
+	l.DeadLettered("r-1")
+	l.DeadLettered("r-2")
+	l.DeadLettered("r-2")
+	l.DeadLettered("other-1")
+	c, ids, err := l.Reconcile(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Counts{Sent: 3, Confirmed: 3, Delivered: 3, Deliveries: 4 + 1 + 2 + 2, DeadLettered: 3,
+		RetryDeliveries: 3, Duplicates: 1, Unexpected: 1}
+	if c != want {
+		t.Fatalf("counts\n got %+v\nwant %+v", c, want)
+	}
+	if len(ids.Duplicated) != 1 || ids.Duplicated[0] != (Range{2, 2}) {
+		t.Fatalf("duplicated %v", ids.Duplicated)
+	}
+}

@@ -30,6 +30,12 @@ type Counts struct {
 	NotPublished            int `json:"not_published"`             // orders whose deadline passed before they left the process (not sent)
 	PendingAtDeadline       int `json:"pending_at_deadline"`       // sent ids still unconfirmed when their deadline passed (they may exist)
 	Redeliveries            int `json:"redeliveries"`              // deliveries flagged redelivered of ids already seen (not duplicates)
+	// DeadLettered counts the distinct ids found in the dead-letter queue
+	// (queue.dead_letter_queue): they survived, so they are not lost.
+	DeadLettered int `json:"dead_lettered"`
+	// RetryDeliveries counts deliveries of copies a consumer republished for
+	// a retry (on_delivery: retry): expected, so not duplicates.
+	RetryDeliveries int `json:"retry_deliveries"`
 }
 
 // IDSets lists the affected sequence numbers of a burst as ranges.
@@ -93,15 +99,29 @@ func (l *Ledger) Reconcile(drained bool) (Counts, IDSets, error) {
 			c.PendingAtDeadline++
 		}
 		c.Sent++
-		d := int(l.deliveries[seq])
+		// A copy found in the dead-letter queue is a delivery too: the
+		// broker kept the message.
+		dl := int(l.deadLettered[seq])
+		if dl > 0 {
+			c.DeadLettered++
+		}
+		main := int(l.deliveries[seq])
+		d := main + dl
 		if d > 0 {
 			c.Delivered++
 			c.Deliveries += d
 		}
-		if d > 1 {
-			c.Duplicates += d - 1
-			c.DuplicatesFromRepublish += min(d-1, int(l.attempts[seq])-1)
-			dup.add(seq)
+		// The dead-letter copy of a message consumers already had is the
+		// same message moved by the broker, not a second one: duplicates
+		// are counted within each queue.
+		if extra := max(0, main-1) + max(0, dl-1); extra > 0 {
+			fromRetry := min(extra, int(l.retried[seq]))
+			c.RetryDeliveries += fromRetry
+			if extra -= fromRetry; extra > 0 {
+				c.Duplicates += extra
+				c.DuplicatesFromRepublish += min(extra, int(l.attempts[seq])-1)
+				dup.add(seq)
+			}
 		}
 		if l.everInDoubt[seq] {
 			c.WentInDoubt++

@@ -27,6 +27,10 @@ const (
 	EvBrokerNotReady EventKind = "broker-not-ready" // deadline passed without AMQP login
 	EvDrainStart     EventKind = "drain-start"
 	EvDrainEnd       EventKind = "drain-end"
+	// Live consumers (consumers.count > 0).
+	EvConsumerConnected EventKind = "consumer-connected" // a live consumer (re)connected and consumes
+	EvConsumerCrashed   EventKind = "consumer-crashed"   // fault crash-consumer: closed with processed deliveries unacknowledged
+	EvConsumersStopped  EventKind = "consumers-stopped"  // live consumers stopped after the burst went quiet
 )
 
 // Event is one timeline entry. AtMS is milliseconds since the timeline's start.

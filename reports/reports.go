@@ -182,6 +182,7 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 	p("| queue | %s |\n", r.Topology)
 	p("| orders | %s per mode |\n", num(r.Messages))
 	p("| run id | `%s` |\n", r.RunID)
+	p("| seed | %d (replay with `--seed %d`) |\n", r.Seed, r.Seed)
 	p("| started | %s |\n", r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
 	p("| duration | %s s |\n", strconv.FormatFloat(r.DurationMS/1000, 'f', 1, 64))
 	if r.Error != "" {
@@ -218,11 +219,13 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 		}
 		for _, f := range m.Faults {
 			p("\nFault: %s %s at %s ms (%s published, trigger %s), applied %s ms later with %s published, down %s ms", f.Action, f.Signal, ms(f.AtMS), num(f.AtPublished), f.Trigger, ms(f.InjectMS), num(f.PublishedAtInject), ms(f.DownMS))
+			p("%s", faultExtra(f))
 			if f.Error != "" {
 				p(" — error: %s", f.Error)
 			}
 			p(".\n")
 		}
+		consumerSection(w, m)
 		p("\nConfirm latency: %s\n", latency(m.ConfirmLatency))
 		for _, n := range m.Notes {
 			p("\nNote: %s\n", n)
@@ -234,7 +237,7 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 			p("\nMessage deadline: %s orders not published (the deadline passed before they left the process: safe to report as failed), %s pending at their deadline (written, unconfirmed: they may exist).\n", num(m.NotPublished), num(m.PendingAtDeadline))
 		}
 		idList(w, "Not published (deadline passed first)", m.IDs.NotPublished)
-		if m.Redeliveries > 0 {
+		if m.Redeliveries > 0 && m.Consumers == nil {
 			p("\nRedeliveries during the drain: %s (same stored message handed out again; not duplicates).\n", num(m.Redeliveries))
 		}
 		for _, c := range m.ChannelCloses {

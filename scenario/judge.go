@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -27,6 +28,27 @@ type Observed struct {
 	// Transient: the messages or the queue were not durable, so a confirmed
 	// message that is gone is counted but fails nothing.
 	Transient bool
+	// Consumers is what live consumers measured (nil without them).
+	Consumers *ConsumerStats
+}
+
+// onlyValue checks that histogram h (value → messages) holds exactly one
+// value, want, and describes it otherwise.
+func onlyValue(name string, h map[string]int, want int) string {
+	if len(h) == 1 {
+		if _, ok := h[fmt.Sprint(want)]; ok {
+			return ""
+		}
+	}
+	keys := slices.Sorted(maps.Keys(h))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s×%d", k, h[k])
+	}
+	if len(parts) == 0 {
+		parts = []string{"none"}
+	}
+	return fmt.Sprintf("%s: expected every message at exactly %d, got %s (value×messages)", name, want, strings.Join(parts, ", "))
 }
 
 // Judge turns a reconciled burst into a verdict. It is pure. A confirmed
@@ -60,6 +82,7 @@ func Judge(mode Mode, c metrics.Counts, obs Observed, e Expect, cond Conditions)
 			"in_doubt": c.InDoubt, "delivered": c.Delivered, "unconfirmed_delivered": c.UnconfirmedDelivered,
 			"unconfirmed_missing": c.UnconfirmedMissing, "duplicates": c.Duplicates,
 			"not_published": c.NotPublished, "pending_at_deadline": c.PendingAtDeadline,
+			"dead_lettered": c.DeadLettered,
 		}
 		for _, f := range ex.fields() {
 			switch {
@@ -71,6 +94,22 @@ func Judge(mode Mode, c metrics.Counts, obs Observed, e Expect, cond Conditions)
 			case f.name == "min_blocked_ms":
 				if obs.BlockedMS < float64(*f.v) {
 					fails = append(fails, fmt.Sprintf("blocked %.0f ms, expected at least %d ms of connection.blocked", obs.BlockedMS, *f.v))
+				}
+			case f.name == "min_redeliveries":
+				if c.Redeliveries < *f.v {
+					fails = append(fails, fmt.Sprintf("redeliveries %d, expected at least %d", c.Redeliveries, *f.v))
+				}
+			case f.name == "deliveries_per_message" || f.name == "retries":
+				if obs.Consumers == nil {
+					fails = append(fails, fmt.Sprintf("%s: no live consumers measured it", f.name))
+					break
+				}
+				h := obs.Consumers.DeliveriesPerMessage
+				if f.name == "retries" {
+					h = obs.Consumers.RetriesAtPark
+				}
+				if msg := onlyValue(f.name, h, *f.v); msg != "" {
+					fails = append(fails, msg)
 				}
 			case f.name == "min_unconfirmed_missing":
 				if c.UnconfirmedMissing < *f.v {

@@ -353,6 +353,29 @@ func (p *parser) defaults(f *File) {
 			if a := s.Faults[j].Action; a == Stop || a == Restart {
 				setDur(fp+"grace", &s.Faults[j].Grace, 10*time.Second)
 			}
+			if s.Faults[j].Action == CrashConsumer {
+				setDur(fp+"down", &s.Faults[j].Down, 2*time.Second)
+			}
+		}
+		if !at("load.publishers") {
+			s.Load.Publishers = 1
+		}
+		if s.Consumers.Count > 0 {
+			if !at("consumers.prefetch") {
+				s.Consumers.Prefetch = 100
+			}
+			if !at("consumers.ack_every") {
+				s.Consumers.AckEvery = 1
+			}
+			if !at("consumers.on_delivery") {
+				s.Consumers.OnDelivery = ConsumerAck
+			}
+			if s.Consumers.OnDelivery == ConsumerRetry {
+				if !at("consumers.max_retries") {
+					s.Consumers.MaxRetries = 3
+				}
+				setDur("consumers.retry_delay", &s.Consumers.RetryDelay, 200*time.Millisecond)
+			}
 		}
 		setDur("drain.idle", &s.Drain.Idle, 2*time.Second)
 		setDur("drain.lost_wait", &s.Drain.LostWait, 15*time.Second)
@@ -452,6 +475,17 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 		p.fail(sp+".queue.also_bind_type", "%q is not a queue type (quorum, classic)", t)
 	}
 	p.validateArguments(sp+".queue.arguments", s.Queue.Arguments)
+	if s.Queue.DeadLetterQueue {
+		for _, k := range []string{"x-dead-letter-exchange", "x-dead-letter-routing-key"} {
+			if _, ok := s.Queue.Arguments[k]; ok {
+				p.fail(sp+".queue.arguments."+k, "queue.dead_letter_queue sets %s itself; remove one of the two", k)
+			}
+		}
+	}
+	if v := s.Load.Publishers; v < 1 || v > 64 {
+		p.fail(sp+".load.publishers", "must be within 1–64, got %d", v)
+	}
+	p.validateConsumers(sp, s)
 	for j, f := range s.Faults {
 		fp := fmt.Sprintf("%s.faults[%d]", sp, j)
 		if !slices.Contains(Actions, f.Action) {
@@ -463,8 +497,32 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 		if f.Action != Kill && p.has(fp+".signal") {
 			p.fail(fp+".signal", "only kill takes a signal, not %s", f.Action)
 		}
-		if slices.Contains(Actions, f.Action) && !f.Action.Recovers() && p.has(fp+".down") {
-			p.fail(fp+".down", "%s has nothing to recover; down applies to kill, stop, pause, disconnect and memory-alarm", f.Action)
+		if slices.Contains(Actions, f.Action) && !f.Action.Recovers() && f.Action != CrashConsumer && p.has(fp+".down") {
+			p.fail(fp+".down", "%s has nothing to recover; down applies to kill, stop, pause, disconnect, memory-alarm and crash-consumer", f.Action)
+		}
+		if f.Action == CrashConsumer && s.Consumers.Count == 0 {
+			p.fail(fp+".action", "crash-consumer needs live consumers: set consumers.count")
+		}
+		if f.Every != nil || p.has(fp+".count") {
+			switch {
+			case f.Every == nil:
+				p.fail(fp+".count", "count repeats a step and needs every")
+			case p.has(fp+".count") && (f.Count < 2 || f.Count > 100):
+				p.fail(fp+".count", "must be within 2–100, got %d", f.Count)
+			case !p.has(fp + ".count"):
+				p.fail(fp+".every", "every needs count (how many times the step fires, at least 2)")
+			case *f.Every < Duration(time.Millisecond):
+				p.fail(fp+".every", "must be at least 1ms, got %s", f.Every.D())
+			case f.Action == Start || f.Action == Unpause || f.Action == Reconnect || f.ManualRecovery:
+				p.fail(fp+".every", "a recovery step or a step with manual_recovery cannot repeat")
+			case f.Action == PublishToMissingExchange:
+				p.fail(fp+".every", "publish-to-missing-exchange cannot repeat (one misrouted message per scenario)")
+			case f.Down.D() >= f.Every.D():
+				p.fail(fp+".every", "%s is not longer than down %s: a firing would start before the previous one recovered", f.Every.D(), f.Down.D())
+			}
+		}
+		if f.Jitter < 0 {
+			p.fail(fp+".jitter", "must not be negative")
 		}
 		if f.ManualRecovery && p.has(fp+".down") {
 			p.fail(fp+".down", "manual_recovery: a later step recovers, so down has no meaning")
@@ -650,7 +708,10 @@ func (p *parser) validateTimeline(sp string, s *Scenario) {
 				p.fail(fp+".after", "%s overlaps the previous step, which lasts until %s after burst start", at, lastEnd)
 			}
 			lastAfter = &at
-			lastEnd = at
+			lastEnd = at + f.Jitter.D()
+			if f.Every != nil {
+				lastEnd += time.Duration(f.Firings()-1) * (f.Every.D() + f.Jitter.D())
+			}
 			if f.Action.Recovers() && !f.ManualRecovery {
 				lastEnd += f.Down.D()
 			}
@@ -669,6 +730,63 @@ func recoveredState(a Action) string {
 		return "paused"
 	}
 	return "disconnected"
+}
+
+// validateConsumers checks the consumers block.
+func (p *parser) validateConsumers(sp string, s *Scenario) {
+	c := s.Consumers
+	cp := sp + ".consumers"
+	if c.Count < 0 || c.Count > 64 {
+		p.fail(cp+".count", "must be within 0–64, got %d", c.Count)
+	}
+	if c.Count == 0 {
+		for _, k := range []string{"prefetch", "processing_delay", "ack_every", "on_delivery", "max_retries", "retry_delay"} {
+			if p.has(cp + "." + k) {
+				p.fail(cp+"."+k, "has no effect without live consumers: set consumers.count")
+			}
+		}
+		return
+	}
+	if c.Prefetch < 1 || c.Prefetch > 65535 {
+		p.fail(cp+".prefetch", "must be within 1–65535, got %d", c.Prefetch)
+	}
+	if c.AckEvery < 1 || (c.Prefetch >= 1 && c.AckEvery > c.Prefetch) {
+		p.fail(cp+".ack_every", "must be within 1–%d (the prefetch: a consumer never holds more unacknowledged deliveries), got %d", max(1, c.Prefetch), c.AckEvery)
+	}
+	if c.ProcessingDelay < 0 {
+		p.fail(cp+".processing_delay", "must not be negative")
+	}
+	if !slices.Contains(ConsumerActions, c.OnDelivery) {
+		names := make([]string, len(ConsumerActions))
+		for i, a := range ConsumerActions {
+			names[i] = string(a)
+		}
+		p.fail(cp+".on_delivery", "%q is not a consumer action (%s)", c.OnDelivery, strings.Join(names, ", "))
+	}
+	if c.OnDelivery == ConsumerRetry {
+		if c.MaxRetries < 0 || c.MaxRetries > 100 {
+			p.fail(cp+".max_retries", "must be within 0–100, got %d", c.MaxRetries)
+		}
+		if c.RetryDelay < Duration(time.Millisecond) {
+			p.fail(cp+".retry_delay", "must be at least 1ms, got %s", c.RetryDelay.D())
+		}
+		if !s.Queue.DeadLetterQueue {
+			p.fail(cp+".on_delivery", "retry parks messages in the dead-letter queue after max_retries: set queue.dead_letter_queue: true")
+		}
+	} else {
+		for _, k := range []string{"max_retries", "retry_delay"} {
+			if p.has(cp + "." + k) {
+				p.fail(cp+"."+k, "only on_delivery: retry uses %s", k)
+			}
+		}
+	}
+	if c.OnDelivery != ConsumerAck {
+		for j, f := range s.Faults {
+			if f.Action == CrashConsumer {
+				p.fail(fmt.Sprintf("%s.faults[%d].action", sp, j), "crash-consumer crashes before an ack: it needs consumers.on_delivery: ack")
+			}
+		}
+	}
 }
 
 // queueArguments are the x-arguments a scenario may set, with their YAML kind.

@@ -16,7 +16,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"unknown key names line, column, path and the known keys",
 			head + "    load:\n      messages: 10\n      windw: 5\n",
-			[]string{"s.yaml:6:7: scenarios[0].load.windw: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout, unroutable_every, stall_timeout, burst_timeout, message_deadline, persistent, rate, message_size_bytes, confirm_listener_buffer)"}},
+			[]string{"s.yaml:6:7: scenarios[0].load.windw: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout, unroutable_every, stall_timeout, burst_timeout, message_deadline, persistent, rate, message_size_bytes, confirm_listener_buffer, publishers)"}},
 		{"window zero and kill point outside 0-100, both at once",
 			head + "    load:\n      messages: 10\n      window: 0\n    faults:\n      - action: kill\n        published_percent: 150\n",
 			[]string{
@@ -55,12 +55,12 @@ func TestParseErrors(t *testing.T) {
 			[]string{"s.yaml:5:40: scenarios[0].faults[0].published: must be within 0–10 (load.messages), got 11"}},
 		{"unknown action",
 			head + "    load: {messages: 10}\n    faults: [{action: explode, after: 1s}]\n",
-			[]string{"s.yaml:5:23: scenarios[0].faults[0].action: \"explode\" is not a fault action (kill, stop, restart, pause, disconnect, start, unpause, reconnect, memory-alarm, close-connections, publish-to-missing-exchange)"}},
+			[]string{"s.yaml:5:23: scenarios[0].faults[0].action: \"explode\" is not a fault action (kill, stop, restart, pause, disconnect, start, unpause, reconnect, memory-alarm, close-connections, publish-to-missing-exchange, crash-consumer)"}},
 		{"signal and down where they make no sense",
 			head + "    load: {messages: 10}\n    faults: [{action: close-connections, signal: SIGKILL, down: 1s, after: 1s}]\n",
 			[]string{
 				"s.yaml:5:50: scenarios[0].faults[0].signal: only kill takes a signal, not close-connections",
-				"s.yaml:5:65: scenarios[0].faults[0].down: close-connections has nothing to recover; down applies to kill, stop, pause, disconnect and memory-alarm",
+				"s.yaml:5:65: scenarios[0].faults[0].down: close-connections has nothing to recover; down applies to kill, stop, pause, disconnect, memory-alarm and crash-consumer",
 			}},
 		{"queue arguments are typed",
 			head + "    load: {messages: 10}\n    queue:\n      arguments: {x-max-length: many, x-overflow: reject, x-colour: red, x-dead-letter-exchange: 5}\n",
@@ -76,7 +76,7 @@ func TestParseErrors(t *testing.T) {
 				"s.yaml:4:67: scenarios[0].load.unroutable_every: must not be negative, got -1",
 				"s.yaml:7:25: scenarios[0].expect.modes.confirm-window: \"confirm-window\" is not one of this scenario's load.modes",
 				"s.yaml:8:35: scenarios[0].expect.modes.confirm-each.confirmed: must not be negative, got -1",
-				"s.yaml:8:39: scenarios[0].expect.modes.confirm-each.colour: unknown field (known: sent, confirmed, lost, nacked, returned, in_doubt, delivered, unconfirmed_delivered, unconfirmed_missing, duplicates, min_went_in_doubt, min_blocked_ms, not_published, pending_at_deadline, min_unconfirmed_missing, channel_closed_with)",
+				"s.yaml:8:39: scenarios[0].expect.modes.confirm-each.colour: unknown field (known: sent, confirmed, lost, nacked, returned, in_doubt, delivered, unconfirmed_delivered, unconfirmed_missing, duplicates, min_went_in_doubt, min_blocked_ms, not_published, pending_at_deadline, min_unconfirmed_missing, channel_closed_with, dead_lettered, min_redeliveries, deliveries_per_message, retries)",
 			}},
 		{"a confirm listener smaller than the window is refused (F3)",
 			head + "    load: {messages: 10, window: 64, confirm_listener_buffer: 1, message_size_bytes: -1}\n",
@@ -127,6 +127,50 @@ func TestParseErrors(t *testing.T) {
 				"s.yaml:4:36: scenarios[0].queue.durable: quorum queues are always durable; use type: classic for a non-durable queue",
 				"s.yaml:5:43: scenarios[0].load.rate: must not be negative, got -1",
 				"s.yaml:6:40: scenarios[0].faults[0].in_flight: must be within 1–8 (load.window), got 9",
+			}},
+		{"consumer settings and consumer faults that cannot work",
+			head + `    queue: {arguments: {x-dead-letter-exchange: x}, dead_letter_queue: true}
+    load: {messages: 100, publishers: 0}
+    consumers: {count: 2, prefetch: 10, ack_every: 11, on_delivery: reject, retry_delay: 1s}
+    faults: [{action: crash-consumer, published: 5, down: 1s, signal: SIGKILL}]
+`,
+			[]string{
+				"s.yaml:4:49: scenarios[0].queue.arguments.x-dead-letter-exchange: queue.dead_letter_queue sets x-dead-letter-exchange itself; remove one of the two",
+				"s.yaml:5:39: scenarios[0].load.publishers: must be within 1–64, got 0",
+				"s.yaml:6:52: scenarios[0].consumers.ack_every: must be within 1–10 (the prefetch: a consumer never holds more unacknowledged deliveries), got 11",
+				"s.yaml:6:90: scenarios[0].consumers.retry_delay: only on_delivery: retry uses retry_delay",
+				"s.yaml:7:23: scenarios[0].faults[0].action: crash-consumer crashes before an ack: it needs consumers.on_delivery: ack",
+				"s.yaml:7:71: scenarios[0].faults[0].signal: only kill takes a signal, not crash-consumer",
+			}},
+		{"retry without a dead-letter queue, consumer settings without consumers",
+			head + `    load: {messages: 100}
+    consumers: {count: 1, on_delivery: retry}
+  - name: b
+    load: {messages: 100}
+    consumers: {prefetch: 5}
+    faults: [{action: crash-consumer, published: 5}]
+`,
+			[]string{
+				"s.yaml:5:40: scenarios[0].consumers.on_delivery: retry parks messages in the dead-letter queue after max_retries: set queue.dead_letter_queue: true",
+				"s.yaml:8:27: scenarios[1].consumers.prefetch: has no effect without live consumers: set consumers.count",
+				"s.yaml:9:23: scenarios[1].faults[0].action: crash-consumer needs live consumers: set consumers.count",
+			}},
+		{"repeating steps that cannot repeat",
+			head + `    load: {messages: 100}
+    faults:
+      - {action: kill, after: 1s, every: 2s, count: 3, down: 2s}
+      - {action: pause, after: 20s, count: 1, jitter: -1s}
+      - {action: stop, after: 30s, every: 5s, manual_recovery: true}
+      - {action: start, after: 40s}
+      - {action: kill, after: 50s, every: 10s, count: 3, down: 1s, jitter: 2s}
+      - {action: kill, after: 70s}
+`,
+			[]string{
+				"s.yaml:6:42: scenarios[0].faults[0].every: 2s is not longer than down 2s: a firing would start before the previous one recovered",
+				"s.yaml:7:44: scenarios[0].faults[1].count: count repeats a step and needs every",
+				"s.yaml:7:55: scenarios[0].faults[1].jitter: must not be negative",
+				"s.yaml:8:43: scenarios[0].faults[2].every: every needs count (how many times the step fires, at least 2)",
+				"s.yaml:11:31: scenarios[0].faults[5].after: 1m10s overlaps the previous step, which lasts until 1m17s after burst start",
 			}},
 		{"empty file", "", []string{"s.yaml: empty file; it needs version: 1 and a list of scenarios"}},
 		{"wrong version and no scenarios",

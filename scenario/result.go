@@ -27,26 +27,29 @@ type Verdict struct {
 // Result is everything one `rmqtorture run` of one scenario measured; it is
 // written as result.json and rendered by the reports package.
 type Result struct {
-	SchemaVersion int          `json:"schema_version"`
-	Tool          string       `json:"tool"`   // rmqtorture version
-	Client        string       `json:"client"` // AMQP client library and version
-	Scenario      string       `json:"scenario"`
-	Description   string       `json:"description,omitempty"`
-	File          string       `json:"file"`
-	Command       string       `json:"command"`
-	RunID         string       `json:"run_id"`
-	Image         string       `json:"image"`
-	BrokerVersion string       `json:"broker_version,omitempty"` // as the broker reports it (server-properties)
-	Container     string       `json:"container"`
-	QueueType     QueueType    `json:"queue_type"`
-	Topology      string       `json:"topology"` // queue and message settings, or the matrix, in words
-	Messages      int          `json:"messages"`
-	StartedAt     time.Time    `json:"started_at"`
-	DurationMS    float64      `json:"duration_ms"`
-	Modes         []ModeResult `json:"modes"` // one per mode, or per mode and matrix cell
-	Verdict       Verdict      `json:"verdict"`
-	Interrupted   bool         `json:"interrupted,omitempty"`
-	Error         string       `json:"error,omitempty"`
+	SchemaVersion int       `json:"schema_version"`
+	Tool          string    `json:"tool"`   // rmqtorture version
+	Client        string    `json:"client"` // AMQP client library and version
+	Scenario      string    `json:"scenario"`
+	Description   string    `json:"description,omitempty"`
+	File          string    `json:"file"`
+	Command       string    `json:"command"`
+	RunID         string    `json:"run_id"`
+	Image         string    `json:"image"`
+	BrokerVersion string    `json:"broker_version,omitempty"` // as the broker reports it (server-properties)
+	Container     string    `json:"container"`
+	QueueType     QueueType `json:"queue_type"`
+	Topology      string    `json:"topology"` // queue and message settings, or the matrix, in words
+	Messages      int       `json:"messages"`
+	// Seed drove the run's random choices (fault jitter); `run --seed` with
+	// it replays them.
+	Seed        uint64       `json:"seed"`
+	StartedAt   time.Time    `json:"started_at"`
+	DurationMS  float64      `json:"duration_ms"`
+	Modes       []ModeResult `json:"modes"` // one per mode, or per mode and matrix cell
+	Verdict     Verdict      `json:"verdict"`
+	Interrupted bool         `json:"interrupted,omitempty"`
+	Error       string       `json:"error,omitempty"`
 }
 
 // ModeResult is one publishing mode's burst, fault, drain and reconciliation.
@@ -95,6 +98,9 @@ type ModeResult struct {
 	// channels or connections, with reply code and text.
 	ChannelCloses []string `json:"channel_closes,omitempty"`
 
+	// Consumers is what the live consumers measured (null without them).
+	Consumers *ConsumerStats `json:"consumers,omitempty"`
+
 	Faults []FaultRecord   `json:"faults,omitempty"`
 	IDs    metrics.IDSets  `json:"ids"`
 	Events []metrics.Event `json:"events"`
@@ -116,7 +122,54 @@ type FaultRecord struct {
 	InjectMS          float64 `json:"inject_ms"`
 	PublishedAtInject int     `json:"published_at_inject"` // ids published when the fault was applied
 	DownMS            float64 `json:"down_ms"`             // planned downtime before the start
-	Error             string  `json:"error,omitempty"`
+	// Firing is which firing of a repeating step this is (1-based; 0 for a
+	// step that fires once).
+	Firing int `json:"firing,omitempty"`
+	// JitterMS is the random delay drawn from the seed before the step
+	// ran, in ms.
+	JitterMS float64 `json:"jitter_ms,omitempty"`
+	// UnackedAtCrash (crash-consumer) is how many processed deliveries the
+	// crashed consumer left unacknowledged.
+	UnackedAtCrash int    `json:"unacked_at_crash,omitempty"`
+	Error          string `json:"error,omitempty"`
+}
+
+// ConsumerStats is what live consumers measured. Histograms map a value
+// (as a decimal string, JSON object keys being strings) to how many
+// messages had it.
+type ConsumerStats struct {
+	Count      int            `json:"count"`
+	Prefetch   int            `json:"prefetch"`
+	AckEvery   int            `json:"ack_every"`
+	OnDelivery ConsumerAction `json:"on_delivery"`
+	// ProcessingDelayMS is spent on each delivery before it is settled, in ms.
+	ProcessingDelayMS float64 `json:"processing_delay_ms"`
+	// Deliveries is every delivery to a live consumer; RedeliveredFlagged
+	// those the broker flagged redelivered.
+	Deliveries         int `json:"deliveries"`
+	RedeliveredFlagged int `json:"redelivered_flagged"`
+	Acked              int `json:"acked"`          // deliveries settled with basic.ack
+	NackedRequeue      int `json:"nacked_requeue"` // basic.nack requeue=true
+	Rejected           int `json:"rejected"`       // basic.nack requeue=false (dead-lettered or dropped by the broker)
+	Retried            int `json:"retried"`        // republished to the retry queue (on_delivery: retry)
+	Parked             int `json:"parked"`         // republished to the dead-letter queue after max_retries
+	Crashes            int `json:"crashes"`
+	// UnackedAtCrash is how many processed deliveries crashes left
+	// unacknowledged: the broker hands each out again, flagged redelivered.
+	UnackedAtCrash int `json:"unacked_at_crash"`
+	Reconnects     int `json:"reconnects"`
+	// DeliveriesPerMessage: deliveries to live consumers → messages
+	// delivered that many times (e.g. {"4": 100}).
+	DeliveriesPerMessage map[string]int `json:"deliveries_per_message,omitempty"`
+	// RetriesAtPark (retry): the application's own retry header on the
+	// delivery that was parked → messages.
+	RetriesAtPark map[string]int `json:"retries_at_park,omitempty"`
+	// XDeathCountAtPark (retry): the broker's x-death count (sum of its
+	// entries' counts) on the delivery that was parked → messages. RabbitMQ
+	// 4.x does not carry a client-republished x-death over, so it stays low
+	// while the own header counts every retry.
+	XDeathCountAtPark map[string]int `json:"x_death_count_at_park,omitempty"`
+	Errors            []string       `json:"errors,omitempty"`
 }
 
 // BrokerVersionOrImage names the broker for headers: its reported version if

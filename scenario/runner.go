@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +51,13 @@ type QueueSpec struct {
 	// AlsoBindType, when set, binds a second queue of this type (named
 	// Name+".also") with the same routing key.
 	AlsoBindType QueueType
+	// DeadLetterQueue, when set, is declared as a durable queue of the same
+	// type bound to the dead-letter exchange, and the queue dead-letters to it.
+	DeadLetterQueue string
+	// RetryQueue, when set, is declared with x-message-ttl RetryDelay and
+	// dead-letters expired messages back to Name through the default exchange.
+	RetryQueue string
+	RetryDelay time.Duration
 }
 
 // PublishPlan is everything a publisher needs for one burst. The publisher
@@ -87,8 +95,12 @@ type PublishPlan struct {
 	ListenerBuffer int
 	// Transient publishes with delivery mode 1 instead of persistent.
 	Transient bool
-	// Rate limits publish calls to this many per second (0: no limit).
+	// Rate limits publish calls to this many per second (0: no limit),
+	// shared by all publishers.
 	Rate float64
+	// Publishers is how many publishers share the burst, one connection
+	// each (0 or 1: one).
+	Publishers int
 }
 
 // PublishStats is what a publisher measured beside the ledger.
@@ -121,6 +133,41 @@ type DrainPlan struct {
 	// Satisfied reports whether every confirmed id has been delivered; until it
 	// does, the drain waits up to LostWait of idleness before giving up on them.
 	Satisfied func() bool
+	// AllowEmpty accepts a queue that delivered nothing once Satisfied holds
+	// (live consumers emptied it, or it is a dead-letter queue); otherwise
+	// an empty-looking queue gets the full LostWait (a quorum queue may
+	// still be electing a leader after a restart).
+	AllowEmpty bool
+	// DeadLetter records deliveries as found in the dead-letter queue
+	// (Ledger.DeadLettered) instead of as deliveries of the queue under test.
+	DeadLetter bool
+}
+
+// ConsumePlan starts live consumers on the queue under test.
+type ConsumePlan struct {
+	Queue     string
+	Consumers Consumers
+	// RetryQueue and DeadLetterQueue are the retry queue and the dead-letter
+	// queue of on_delivery: retry ("" when absent).
+	RetryQueue      string
+	DeadLetterQueue string
+	Ledger          *metrics.Ledger
+	Timeline        *metrics.Timeline
+}
+
+// LiveConsumers is a running set of live consumers.
+type LiveConsumers interface {
+	// Crash makes the first consumer crash before its ack: it stops at once
+	// and closes its connection with what it processed unacknowledged, then
+	// comes back after down. It returns how many processed deliveries it
+	// left unacknowledged.
+	Crash(down time.Duration) (unacked int, err error)
+	// LastDelivery is when any consumer last received a delivery (the zero
+	// time before the first).
+	LastDelivery() time.Time
+	// Stop ends every consumer gracefully (acknowledging what it processed)
+	// and returns what they measured.
+	Stop() ConsumerStats
 }
 
 // Traffic publishes, drains and manages the queue under test over AMQP.
@@ -131,6 +178,8 @@ type Traffic interface {
 	// message id in the plan's ledger.
 	Drain(ctx context.Context, d DrainPlan) error
 	Delete(ctx context.Context, queue string) error
+	// Consume starts live consumers; they run until Stop or ctx is done.
+	Consume(ctx context.Context, c ConsumePlan) (LiveConsumers, error)
 }
 
 // Runner runs a scenario's modes one after the other against one broker.
@@ -144,6 +193,15 @@ type Runner struct {
 	DeleteQueues bool
 	// Cell labels the results of one matrix cell (nil outside a matrix).
 	Cell *Cell
+	// Seed drives fault jitter: every mode draws the same delays from it.
+	Seed uint64
+}
+
+// JitterSource returns the random source a burst draws fault jitter from,
+// in step order: each firing with jitter J draws rng.Int64N(J) ns. Every
+// mode of a run starts from the same seed, so each draws the same delays.
+func JitterSource(seed uint64) *rand.Rand {
+	return rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 }
 
 // cleanupTimeout bounds broker restoration and a drain after an interrupt.
@@ -204,13 +262,20 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		res.Counts, res.IDs = counts, ids
 		res.ConfirmLatency = latency.Summary()
 		res.LostAllowed = !s.Durability()
-		res.Verdict = Judge(m, counts, Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, Transient: res.LostAllowed}, s.Expect, cond)
+		res.Verdict = Judge(m, counts, Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, Transient: res.LostAllowed, Consumers: res.Consumers}, s.Expect, cond)
 		if res.LostAllowed && counts.Lost > 0 {
 			res.Notes = append(res.Notes, fmt.Sprintf("%d confirmed messages are gone, as allowed: transient messages or a non-durable queue (a basic.ack promised no disk)", counts.Lost))
 		}
 	}
 
-	if err := r.Traffic.Declare(ctx, QueueSpec{Name: queue, Type: s.Queue.Type, Durable: s.Queue.IsDurable(), Arguments: s.Queue.Arguments, AlsoBindType: s.Queue.AlsoBindType}); err != nil {
+	spec := QueueSpec{Name: queue, Type: s.Queue.Type, Durable: s.Queue.IsDurable(), Arguments: s.Queue.Arguments, AlsoBindType: s.Queue.AlsoBindType}
+	if s.Queue.DeadLetterQueue {
+		spec.DeadLetterQueue = queue + ".dlq"
+	}
+	if s.Consumers.Enabled() && s.Consumers.OnDelivery == ConsumerRetry {
+		spec.RetryQueue, spec.RetryDelay = queue+".retry", s.Consumers.RetryDelay.D()
+	}
+	if err := r.Traffic.Declare(ctx, spec); err != nil {
 		res.Error = err.Error()
 		cond.PublishErr = fmt.Errorf("declare queue %q: %w", queue, err)
 		finish()
@@ -224,6 +289,18 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 
 	start := time.Now()
 	timeline := metrics.NewTimeline(start)
+	var consumers LiveConsumers
+	if s.Consumers.Enabled() {
+		var err error
+		consumers, err = r.Traffic.Consume(ctx, ConsumePlan{Queue: queue, Consumers: s.Consumers,
+			RetryQueue: spec.RetryQueue, DeadLetterQueue: spec.DeadLetterQueue, Ledger: ledger, Timeline: timeline})
+		if err != nil {
+			res.Error = err.Error()
+			cond.PublishErr = fmt.Errorf("start consumers: %w", err)
+			finish()
+			return res, false
+		}
+	}
 	timeline.AddAt(start, metrics.EvBurstStart, "")
 
 	// Fault steps run one after the other. Every count or percent trigger is
@@ -232,7 +309,8 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	nSteps := len(s.Faults)
 	triggers := make([]chan struct{}, nSteps)
 	fired := make([]atomic.Bool, nSteps)
-	injected := make([]bool, nSteps) // written by the fault goroutine, read after wg.Wait
+	injected := make([]int, nSteps) // firings run; written by the fault goroutine, read after wg.Wait
+	rng := JitterSource(r.Seed)
 	atPublished := make([]atomic.Int64, nSteps)
 	thresholds := make([]int, nSteps)
 	inFlightAt := make([]int, nSteps)
@@ -279,7 +357,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 					cancelPub()
 				}
 			}()
-			st := &faultState{misroute: misroute}
+			st := &faultState{misroute: misroute, consumers: consumers}
 			// Whatever happens, a broker left down by a manual_recovery step is
 			// brought back before the drain.
 			defer func() {
@@ -317,17 +395,42 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 						return
 					}
 				}
-				if ctx.Err() != nil {
-					return // Ctrl-C before the step: do not start it now
-				}
-				rec, err := r.inject(ctx, log, s, f, timeline, start, st, ledger)
-				injected[i] = true
-				rec.AtPublished = int(atPublished[i].Load())
-				res.Faults = append(res.Faults, rec)
-				if err != nil {
-					brokerErr = err
-					cancelPub() // nothing more can be measured without a broker
-					return
+				firedAt := time.Now()
+				for k := 1; k <= f.Firings(); k++ {
+					if k > 1 {
+						// A repeating step fires again Every after its previous
+						// firing, at once if its recovery took longer.
+						select {
+						case <-time.After(time.Until(firedAt.Add(f.Every.D()))):
+						case <-pubCtx.Done():
+							return
+						}
+						firedAt = time.Now()
+						atPublished[i].Store(int64(ledger.Sent()))
+					}
+					var jitter time.Duration
+					if f.Jitter > 0 {
+						jitter = time.Duration(rng.Int64N(int64(f.Jitter)))
+						if sleep(pubCtx, jitter) != nil && ctx.Err() != nil {
+							return
+						}
+					}
+					if ctx.Err() != nil {
+						return // Ctrl-C before the step: do not start it now
+					}
+					rec, err := r.inject(ctx, log, s, f, timeline, start, st, ledger)
+					injected[i] = k
+					rec.AtPublished = int(atPublished[i].Load())
+					rec.JitterMS = metrics.Millis(jitter)
+					if f.Every != nil {
+						rec.Firing = k
+					}
+					res.Faults = append(res.Faults, rec)
+					if err != nil {
+						brokerErr = err
+						cancelPub() // nothing more can be measured without a broker
+						return
+					}
 				}
 			}
 		}()
@@ -342,7 +445,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		UnroutableEvery: s.Load.UnroutableEvery, StallTimeout: s.Load.StallTimeout.D(),
 		MessageDeadline: s.Load.MessageDeadline.D(), MessageSizeBytes: s.Load.MessageSizeBytes,
 		ListenerBuffer: s.Load.ConfirmListenerBuffer,
-		Transient:      !s.Load.IsPersistent(), Rate: s.Load.Rate,
+		Transient:      !s.Load.IsPersistent(), Rate: s.Load.Rate, Publishers: s.Load.Publishers,
 	})
 	timeline.Add(metrics.EvBurstEnd, "")
 	if cause := context.Cause(pubCtx); errors.Is(pubErr, context.DeadlineExceeded) && cause != nil {
@@ -366,8 +469,12 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 			cond.FaultMissed = fmt.Errorf("fault %s (%s) never fired: the burst ended first", s.Faults[i].Action, s.Faults[i].Trigger())
 			break
 		}
-		if !injected[i] && brokerErr == nil {
+		if injected[i] == 0 && brokerErr == nil {
 			cond.FaultMissed = fmt.Errorf("fault %s (%s) fired but never ran: an earlier step was still waiting when the burst ended", s.Faults[i].Action, s.Faults[i].Trigger())
+			break
+		}
+		if n := s.Faults[i].Firings(); injected[i] < n && brokerErr == nil {
+			cond.FaultMissed = fmt.Errorf("fault %s (%s) fired %d of %d times: the burst ended first", s.Faults[i].Action, s.Faults[i].Repeats(), injected[i], n)
 			break
 		}
 	}
@@ -381,22 +488,42 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 
 	// Drain even when interrupted: what was published so far is still worth
 	// reconciling. Cleanup ignores cancellation but has its own deadline.
+	if consumers != nil {
+		if err := r.awaitConsumers(ctx, s, consumers, ledger); err != nil {
+			cond.DrainIncomplete = err
+		}
+		stats := consumers.Stop()
+		res.Consumers = &stats
+		timeline.Add(metrics.EvConsumersStopped, fmt.Sprintf("%d deliveries", stats.Deliveries))
+	}
 	if brokerErr == nil {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.Drain.Timeout.D())
 		if ctx.Err() != nil {
 			dctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), 20*time.Second)
 		}
 		timeline.Add(metrics.EvDrainStart, "")
-		err := r.Traffic.Drain(dctx, DrainPlan{
-			Queue: queue, Ledger: ledger, Idle: s.Drain.Idle.D(), LostWait: s.Drain.LostWait.D(),
-			Timeout: s.Drain.Timeout.D(), Satisfied: ledger.AllConfirmedDelivered,
-		})
+		// The dead-letter queue first (until idle: nobody knows how many it
+		// should hold): what it holds satisfies the work queue's wait for
+		// confirmed ids.
+		var err error
+		if spec.DeadLetterQueue != "" {
+			err = r.Traffic.Drain(dctx, DrainPlan{
+				Queue: spec.DeadLetterQueue, Ledger: ledger, Idle: s.Drain.Idle.D(), LostWait: s.Drain.LostWait.D(),
+				Timeout: s.Drain.Timeout.D(), Satisfied: func() bool { return true }, AllowEmpty: true, DeadLetter: true,
+			})
+		}
+		if err == nil {
+			err = r.Traffic.Drain(dctx, DrainPlan{
+				Queue: queue, Ledger: ledger, Idle: s.Drain.Idle.D(), LostWait: s.Drain.LostWait.D(),
+				Timeout: s.Drain.Timeout.D(), Satisfied: ledger.AllConfirmedDelivered, AllowEmpty: consumers != nil,
+			})
+		}
 		cancel()
 		// An incomplete drain proves nothing about what it did not reach:
 		// those ids are unverified, not lost.
-		drained = err == nil
+		drained = err == nil && cond.DrainIncomplete == nil
 		timeline.Add(metrics.EvDrainEnd, "")
-		if err != nil {
+		if err != nil && cond.DrainIncomplete == nil {
 			cond.DrainIncomplete = fmt.Errorf("drain: %w", err)
 		}
 		if r.DeleteQueues {
@@ -416,8 +543,39 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	return res, brokerErr != nil
 }
 
+// awaitConsumers waits, after the burst, until the live consumers go quiet:
+// nothing delivered for drain.idle and every confirmed id delivered (or, for
+// consumers that never ack, simply quiet), or nothing delivered for
+// drain.lost_wait. A queue still delivering after drain.timeout (a poison
+// message nobody ends) makes the drain incomplete.
+func (r *Runner) awaitConsumers(ctx context.Context, s *Scenario, c LiveConsumers, ledger *metrics.Ledger) error {
+	began := time.Now()
+	deadline := began.Add(s.Drain.Timeout.D())
+	if ctx.Err() != nil {
+		deadline = began.Add(5 * time.Second)
+	}
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for range tick.C {
+		last := c.LastDelivery()
+		if last.Before(began) {
+			last = began
+		}
+		idle := time.Since(last)
+		quiet := idle >= s.Drain.Idle.D() && (s.Consumers.OnDelivery != ConsumerAck || ledger.AllConfirmedDelivered())
+		if quiet || idle >= s.Drain.LostWait.D() {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("live consumers still receiving deliveries %s after the burst (drain.timeout): messages are cycling", s.Drain.Timeout.D())
+		}
+	}
+	return nil
+}
+
 // faultState carries what one burst's fault steps share.
 type faultState struct {
+	consumers    LiveConsumers // nil without live consumers
 	misroute     chan struct{}
 	misrouteOnce sync.Once
 	pending      Action // recovery a manual_recovery step left for a later step
@@ -471,6 +629,13 @@ func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *F
 	case PublishToMissingExchange:
 		st.misrouteOnce.Do(func() { close(st.misroute) })
 		detail = "next publish goes to a missing exchange"
+	case CrashConsumer:
+		if st.consumers == nil {
+			err = errors.New("no live consumers to crash")
+			break
+		}
+		rec.UnackedAtCrash, err = st.consumers.Crash(f.Down.D())
+		detail = fmt.Sprintf("consumer 0 crashed before its ack with %d processed deliveries unacknowledged; back after %s", rec.UnackedAtCrash, f.Down.D())
 	}
 	if err != nil {
 		rec.Error = err.Error()

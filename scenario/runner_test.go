@@ -59,6 +59,7 @@ type fakeTraffic struct {
 	lose       map[int]bool
 	drained    bool
 	declared   []string
+	consumers  *fakeConsumers
 }
 
 func (f *fakeTraffic) Declare(_ context.Context, q QueueSpec) error {
@@ -94,6 +95,34 @@ func (f *fakeTraffic) Drain(_ context.Context, d DrainPlan) error {
 		}
 	}
 	return nil
+}
+
+// Consume starts fake live consumers that record nothing themselves (the
+// fake drain delivers): they count crash requests.
+func (f *fakeTraffic) Consume(_ context.Context, c ConsumePlan) (LiveConsumers, error) {
+	f.consumers = &fakeConsumers{plan: c}
+	return f.consumers, nil
+}
+
+type fakeConsumers struct {
+	plan    ConsumePlan
+	mu      sync.Mutex
+	crashes []time.Duration
+	stopped bool
+}
+
+func (c *fakeConsumers) Crash(down time.Duration) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.crashes = append(c.crashes, down)
+	return 7, nil
+}
+func (c *fakeConsumers) LastDelivery() time.Time { return time.Time{} }
+func (c *fakeConsumers) Stop() ConsumerStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	return ConsumerStats{Count: c.plan.Consumers.Count, Crashes: len(c.crashes), UnackedAtCrash: 7 * len(c.crashes)}
 }
 
 func testScenario(messages int, pct float64) *Scenario {
@@ -270,5 +299,91 @@ func TestFiredButSkippedStepIsMissed(t *testing.T) {
 `, FireAndForget)
 	if res.Verdict.Status != Inconclusive || strings.Contains(ops, "kill") {
 		t.Fatalf("ops %v verdict %+v", ops, res.Verdict)
+	}
+}
+
+// A repeating step fires count times, every apart, each firing recorded
+// with its number and the jitter drawn from the seed; the same seed draws
+// the same jitter.
+func TestRepeatingStepWithJitterReplaysFromSeed(t *testing.T) {
+	run := func(seed uint64) ModeResult {
+		f, err := Parse("t.yaml", []byte(`version: 1
+scenarios:
+  - name: t
+    queue: {settle_before_burst: 0s}
+    load: {messages: 300}
+    faults: [{action: kill, after: 2ms, every: 30ms, count: 3, down: 1ms, jitter: 5ms}]
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := &fakeBroker{}
+		r := newRunner(b, &fakeTraffic{perPublish: time.Millisecond})
+		r.Seed = seed
+		res, _ := r.RunMode(context.Background(), &f.Scenarios[0], ConfirmWindow)
+		if got := strings.Join(b.ops, " "); got != "kill start kill start kill start" {
+			t.Fatalf("ops %q", got)
+		}
+		return res
+	}
+	a, b, c := run(42), run(42), run(43)
+	if a.Verdict.Status != Pass || len(a.Faults) != 3 {
+		t.Fatalf("verdict %+v, %d fault records", a.Verdict, len(a.Faults))
+	}
+	for i, f := range a.Faults {
+		if f.Firing != i+1 || f.JitterMS < 0 || f.JitterMS >= 5 {
+			t.Fatalf("record %d: firing %d jitter %.3f ms", i, f.Firing, f.JitterMS)
+		}
+		if f.JitterMS != b.Faults[i].JitterMS {
+			t.Fatalf("firing %d: seed 42 drew %.3f ms then %.3f ms", i+1, f.JitterMS, b.Faults[i].JitterMS)
+		}
+		// Without its jitter, each firing comes every (30 ms) after the
+		// previous one (1 ms allowed for the previous jitter's timer overshoot).
+		if i > 0 {
+			if gap := (f.AtMS - f.JitterMS) - (a.Faults[i-1].AtMS - a.Faults[i-1].JitterMS); gap < 29 {
+				t.Fatalf("firing %d came %.1f ms (jitter aside) after the previous, want >= 30 ms", i+1, gap)
+			}
+		}
+	}
+	same := true
+	for i := range a.Faults {
+		same = same && a.Faults[i].JitterMS == c.Faults[i].JitterMS
+	}
+	if same {
+		t.Fatal("seeds 42 and 43 drew the same jitter")
+	}
+}
+
+// A repeating step cut short by the end of the burst is reported as missed.
+func TestRepeatingStepCutShortIsMissed(t *testing.T) {
+	res, ops := runTimeline(t, "      - {action: kill, after: 1ms, every: 1h, count: 2, down: 1ms}\n", ConfirmWindow)
+	if ops != "kill start" || res.Verdict.Status != Inconclusive || !strings.Contains(strings.Join(res.Verdict.Reasons, ";"), "fired 1 of 2 times") {
+		t.Fatalf("ops %q verdict %+v", ops, res.Verdict)
+	}
+}
+
+// crash-consumer reaches the live consumers with its down time, is recorded
+// with the unacknowledged count they report, and the consumers are stopped
+// and their stats kept before the drain.
+func TestCrashConsumerStepReachesLiveConsumers(t *testing.T) {
+	f, err := Parse("t.yaml", []byte(`version: 1
+scenarios:
+  - name: t
+    queue: {settle_before_burst: 0s}
+    load: {messages: 50}
+    consumers: {count: 2}
+    drain: {idle: 1ms}
+    faults: [{action: crash-consumer, published: 10, down: 3s}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &fakeTraffic{}
+	res, _ := newRunner(&fakeBroker{}, tr).RunMode(context.Background(), &f.Scenarios[0], ConfirmWindow)
+	if tr.consumers == nil || !tr.consumers.stopped || len(tr.consumers.crashes) != 1 || tr.consumers.crashes[0] != 3*time.Second {
+		t.Fatalf("consumers %+v", tr.consumers)
+	}
+	if len(res.Faults) != 1 || res.Faults[0].UnackedAtCrash != 7 || res.Consumers == nil || res.Consumers.Crashes != 1 || res.Verdict.Status != Pass {
+		t.Fatalf("faults %+v consumers %+v verdict %+v", res.Faults, res.Consumers, res.Verdict)
 	}
 }

@@ -81,6 +81,12 @@ const (
 	Start     Action = "start"
 	Unpause   Action = "unpause"
 	Reconnect Action = "reconnect"
+	// CrashConsumer makes the first live consumer crash before its ack: it
+	// stops processing and closes its connection with the deliveries it
+	// processed still unacknowledged, so the broker requeues them and hands
+	// them out again flagged redelivered. It comes back after Down. A
+	// client-side fault; needs consumers.
+	CrashConsumer Action = "crash-consumer"
 )
 
 // Recovers reports whether the action takes the broker (or part of it) down
@@ -106,7 +112,39 @@ func (a Action) Recovery() (Action, string) {
 }
 
 // Actions lists every fault action.
-var Actions = []Action{Kill, Stop, Restart, Pause, Disconnect, Start, Unpause, Reconnect, MemoryAlarm, CloseConnections, PublishToMissingExchange}
+var Actions = []Action{Kill, Stop, Restart, Pause, Disconnect, Start, Unpause, Reconnect, MemoryAlarm, CloseConnections, PublishToMissingExchange, CrashConsumer}
+
+// ConsumerAction is what a live consumer does with each delivery.
+type ConsumerAction string
+
+const (
+	// ConsumerAck processes the delivery and acknowledges it (basic.ack,
+	// multiple=true every consumers.ack_every deliveries).
+	ConsumerAck ConsumerAction = "ack"
+	// ConsumerNackRequeue always fails: basic.nack with requeue=true, so the
+	// broker hands the message out again (a poison-message loop a quorum
+	// queue's x-delivery-limit is meant to end; rabbitmq-server PR #11937).
+	ConsumerNackRequeue ConsumerAction = "nack-requeue"
+	// ConsumerReject always fails: basic.nack with requeue=false, so the broker
+	// dead-letters the message (or drops it without a dead-letter exchange).
+	ConsumerReject ConsumerAction = "reject"
+	// ConsumerRetry always fails and retries through a retry queue: the
+	// consumer republishes the message (headers copied, its own retry count
+	// header incremented) to "<queue>.retry", whose x-message-ttl sends it
+	// back to the work queue through the default exchange (dead-lettering),
+	// and acks the original; after consumers.max_retries it parks the
+	// message in the dead-letter queue instead. RabbitMQ 4.x does not carry
+	// a client-republished x-death over, so an x-death-based count never
+	// reaches the limit: the report shows both counts.
+	ConsumerRetry ConsumerAction = "retry"
+)
+
+// ConsumerActions lists every consumer action.
+var ConsumerActions = []ConsumerAction{ConsumerAck, ConsumerNackRequeue, ConsumerReject, ConsumerRetry}
+
+// RetryHeader is the application's own retry count header set by
+// on_delivery: retry (the count to trust on RabbitMQ 4.x, not x-death).
+const RetryHeader = "x-rmqtorture-retries"
 
 // Republish is the policy for messages whose confirm never came.
 type Republish string
@@ -158,10 +196,44 @@ type Scenario struct {
 	Queue       Queue   `yaml:"queue"`
 	Load        Load    `yaml:"load"`
 	Faults      []Fault `yaml:"faults"`
-	Drain       Drain   `yaml:"drain"`
-	Expect      Expect  `yaml:"expect"`
-	Matrix      Matrix  `yaml:"matrix,omitempty"`
+	// Consumers, when count > 0, consume the queue during the burst; the
+	// drain afterwards only collects what they left.
+	Consumers Consumers `yaml:"consumers,omitempty"`
+	Drain     Drain     `yaml:"drain"`
+	Expect    Expect    `yaml:"expect"`
+	Matrix    Matrix    `yaml:"matrix,omitempty"`
+	// Seed drives every random choice of the run (fault jitter); --seed
+	// overrides it. Unset: a seed is drawn and printed in the report, so any
+	// run can be replayed.
+	Seed *uint64 `yaml:"seed,omitempty"`
 }
+
+// Consumers are live consumers that consume the queue while the burst is
+// published, one connection and channel each, with manual acknowledgements.
+// They reconnect after a broker fault like the publisher does.
+type Consumers struct {
+	Count int `yaml:"count"` // live consumers (0: none; the queue is drained after the burst)
+	// Prefetch is each consumer's basic.qos prefetch count (default 100):
+	// how many unacknowledged deliveries the broker hands it at once.
+	Prefetch int `yaml:"prefetch,omitempty"`
+	// ProcessingDelay is spent on every delivery before it is settled: a
+	// slow consumer (0: none).
+	ProcessingDelay Duration `yaml:"processing_delay,omitempty"`
+	// AckEvery settles processed deliveries with one basic.ack multiple=true
+	// every N deliveries (default 1): a crash between two acks leaves up to
+	// N-1 processed deliveries unacknowledged.
+	AckEvery int `yaml:"ack_every,omitempty"`
+	// OnDelivery is ack (default), nack-requeue, reject or retry.
+	OnDelivery ConsumerAction `yaml:"on_delivery,omitempty"`
+	// MaxRetries (retry) is how many retries a message gets before the
+	// consumer parks it in the dead-letter queue (default 3).
+	MaxRetries int `yaml:"max_retries,omitempty"`
+	// RetryDelay (retry) is the retry queue's x-message-ttl (default 200ms).
+	RetryDelay Duration `yaml:"retry_delay,omitempty"`
+}
+
+// Enabled reports whether live consumers run during the burst.
+func (c Consumers) Enabled() bool { return c.Count > 0 }
 
 // Matrix runs the scenario's modes once per cell of queue types ×
 // persistence, Repeat times each, on one broker, and summarises each cell
@@ -215,13 +287,37 @@ func (s *Scenario) Topology() string {
 			}
 		}
 		return fmt.Sprintf("matrix: %s queues × %s messages × %d repeat(s), durable, mandatory",
-			strings.Join(types, " and "), strings.Join(pers, " and "), max(1, s.Matrix.Repeat))
+			strings.Join(types, " and "), strings.Join(pers, " and "), max(1, s.Matrix.Repeat)) + s.traffic()
 	}
 	d := "durable"
 	if !s.Queue.IsDurable() {
 		d = "non-durable"
 	}
-	return fmt.Sprintf("%s, %s; %s messages, mandatory", s.Queue.Type, d, Persistence(s.Load.IsPersistent()))
+	out := fmt.Sprintf("%s, %s; %s messages, mandatory", s.Queue.Type, d, Persistence(s.Load.IsPersistent()))
+	if s.Queue.DeadLetterQueue {
+		out += "; dead-letter queue"
+	}
+	return out + s.traffic()
+}
+
+// traffic describes publishers and live consumers beyond the default one
+// publisher and a drain afterwards.
+func (s *Scenario) traffic() string {
+	out := ""
+	if s.Load.Publishers > 1 {
+		out += fmt.Sprintf("; %d publishers", s.Load.Publishers)
+	}
+	if c := s.Consumers; c.Enabled() {
+		out += fmt.Sprintf("; %d live consumers (prefetch %d, ack every %d, %s", c.Count, c.Prefetch, c.AckEvery, c.OnDelivery)
+		if c.OnDelivery == ConsumerRetry {
+			out += fmt.Sprintf(" up to %d times after %s", c.MaxRetries, c.RetryDelay.D())
+		}
+		if c.ProcessingDelay > 0 {
+			out += fmt.Sprintf(", %s per message", c.ProcessingDelay.D())
+		}
+		out += ")"
+	}
+	return out
 }
 
 // IsMatrix reports whether the scenario runs more than one cell.
@@ -258,6 +354,12 @@ type Queue struct {
 	// Durable (default true) declares the queue durable. A non-durable
 	// classic queue is gone after a broker restart, with everything in it.
 	Durable *bool `yaml:"durable,omitempty"`
+	// DeadLetterQueue declares a dead-letter exchange (rmqtorture.dlx) and a
+	// durable queue "<queue>.dlq" bound to it, and points the queue's
+	// x-dead-letter-exchange and x-dead-letter-routing-key at it. After the
+	// burst the dead-letter queue is drained too; what it holds counts as
+	// dead-lettered, not lost.
+	DeadLetterQueue bool `yaml:"dead_letter_queue,omitempty"`
 	// SettleBeforeBurst is the pause between declaring the queue and the first
 	// publish (default 2s). On RabbitMQ 4.0.5 a kill within ~0.5 s of declaring a
 	// quorum queue loses its confirmed messages (rabbitmq-server#15725).
@@ -303,6 +405,9 @@ type Load struct {
 	// stalls amqp091-go's reader (streadway/amqp#254) and, since v1.13, makes
 	// it drop confirms after ~5 s.
 	ConfirmListenerBuffer int `yaml:"confirm_listener_buffer,omitempty"`
+	// Publishers is how many publishers share the burst, one connection and
+	// channel each (default 1). Confirm-window applies per publisher.
+	Publishers int `yaml:"publishers,omitempty"`
 }
 
 // Fault is one planned fault. Exactly one trigger is set.
@@ -328,7 +433,19 @@ type Fault struct {
 	// Grace is how long stop and restart wait for a graceful shutdown
 	// before SIGKILL (default 10s).
 	Grace Duration `yaml:"grace,omitempty"`
+	// Every repeats the step: after it first fires, it fires again this long
+	// after the previous firing (or at once if its recovery took longer),
+	// Count times in all.
+	Every *Duration `yaml:"every,omitempty"`
+	// Count is how many times a repeating step fires (with every; >= 2).
+	Count int `yaml:"count,omitempty"`
+	// Jitter delays each firing by a random time in [0, jitter), drawn from
+	// the run's seed: the same seed replays the same delays.
+	Jitter Duration `yaml:"jitter,omitempty"`
 }
+
+// Firings is how many times the step fires (1 unless it repeats).
+func (f Fault) Firings() int { return max(1, f.Count) }
 
 // Drain is how the queue is consumed after the burst.
 type Drain struct {
@@ -374,6 +491,17 @@ type Exact struct {
 	// ChannelClosedWith checks that the broker closed a channel or
 	// connection with a reason containing this text (e.g. "404 NOT_FOUND").
 	ChannelClosedWith string `yaml:"channel_closed_with,omitempty"`
+	// DeadLettered is the exact number of ids found in the dead-letter queue.
+	DeadLettered *int `yaml:"dead_lettered,omitempty"`
+	// MinRedeliveries checks that consumers saw at least this many
+	// redeliveries of ids they had processed (e.g. after a consumer crash).
+	MinRedeliveries *int `yaml:"min_redeliveries,omitempty"`
+	// DeliveriesPerMessage checks that every dead-lettered message was
+	// delivered to live consumers exactly this many times.
+	DeliveriesPerMessage *int `yaml:"deliveries_per_message,omitempty"`
+	// Retries checks that every parked message carried exactly this many
+	// retries in the application's own retry header.
+	Retries *int `yaml:"retries,omitempty"`
 }
 
 type namedInt struct {
@@ -388,7 +516,9 @@ func (e Exact) fields() []namedInt {
 		{"unconfirmed_delivered", e.UnconfirmedDelivered}, {"unconfirmed_missing", e.UnconfirmedMissing},
 		{"duplicates", e.Duplicates}, {"min_went_in_doubt", e.MinWentInDoubt}, {"min_blocked_ms", e.MinBlockedMS},
 		{"min_unconfirmed_missing", e.MinUnconfirmedMissing}, {"not_published", e.NotPublished},
-		{"pending_at_deadline", e.PendingAtDeadline},
+		{"pending_at_deadline", e.PendingAtDeadline}, {"dead_lettered", e.DeadLettered},
+		{"min_redeliveries", e.MinRedeliveries}, {"deliveries_per_message", e.DeliveriesPerMessage},
+		{"retries", e.Retries},
 	}
 }
 
@@ -447,4 +577,17 @@ func (f Fault) Trigger() string {
 		return fmt.Sprintf("%d in flight", *f.InFlight)
 	}
 	return "never"
+}
+
+// Repeats describes a repeating step's schedule and jitter, for reports
+// ("" when it fires once without jitter).
+func (f Fault) Repeats() string {
+	var parts []string
+	if f.Every != nil {
+		parts = append(parts, fmt.Sprintf("every %s, %d times", f.Every.D(), f.Firings()))
+	}
+	if f.Jitter > 0 {
+		parts = append(parts, fmt.Sprintf("jitter < %s", f.Jitter.D()))
+	}
+	return strings.Join(parts, ", ")
 }

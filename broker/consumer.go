@@ -1,0 +1,422 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// DeadLetterExchange is the durable direct exchange a queue with
+// queue.dead_letter_queue dead-letters to; each dead-letter queue is bound to
+// it with its own name as routing key.
+const DeadLetterExchange = "rmqtorture.dlx"
+
+// consumerSet runs the live consumers of one burst.
+type consumerSet struct {
+	a      *AMQP
+	plan   scenario.ConsumePlan
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	cons   []*consumer
+
+	lastDelivery atomic.Int64 // unix ns
+
+	mu            sync.Mutex
+	stats         scenario.ConsumerStats
+	perMessage    map[string]int // deliveries to live consumers per message id
+	retriesAtPark map[int]int
+	xDeathAtPark  map[int]int
+}
+
+// consumer is one live consumer: one connection, one channel, its own loop.
+type consumer struct {
+	set   *consumerSet
+	index int
+	// crash carries a crash request; the loop answers on the reply channel
+	// with the processed deliveries it left unacknowledged.
+	crash chan crashRequest
+	stop  chan struct{}
+}
+
+type crashRequest struct {
+	down  time.Duration
+	reply chan int
+}
+
+// Consume starts c.Consumers.Count live consumers on c.Queue, each with its
+// own connection and channel, basic.qos prefetch, manual acknowledgements and
+// the configured on_delivery behaviour. Every delivery is recorded in the
+// ledger (Ledger.Delivered with its redelivered flag). Consumers reconnect
+// with backoff after a broker fault until Stop or ctx is done.
+func (a *AMQP) Consume(ctx context.Context, c scenario.ConsumePlan) (scenario.LiveConsumers, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	set := &consumerSet{a: a, plan: c, cancel: cancel, perMessage: map[string]int{},
+		retriesAtPark: map[int]int{}, xDeathAtPark: map[int]int{}}
+	cs := c.Consumers
+	set.stats = scenario.ConsumerStats{Count: cs.Count, Prefetch: cs.Prefetch, AckEvery: cs.AckEvery,
+		OnDelivery: cs.OnDelivery, ProcessingDelayMS: metrics.Millis(cs.ProcessingDelay.D())}
+	for i := range cs.Count {
+		con := &consumer{set: set, index: i, crash: make(chan crashRequest), stop: make(chan struct{})}
+		set.cons = append(set.cons, con)
+		set.wg.Add(1)
+		go func() {
+			defer set.wg.Done()
+			con.run(ctx)
+		}()
+	}
+	return set, nil
+}
+
+// Crash implements scenario.LiveConsumers: the first consumer crashes on its
+// next delivery, after processing it and before acknowledging it, so at
+// least one processed delivery is left unacknowledged. It waits at most 10 s
+// for the consumer to take the request and 30 s for that delivery.
+func (s *consumerSet) Crash(down time.Duration) (int, error) {
+	if len(s.cons) == 0 {
+		return 0, errors.New("no live consumers to crash")
+	}
+	req := crashRequest{down: down, reply: make(chan int, 1)}
+	select {
+	case s.cons[0].crash <- req:
+	case <-time.After(10 * time.Second):
+		return 0, errors.New("consumer 0 did not take the crash request within 10s")
+	}
+	select {
+	case n := <-req.reply:
+		return n, nil
+	case <-time.After(30 * time.Second):
+		return 0, errors.New("consumer 0 received no delivery to crash on within 30s")
+	}
+}
+
+// LastDelivery implements scenario.LiveConsumers.
+func (s *consumerSet) LastDelivery() time.Time {
+	if ns := s.lastDelivery.Load(); ns != 0 {
+		return time.Unix(0, ns)
+	}
+	return time.Time{}
+}
+
+// Stop implements scenario.LiveConsumers: every consumer acknowledges what it
+// processed and closes; deliveries it held unprocessed go back to the queue
+// for the drain.
+func (s *consumerSet) Stop() scenario.ConsumerStats {
+	for _, c := range s.cons {
+		close(c.stop)
+	}
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		s.cancel() // a consumer stuck on a dead broker: cut it
+		<-done
+	}
+	s.cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.stats
+	st.DeliveriesPerMessage = histogram(countValues(s.perMessage))
+	st.RetriesAtPark = histogram(s.retriesAtPark)
+	st.XDeathCountAtPark = histogram(s.xDeathAtPark)
+	return st
+}
+
+func countValues(m map[string]int) map[int]int {
+	out := map[int]int{}
+	for _, n := range m {
+		out[n]++
+	}
+	return out
+}
+
+func histogram(m map[int]int) map[string]int {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]int, len(m))
+	for k, v := range m {
+		out[strconv.Itoa(k)] = v
+	}
+	return out
+}
+
+func (s *consumerSet) update(fn func(*scenario.ConsumerStats)) {
+	s.mu.Lock()
+	fn(&s.stats)
+	s.mu.Unlock()
+}
+
+func (s *consumerSet) errorf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.a.Log.Debug("consumer", "msg", msg)
+	s.mu.Lock()
+	if len(s.stats.Errors) < 20 {
+		s.stats.Errors = append(s.stats.Errors, msg)
+	}
+	s.mu.Unlock()
+}
+
+// errStopped ends a consumer session because Stop was called.
+var errStopped = errors.New("consumer stopped")
+
+// run connects, consumes until the connection dies, and reconnects with
+// backoff (50 ms doubling to 1 s) until stopped.
+func (c *consumer) run(ctx context.Context) {
+	backoff := 50 * time.Millisecond
+	sessions := 0
+	var downUntil time.Time
+	for {
+		if wait := time.Until(downUntil); wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-c.stop:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+		err := c.session(ctx, &sessions, &downUntil)
+		if errors.Is(err, errStopped) || ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			c.set.errorf("consumer %d: %v", c.index, err)
+			select {
+			case <-time.After(backoff):
+			case <-c.stop:
+				return
+			case <-ctx.Done():
+				return
+			}
+			backoff = min(2*backoff, time.Second)
+			continue
+		}
+		backoff = 50 * time.Millisecond
+	}
+}
+
+// session is one connection's life. It returns nil after a crash (the
+// caller waits until downUntil), errStopped after Stop, or the error that
+// ended the connection.
+func (c *consumer) session(ctx context.Context, sessions *int, downUntil *time.Time) error {
+	conn, err := c.set.a.dial(fmt.Sprintf("consumer-%d", c.index))
+	if err != nil {
+		return err
+	}
+	defer closeConn(conn)
+	ch, err := conn.Channel()
+	if err != nil {
+		return err
+	}
+	cs := c.set.plan.Consumers
+	if err := ch.Qos(cs.Prefetch, 0, false); err != nil {
+		return err
+	}
+	var pub *amqp.Channel // confirm-mode channel for retries and parking
+	var confirms chan amqp.Confirmation
+	if cs.OnDelivery == scenario.ConsumerRetry {
+		if pub, err = conn.Channel(); err != nil {
+			return err
+		}
+		if err := pub.Confirm(false); err != nil {
+			return err
+		}
+		confirms = pub.NotifyPublish(make(chan amqp.Confirmation, 1))
+	}
+	deliveries, err := ch.Consume(c.set.plan.Queue, fmt.Sprintf("rmqtorture-consumer-%d", c.index), false, false, false, false, nil)
+	if err != nil {
+		return err
+	}
+	if *sessions++; *sessions > 1 {
+		c.set.update(func(st *scenario.ConsumerStats) { st.Reconnects++ })
+	}
+	c.set.plan.Timeline.Add(metrics.EvConsumerConnected, fmt.Sprintf("consumer %d", c.index))
+	var unacked uint64 // delivery tag of the latest processed, unacknowledged delivery
+	pendingAcks := 0
+	flush := func() error {
+		if pendingAcks == 0 {
+			return nil
+		}
+		err := ch.Ack(unacked, true)
+		c.set.update(func(st *scenario.ConsumerStats) { st.Acked += pendingAcks })
+		pendingAcks = 0
+		return err
+	}
+	idle := time.NewTicker(200 * time.Millisecond)
+	defer idle.Stop()
+	lastDelivery := time.Now()
+	var crash *crashRequest // a crash waiting for the next delivery
+	for {
+		select {
+		case <-c.stop:
+			_ = flush()
+			return errStopped
+		case <-ctx.Done():
+			return ctx.Err()
+		case req := <-c.crash:
+			// The crash comes with the next delivery, once it is processed
+			// and before its ack.
+			crash = &req
+		case <-idle.C:
+			// A consumer that went quiet settles what it processed, as a
+			// batching application does on a timer.
+			if time.Since(lastDelivery) >= 200*time.Millisecond {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		case d, ok := <-deliveries:
+			if !ok {
+				return errors.New("delivery channel closed (connection or channel lost)")
+			}
+			lastDelivery = time.Now()
+			c.set.lastDelivery.Store(lastDelivery.UnixNano())
+			c.set.plan.Ledger.Delivered(d.MessageId, d.Redelivered)
+			c.set.mu.Lock()
+			c.set.perMessage[d.MessageId]++
+			c.set.stats.Deliveries++
+			if d.Redelivered {
+				c.set.stats.RedeliveredFlagged++
+			}
+			c.set.mu.Unlock()
+			if delay := cs.ProcessingDelay.D(); delay > 0 {
+				time.Sleep(delay)
+			}
+			if crash != nil {
+				// Crash before the ack: nothing more is processed or
+				// acknowledged; the broker requeues what it had delivered.
+				unackedNow := pendingAcks + 1
+				crash.reply <- unackedNow
+				c.set.update(func(st *scenario.ConsumerStats) {
+					st.Crashes++
+					st.UnackedAtCrash += unackedNow
+				})
+				c.set.plan.Timeline.Add(metrics.EvConsumerCrashed, fmt.Sprintf("consumer %d: %d processed deliveries unacknowledged", c.index, unackedNow))
+				*downUntil = time.Now().Add(crash.down)
+				closeConn(conn)
+				return nil
+			}
+			if err := c.settle(ch, pub, confirms, d, &unacked, &pendingAcks, flush); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// settle applies on_delivery to one processed delivery.
+func (c *consumer) settle(ch, pub *amqp.Channel, confirms chan amqp.Confirmation, d amqp.Delivery, unacked *uint64, pendingAcks *int, flush func() error) error {
+	cs := c.set.plan.Consumers
+	switch cs.OnDelivery {
+	case scenario.ConsumerNackRequeue:
+		c.set.update(func(st *scenario.ConsumerStats) { st.NackedRequeue++ })
+		return d.Nack(false, true)
+	case scenario.ConsumerReject:
+		c.set.update(func(st *scenario.ConsumerStats) { st.Rejected++ })
+		return d.Nack(false, false)
+	case scenario.ConsumerRetry:
+		retries := headerInt(d.Headers, scenario.RetryHeader)
+		headers := amqp.Table{}
+		for k, v := range d.Headers {
+			headers[k] = v // x-death included: what an application copying headers sends
+		}
+		exchange, key := "", c.set.plan.RetryQueue
+		park := retries >= cs.MaxRetries
+		if park {
+			exchange, key = DeadLetterExchange, c.set.plan.DeadLetterQueue
+		} else {
+			headers[scenario.RetryHeader] = int64(retries + 1)
+		}
+		msg := amqp.Publishing{Headers: headers, ContentType: d.ContentType, DeliveryMode: d.DeliveryMode,
+			MessageId: d.MessageId, Timestamp: d.Timestamp, Body: d.Body}
+		if err := publishConfirmed(pub, confirms, exchange, key, msg); err != nil {
+			// Not acknowledged: the broker will hand it out again.
+			_ = d.Nack(false, true)
+			return fmt.Errorf("republish for retry: %w", err)
+		}
+		c.set.plan.Ledger.Retried(d.MessageId)
+		c.set.mu.Lock()
+		if park {
+			c.set.stats.Parked++
+			c.set.retriesAtPark[retries]++
+			c.set.xDeathAtPark[xDeathCount(d.Headers)]++
+		} else {
+			c.set.stats.Retried++
+		}
+		c.set.mu.Unlock()
+	}
+	*unacked = d.DeliveryTag
+	*pendingAcks++
+	if *pendingAcks >= max(1, cs.AckEvery) {
+		return flush()
+	}
+	return nil
+}
+
+// publishConfirmed publishes msg and waits (at most 10 s) for its publisher
+// confirm.
+func publishConfirmed(ch *amqp.Channel, confirms chan amqp.Confirmation, exchange, key string, msg amqp.Publishing) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := ch.PublishWithContext(ctx, exchange, key, false, false, msg); err != nil {
+		return err
+	}
+	select {
+	case c, ok := <-confirms:
+		if !ok {
+			return errors.New("channel closed before the confirm")
+		}
+		if !c.Ack {
+			return errors.New("basic.nack")
+		}
+		return nil
+	case <-ctx.Done():
+		return errors.New("no confirm within 10s")
+	}
+}
+
+// headerInt reads an integer header of any AMQP integer type (0 if absent).
+func headerInt(h amqp.Table, key string) int {
+	switch v := h[key].(type) {
+	case int64:
+		return int(v)
+	case int32:
+		return int(v)
+	case int16:
+		return int(v)
+	case int8:
+		return int(v)
+	case int:
+		return v
+	case uint8:
+		return int(v)
+	case uint16:
+		return int(v)
+	case uint32:
+		return int(v)
+	}
+	return 0
+}
+
+// xDeathCount sums the count fields of a delivery's x-death header (the
+// broker's dead-lettering history; absent: 0). See
+// https://www.rabbitmq.com/docs/dlx#effects.
+func xDeathCount(h amqp.Table) int {
+	entries, _ := h["x-death"].([]any)
+	total := 0
+	for _, e := range entries {
+		if t, ok := e.(amqp.Table); ok {
+			total += headerInt(t, "count")
+		}
+	}
+	return total
+}

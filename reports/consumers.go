@@ -1,0 +1,79 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// consumerSection writes what live consumers measured (nothing without
+// them): deliveries and how they were settled, crashes and what they left
+// unacknowledged, redeliveries apart from publisher duplicates, and the
+// per-message histograms of deliveries, retries and x-death counts.
+func consumerSection(w io.Writer, m scenario.ModeResult) {
+	c := m.Consumers
+	if c == nil {
+		return
+	}
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	p("\nLive consumers: %d (prefetch %d, ack every %d, on delivery: %s, processing delay %s ms): %s deliveries (%s flagged redelivered); %s acked, %s nack-requeued, %s rejected, %s retried, %s parked in the dead-letter queue; %d reconnects.\n",
+		c.Count, c.Prefetch, c.AckEvery, c.OnDelivery, ms(c.ProcessingDelayMS), num(c.Deliveries), num(c.RedeliveredFlagged),
+		num(c.Acked), num(c.NackedRequeue), num(c.Rejected), num(c.Retried), num(c.Parked), c.Reconnects)
+	if c.Crashes > 0 {
+		p("\nConsumer crashes: %d, leaving %s processed deliveries unacknowledged; the broker handed them out again: %s redeliveries of ids already processed (the application saw them twice; not publisher duplicates, which are %s).\n",
+			c.Crashes, num(c.UnackedAtCrash), num(m.Redeliveries), num(m.Duplicates))
+	}
+	if m.DeadLettered > 0 || m.RetryDeliveries > 0 {
+		p("\nDead-lettered: %s messages found in the dead-letter queue; %s deliveries were retry copies a consumer republished (not duplicates).\n", num(m.DeadLettered), num(m.RetryDeliveries))
+	}
+	hist := func(title string, h map[string]int) {
+		if len(h) == 0 {
+			return
+		}
+		p("\n%s: %s.\n", title, histText(h))
+	}
+	hist("Deliveries per message to live consumers (deliveries × messages)", c.DeliveriesPerMessage)
+	hist("Own retry header ("+scenario.RetryHeader+") when parked (retries × messages)", c.RetriesAtPark)
+	hist("x-death count when parked (count × messages)", c.XDeathCountAtPark)
+	for _, e := range c.Errors {
+		p("\nConsumer error: %s\n", e)
+	}
+}
+
+// histText renders a value → messages histogram in value order: "4 × 100, 5 × 2".
+func histText(h map[string]int) string {
+	keys := make([]int, 0, len(h))
+	for k := range h {
+		n, _ := strconv.Atoi(k)
+		keys = append(keys, n)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%d × %s", k, num(h[strconv.Itoa(k)]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// faultExtra describes a fault record's repeat, jitter and crash details
+// ("" when none).
+func faultExtra(f scenario.FaultRecord) string {
+	var parts []string
+	if f.Firing > 0 {
+		parts = append(parts, fmt.Sprintf("firing %d", f.Firing))
+	}
+	if f.JitterMS > 0 {
+		parts = append(parts, fmt.Sprintf("jitter %s ms", ms(f.JitterMS)))
+	}
+	if f.Action == scenario.CrashConsumer {
+		parts = append(parts, fmt.Sprintf("%s processed deliveries left unacknowledged", num(f.UnackedAtCrash)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
+}
