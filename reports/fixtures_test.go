@@ -19,10 +19,10 @@ func everyOther(n int) []metrics.Range {
 	return out
 }
 
-// lostRanges is 60 ids in 55 ranges: more than a report lists.
+// lostRanges is 60 ids in 56 ranges: more than a report lists.
 func lostRanges() []metrics.Range {
 	return append(everyOther(50), metrics.Range{First: 100, Last: 104}, metrics.Range{First: 106, Last: 106}, metrics.Range{First: 108, Last: 108},
-		metrics.Range{First: 110, Last: 110}, metrics.Range{First: 112, Last: 112})
+		metrics.Range{First: 110, Last: 110}, metrics.Range{First: 112, Last: 112}, metrics.Range{First: 114, Last: 114})
 }
 
 // fullResult sets every optional field the renderers know: a failed run
@@ -69,7 +69,7 @@ func fullResult() *scenario.Result {
 					Returned: []metrics.Range{{First: 160, Last: 169}}, Duplicated: []metrics.Range{{First: 121, Last: 121}, {First: 125, Last: 128}}},
 				Events: []metrics.Event{
 					{AtMS: 0, Kind: metrics.EvBurstStart},
-					{AtMS: 0.04, Kind: metrics.EvConnected, Detail: "epoch 1"},
+					{AtMS: 0.04, Kind: metrics.EvConnected, Detail: "epoch 1 | heartbeat 10s"},
 					{AtMS: 20500, Kind: metrics.EvBurstEnd},
 				},
 				Notes:   []string{"every order had been published before the kill call returned (250 ms after its trigger): the fault hit the broker's backlog, not the burst"},
