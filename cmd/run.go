@@ -36,6 +36,7 @@ type runOpts struct {
 	persistence []string
 	repeat      int
 	seed        uint64
+	summaryFile string
 }
 
 func newRun(g *globalOpts) *cobra.Command {
@@ -81,6 +82,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	fl.StringSliceVar(&o.persistence, "persistence", nil, "matrix: run every mode with each of these (persistent, transient)")
 	fl.IntVar(&o.repeat, "repeat", 0, "matrix: run each cell this many times (1–100) and summarise min/median/max")
 	fl.Uint64Var(&o.seed, "seed", 0, "seed for fault jitter (overrides the scenario's seed; default: the scenario's, else a random one printed in the report)")
+	fl.StringVar(&o.summaryFile, "summary-file", "", "also append each scenario's markdown report to this file, e.g. $GITHUB_STEP_SUMMARY")
 	return c
 }
 
@@ -392,6 +394,11 @@ func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *sce
 	if err := writeAtomic(filepath.Join(dir, "report.md"), func(f *os.File) error { return reports.Markdown(f, res) }); err != nil {
 		return fmt.Errorf("write report.md: %w", err)
 	}
+	if o.summaryFile != "" {
+		if err := appendSummary(o.summaryFile, res); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(out, "report: %s\nresult: %s\n", filepath.Join(dir, "report.md"), filepath.Join(dir, "result.json"))
 	return nil
 }
@@ -404,6 +411,11 @@ func writeAtomic(path string, render func(*os.File) error) error {
 		return err
 	}
 	defer os.Remove(tmp.Name())
+	// CreateTemp makes the file 0600; a report is for everyone to read.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
 	if err := render(tmp); err != nil {
 		tmp.Close()
 		return err

@@ -72,29 +72,6 @@ func ledgerRow(m scenario.ModeResult) []string {
 var speedHeader = []string{"mode", "window", "publish msg/s (before fault)", "publish msg/s (whole burst)", "absorbed msg/s", "confirm p50 ms", "confirm p99 ms", "confirm max ms", "blocked ms", "broker downtime ms", "client recovery ms", "reconnects"}
 
 func speedRow(m scenario.ModeResult) []string {
-	window := "-"
-	if m.Mode.ConfirmMode() {
-		window = num(m.Window)
-	}
-	absorbed := "-"
-	if m.AbsorbedRate > 0 {
-		absorbed = rate(m.AbsorbedRate)
-	}
-	p50, p99, max := "-", "-", "-"
-	if m.ConfirmLatency.Count > 0 {
-		p50, p99, max = ms(m.ConfirmLatency.P50), ms(m.ConfirmLatency.P99), ms(m.ConfirmLatency.Max)
-	}
-	down, rec := "-", "-"
-	if m.BrokerDowntimeMS != nil {
-		down = ms(*m.BrokerDowntimeMS)
-	}
-	if m.ClientRecoveryMS != nil {
-		rec = ms(*m.ClientRecoveryMS)
-	}
-	blocked := "-"
-	if m.BlockedMS > 0 {
-		blocked = ms(m.BlockedMS)
-	}
 	if m.NotRun {
 		row := []string{label(m)}
 		for range speedHeader[1:] {
@@ -102,16 +79,55 @@ func speedRow(m scenario.ModeResult) []string {
 		}
 		return row
 	}
+	// n/a: the figure does not exist in this mode; -: none, or not measured.
+	window, absorbed, p50, p99, max := "n/a", "n/a", "n/a", "n/a", "n/a"
+	if m.Mode.ConfirmMode() {
+		window, p50, p99, max = num(m.Window), "-", "-", "-"
+		if m.ConfirmLatency.Count > 0 {
+			p50, p99, max = ms(m.ConfirmLatency.P50), ms(m.ConfirmLatency.P99), ms(m.ConfirmLatency.Max)
+		}
+	} else {
+		absorbed = "-"
+		if m.AbsorbedRate > 0 {
+			absorbed = rate(m.AbsorbedRate)
+		}
+	}
+	down, rec, blocked := "-", "-", "-"
+	if m.BrokerDowntimeMS != nil {
+		down = ms(*m.BrokerDowntimeMS)
+	}
+	if m.ClientRecoveryMS != nil {
+		rec = ms(*m.ClientRecoveryMS)
+	}
+	if m.BlockedMS > 0 {
+		blocked = ms(m.BlockedMS)
+	}
 	return []string{label(m), window, rate(m.PreFaultPublishRate), rate(m.PublishRate), absorbed, p50, p99, max, blocked, down, rec, num(m.Reconnects)}
 }
 
+// textColumns names the columns that hold words, aligned left; every other
+// column but the first (the mode) holds figures, aligned right.
+var textColumns = map[string]bool{"verdict": true}
+
 func table(w io.Writer, markdown bool, header []string, rows [][]string) error {
 	align := make(tw.Alignment, len(header))
-	for i := range align {
+	for i, h := range header {
 		align[i] = tw.AlignRight
+		if i == 0 || textColumns[h] {
+			align[i] = tw.AlignLeft
+		}
 	}
-	align[0] = tw.AlignLeft
-	align[len(align)-1] = tw.AlignLeft
+	if markdown {
+		// The markdown renderer writes cells as they are: a | would end one.
+		escaped := make([][]string, len(rows))
+		for i, r := range rows {
+			escaped[i] = make([]string, len(r))
+			for j, c := range r {
+				escaped[i][j] = cell(c)
+			}
+		}
+		rows = escaped
+	}
 	opts := []tablewriter.Option{
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: align}),
@@ -157,38 +173,53 @@ func Table(w io.Writer, r *scenario.Result) error {
 	return nil
 }
 
-// maxRanges is how many id ranges a report lists before summarising.
+// maxRanges is how many id ranges a report lists before summarising the rest
+// as a count of ids.
 const maxRanges = 50
 
-// Markdown writes report.md.
+// Markdown writes report.md: a header naming the scenario, broker (version
+// and image), client library, run and the exact command; the verdict; the
+// ledger and speed tables; a matrix summary when there is one; then one
+// section per mode with its faults, confirm latency, affected ids as ranges
+// and its timeline. Figures carry their unit (ms, msg/s) in the text or in
+// the column header; times are ms since the mode's burst started.
 func Markdown(w io.Writer, r *scenario.Result) error {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	p("# rmqtorture: %s\n\n", r.Scenario)
 	if r.Description != "" {
 		p("%s\n\n", r.Description)
 	}
-	p("**Verdict: %s**\n\n", strings.ToUpper(string(r.Verdict.Status)))
+	p("- **Scenario:** %s from %s\n", code(r.Scenario), code(r.File))
+	broker := "version unknown (never reached)"
+	if r.BrokerVersion != "" {
+		broker = r.BrokerVersion
+	}
+	p("- **Broker:** %s, image %s", broker, code(r.Image))
+	if r.Container != "" {
+		p(", container %s", code(r.Container))
+	}
+	p("\n- **Client library:** %s\n", r.Client)
+	p("- **Tool:** rmqtorture %s\n", r.Tool)
+	p("- **Queue:** %s; %s orders per mode\n", r.Topology, num(r.Messages))
+	p("- **Run:** %s, started %s, took %s s\n", code(r.RunID), r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"), strconv.FormatFloat(r.DurationMS/1000, 'f', 1, 64))
+	p("- **Seed:** %d (replay the fault jitter with `--seed %d`)\n", r.Seed, r.Seed)
+	p("\nCommand:\n\n%s\n", fence(r.Command))
+	// The verdict is a heading of its own: a list of reasons right after
+	// the list above would merge with it.
+	p("\n## Verdict: %s\n\n", strings.ToUpper(string(r.Verdict.Status)))
+	if r.Interrupted {
+		p("Interrupted (Ctrl-C): the result is partial.\n\n")
+	}
+	if r.Error != "" {
+		p("Error: %s\n\n", r.Error)
+	}
 	for _, reason := range r.Verdict.Reasons {
 		p("- %s\n", reason)
 	}
-	if len(r.Verdict.Reasons) > 0 {
-		p("\n")
+	if len(r.Verdict.Reasons) == 0 && r.Verdict.Status == scenario.Pass {
+		p("No expectation failed.\n")
 	}
-	p("| run | |\n|---|---|\n")
-	p("| command | `%s` |\n", r.Command)
-	p("| broker | %s (image `%s`, container `%s`) |\n", r.BrokerVersionOrImage(), r.Image, r.Container)
-	p("| client | %s |\n", r.Client)
-	p("| tool | rmqtorture %s |\n", r.Tool)
-	p("| queue | %s |\n", r.Topology)
-	p("| orders | %s per mode |\n", num(r.Messages))
-	p("| run id | `%s` |\n", r.RunID)
-	p("| seed | %d (replay with `--seed %d`) |\n", r.Seed, r.Seed)
-	p("| started | %s |\n", r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
-	p("| duration | %s s |\n", strconv.FormatFloat(r.DurationMS/1000, 'f', 1, 64))
-	if r.Error != "" {
-		p("| error | %s |\n", r.Error)
-	}
-	p("\n## Ledger\n\nEvery sent id is in exactly one of: confirmed, lost, unverified, nacked, returned, in doubt, unconfirmed delivered, unconfirmed missing.\n\n")
+	p("\n## Ledger\n\nEvery sent id is in exactly one of: confirmed, lost, unverified, nacked, returned, in doubt, unconfirmed delivered, unconfirmed missing. Figures are numbers of message ids.\n\n")
 	var ledger, speed [][]string
 	for _, m := range r.Modes {
 		ledger = append(ledger, ledgerRow(m))
@@ -201,64 +232,105 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 	if err := table(w, true, speedHeader, speed); err != nil {
 		return err
 	}
+	p("\n- *publish msg/s (before fault)*: publish calls that returned without error per second, up to the first fault; *(whole burst)*: the same from first publish to last, downtime included.\n")
+	p("- *absorbed msg/s*: how fast messages entered the queue before the fault (queue-depth polls), fire-and-forget only.\n")
+	p("- *confirm p50/p99/max ms*: publish → basic.ack.\n")
+	p("- *broker downtime ms*: fault → AMQP login accepted again. *client recovery ms*: fault → first publish or confirm after the publisher reconnected.\n")
+	p("- *blocked ms*: time the broker held the publisher blocked (connection.blocked); it is included in confirm latency.\n")
+	p("- *n/a*: does not apply to the mode; *-*: none, or not measured.\n")
 	if hdr, rows := matrixRows(r); rows != nil {
 		p("\n## Matrix\n\nEach cell's runs summarised as min / median / max.\n\n")
 		if err := table(w, true, hdr, rows); err != nil {
 			return err
 		}
 	}
-	p("\n*publish msg/s (before fault)*: publish calls that returned without error per second up to the fault. *absorbed msg/s*: how fast messages entered the queue (queue-depth polls), fire-and-forget only. *broker downtime*: fault → AMQP login accepted. *client recovery*: fault → first publish or confirm after reconnecting. *blocked*: time the broker held the publisher blocked (connection.blocked), included in confirm latency.\n")
 	for _, m := range r.Modes {
-		p("\n## %s\n\n", label(m))
-		if m.Error != "" {
-			p("Error: %s\n\n", m.Error)
-		}
-		p("Queue `%s`. Verdict: **%s**.\n", m.Queue, m.Verdict.Status)
-		for _, reason := range m.Verdict.Reasons {
-			p("- %s\n", reason)
-		}
-		for _, f := range m.Faults {
-			p("\nFault: %s %s at %s ms (%s published, trigger %s), applied %s ms later with %s published, down %s ms", f.Action, f.Signal, ms(f.AtMS), num(f.AtPublished), f.Trigger, ms(f.InjectMS), num(f.PublishedAtInject), ms(f.DownMS))
-			p("%s", faultExtra(f))
-			if f.Error != "" {
-				p(" — error: %s", f.Error)
-			}
-			p(".\n")
-		}
-		consumerSection(w, m)
-		p("\nConfirm latency: %s\n", latency(m.ConfirmLatency))
-		for _, n := range m.Notes {
-			p("\nNote: %s\n", n)
-		}
-		if m.Stalls > 0 {
-			p("\nClient stalls: %d (connected, nothing published or confirmed; not loss).\n", m.Stalls)
-		}
-		if m.NotPublished > 0 || m.PendingAtDeadline > 0 {
-			p("\nMessage deadline: %s orders not published (the deadline passed before they left the process: safe to report as failed), %s pending at their deadline (written, unconfirmed: they may exist).\n", num(m.NotPublished), num(m.PendingAtDeadline))
-		}
-		idList(w, "Not published (deadline passed first)", m.IDs.NotPublished)
-		if m.Redeliveries > 0 && m.Consumers == nil {
-			p("\nRedeliveries during the drain: %s (same stored message handed out again; not duplicates).\n", num(m.Redeliveries))
-		}
-		for _, c := range m.ChannelCloses {
-			p("\nClose reason: %s\n", c)
-		}
-		idList(w, "Lost (confirmed, never delivered)", m.IDs.Lost)
-		idList(w, "Unverified (confirmed, queue never drained)", m.IDs.Unverified)
-		idList(w, "Unconfirmed missing (fire-and-forget, never delivered)", m.IDs.UnconfirmedMissing)
-		idList(w, "In doubt at the end", m.IDs.InDoubt)
-		idList(w, "Nacked", m.IDs.Nacked)
-		idList(w, "Returned", m.IDs.Returned)
-		idList(w, "Duplicated", m.IDs.Duplicated)
-		p("\n<details><summary>Timeline (%d events)</summary>\n\n| ms | event | detail |\n|---:|---|---|\n", len(m.Events))
-		for _, e := range m.Events {
-			p("| %s | %s | %s |\n", ms(e.AtMS), e.Kind, strings.ReplaceAll(e.Detail, "|", "\\|"))
-		}
-		p("\n</details>\n")
+		modeSection(w, m)
 	}
 	return nil
 }
 
+func modeSection(w io.Writer, m scenario.ModeResult) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	p("\n## %s\n\n", label(m))
+	if m.NotRun {
+		p("Not run. Verdict: **%s**.\n\n", m.Verdict.Status)
+		for _, reason := range m.Verdict.Reasons {
+			p("- %s\n", reason)
+		}
+		return
+	}
+	if m.Error != "" {
+		p("Error: %s\n\n", m.Error)
+	}
+	p("Queue %s", code(m.Queue))
+	if m.Mode.ConfirmMode() {
+		p(", window %s", num(m.Window))
+	}
+	p(". Verdict: **%s**.\n", m.Verdict.Status)
+	if len(m.Verdict.Reasons) > 0 {
+		p("\n")
+	}
+	for _, reason := range m.Verdict.Reasons {
+		p("- %s\n", reason)
+	}
+	for _, f := range m.Faults {
+		what := string(f.Action)
+		if f.Signal != "" {
+			what += " " + f.Signal
+		}
+		p("\nFault: %s. Its trigger (%s) fired at %s ms with %s published; the fault took effect %s ms later with %s published", what, f.Trigger, ms(f.AtMS), num(f.AtPublished), ms(f.InjectMS), num(f.PublishedAtInject))
+		if f.DownMS > 0 {
+			p("; planned down time %s ms", ms(f.DownMS))
+		}
+		p("%s", faultExtra(f))
+		if f.Error != "" {
+			p(". Error: %s", f.Error)
+		}
+		p(".\n")
+	}
+	consumerSection(w, m)
+	if m.Mode.ConfirmMode() {
+		p("\nConfirm latency: %s.\n", latency(m.ConfirmLatency))
+	}
+	for _, n := range m.Notes {
+		p("\nNote: %s\n", n)
+	}
+	if m.Stalls > 0 {
+		p("\nClient stalls: %s (connected, nothing published or confirmed; not loss).\n", num(m.Stalls))
+	}
+	if m.NotPublished > 0 || m.PendingAtDeadline > 0 {
+		p("\nMessage deadline: %s orders not published (the deadline passed before they left the process: safe to report as failed), %s pending at their deadline (written, unconfirmed: they may exist).\n", num(m.NotPublished), num(m.PendingAtDeadline))
+	}
+	if m.Redeliveries > 0 && m.Consumers == nil {
+		p("\nRedeliveries during the drain: %s (same stored message handed out again; not duplicates).\n", num(m.Redeliveries))
+	}
+	if m.PublishErrors > 0 {
+		p("\nPublish calls that returned an error: %s.\n", num(m.PublishErrors))
+	}
+	for _, c := range m.ChannelCloses {
+		p("\nClose reason: %s\n", c)
+	}
+	idList(w, "Lost (confirmed, never delivered)", m.IDs.Lost)
+	idList(w, "Unverified (acked or handed off, queue never drained)", m.IDs.Unverified)
+	idList(w, "Unconfirmed missing (fire-and-forget, never delivered)", m.IDs.UnconfirmedMissing)
+	idList(w, "In doubt at the end", m.IDs.InDoubt)
+	idList(w, "Nacked", m.IDs.Nacked)
+	idList(w, "Returned", m.IDs.Returned)
+	idList(w, "Not published (deadline passed first)", m.IDs.NotPublished)
+	idList(w, "Duplicated", m.IDs.Duplicated)
+	if len(m.Events) == 0 {
+		return
+	}
+	p("\n<details><summary>Timeline (%d events)</summary>\n\n| at ms | event | detail |\n|---:|:---|:---|\n", len(m.Events))
+	for _, e := range m.Events {
+		p("| %s | %s | %s |\n", ms(e.AtMS), e.Kind, cell(e.Detail))
+	}
+	p("\n</details>\n")
+}
+
+// idList writes the ids of one class as ranges of sequence numbers: the
+// first maxRanges ranges, then how many ids the rest hold.
 func idList(w io.Writer, title string, rs []metrics.Range) {
 	if len(rs) == 0 {
 		return
@@ -267,27 +339,72 @@ func idList(w io.Writer, title string, rs []metrics.Range) {
 	for _, r := range rs {
 		n += r.Len()
 	}
-	fmt.Fprintf(w, "\n%s: %s ids (sequence numbers): ", title, num(n))
-	shown := rs
-	if len(shown) > maxRanges {
-		shown = shown[:maxRanges]
+	noun := "ids"
+	if n == 1 {
+		noun = "id"
 	}
+	fmt.Fprintf(w, "\n%s: %s %s (sequence numbers): ", title, num(n), noun)
+	shown := rs[:min(len(rs), maxRanges)]
 	parts := make([]string, len(shown))
+	rest := n
 	for i, r := range shown {
 		parts[i] = r.String()
+		rest -= r.Len()
 	}
 	fmt.Fprint(w, strings.Join(parts, ", "))
-	if len(rs) > maxRanges {
-		fmt.Fprintf(w, " … and %d more ranges", len(rs)-maxRanges)
+	if rest > 0 {
+		fmt.Fprintf(w, " … and %s more ids", num(rest))
 	}
 	fmt.Fprintln(w)
 }
 
 func latency(l metrics.LatencySummary) string {
 	if l.Count == 0 {
-		return "none recorded (no confirms)"
+		return "none recorded (no confirm arrived)"
 	}
-	return fmt.Sprintf("p50 %s ms, p90 %s ms, p99 %s ms, max %s ms over %s confirms", ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max), num(int(l.Count)))
+	s := fmt.Sprintf("p50 %s ms, p90 %s ms, p99 %s ms, max %s ms over %s confirms", ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max), num(int(l.Count)))
+	if l.OutOfRange > 0 {
+		s += fmt.Sprintf(" (%s more beyond 10 minutes, not recorded)", num(int(l.OutOfRange)))
+	}
+	return s
+}
+
+// cell makes text safe in a markdown table cell: a | would end the cell and
+// a newline the row.
+func cell(s string) string {
+	return strings.NewReplacer("|", "\\|", "\r\n", " ", "\n", " ").Replace(s)
+}
+
+// code writes s as inline code, with a fence of backticks longer than any
+// run of backticks inside it.
+func code(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
+}
+
+// fence writes s as a fenced code block.
+func fence(s string) string {
+	f := strings.Repeat("`", max(3, longestRun(s, '`')+1))
+	return f + "\n" + s + "\n" + f
+}
+
+func longestRun(s string, c byte) int {
+	best, run := 0, 0
+	for i := range len(s) {
+		if s[i] == c {
+			run++
+			best = max(best, run)
+		} else {
+			run = 0
+		}
+	}
+	return best
 }
 
 // num formats an integer with thousands separators.
@@ -307,10 +424,14 @@ func num(n int) string {
 // rate formats msg/s without decimals, with separators.
 func rate(v float64) string { return num(int(math.Round(v))) }
 
-// ms formats milliseconds: one decimal below 100 ms, none above.
+// ms formats milliseconds: one decimal below 100 ms, none from 100 ms on
+// (decided on the rounded value, so 99.96 is "100", not "100.0").
 func ms(v float64) string {
-	if v < 100 {
-		return strconv.FormatFloat(v, 'f', 1, 64)
+	if r := math.Round(v*10) / 10; math.Abs(r) < 100 {
+		if r == 0 {
+			r = 0 // not "-0.0"
+		}
+		return strconv.FormatFloat(r, 'f', 1, 64)
 	}
 	return num(int(math.Round(v)))
 }

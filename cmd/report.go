@@ -1,0 +1,137 @@
+package cmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rmqtorture/rmqtorture/reports"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+type reportOpts struct {
+	format      string
+	out         string
+	summaryFile string
+}
+
+// formats maps --format to its renderer and the file name --out writes.
+var formats = map[string]struct {
+	render func(io.Writer, *scenario.Result) error
+	file   string
+}{
+	"markdown": {reports.Markdown, "report.md"},
+	"table":    {reports.Table, "report.txt"},
+	"json":     {reports.JSON, "result.json"},
+}
+
+func newReport(g *globalOpts) *cobra.Command {
+	o := &reportOpts{}
+	c := &cobra.Command{
+		Use:   "report RESULT.json",
+		Short: "Re-render a stored result.json as markdown, a table or JSON",
+		Long: `report reads a result.json written by run, checks it against the result
+schema (reports/result.schema.json, schema_version 1) and renders it again:
+markdown (as report.md), the terminal tables, or normalised JSON. It prints to
+stdout, or with --out DIR writes DIR/report.md (report.txt, result.json for the
+other formats). It touches no broker.
+
+A file that is not JSON or does not match the schema is bad input (exit 2);
+the error names the file and the JSON path of each problem.`,
+		Example: `  rmqtorture report rmqtorture-results/kill-mid-burst-20261129T201915Z-6b08aa17/result.json
+  rmqtorture report result.json --format table
+  rmqtorture report result.json --summary-file "$GITHUB_STEP_SUMMARY" > /dev/null`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return o.run(c, args[0]) },
+	}
+	fl := c.Flags()
+	fl.StringVar(&o.format, "format", "markdown", "output format: markdown, table or json")
+	fl.StringVar(&o.out, "out", "", "write to this folder (report.md, report.txt or result.json) instead of stdout")
+	fl.StringVar(&o.summaryFile, "summary-file", "", "also append the markdown report to this file, e.g. $GITHUB_STEP_SUMMARY")
+	return c
+}
+
+func (o *reportOpts) run(c *cobra.Command, path string) error {
+	format, ok := formats[o.format]
+	if !ok {
+		return usageErr(fmt.Errorf("--format: %q is not a format (markdown, table, json)", o.format))
+	}
+	res, err := loadResult(path)
+	if err != nil {
+		return err
+	}
+	if o.summaryFile != "" {
+		if err := appendSummary(o.summaryFile, res); err != nil {
+			return opErr(err)
+		}
+	}
+	if o.out == "" {
+		return format.render(c.OutOrStdout(), res)
+	}
+	dest := filepath.Join(o.out, format.file)
+	if same(dest, path) {
+		return usageErr(fmt.Errorf("--out %s would overwrite the result being read, %s", o.out, path))
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return opErr(fmt.Errorf("create report folder: %w", err))
+	}
+	if err := writeAtomic(dest, func(f *os.File) error { return format.render(f, res) }); err != nil {
+		return opErr(fmt.Errorf("write %s: %w", dest, err))
+	}
+	fmt.Fprintf(c.OutOrStdout(), "report: %s\n", dest)
+	return nil
+}
+
+// loadResult reads and validates a result.json. A missing, unreadable or
+// invalid file is bad input (exit 2), named in the error.
+func loadResult(path string) (*scenario.Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageErr(fmt.Errorf("read result: %w", err))
+	}
+	res, err := reports.Decode(data)
+	var invalid *reports.InvalidResultError
+	switch {
+	case errors.As(err, &invalid):
+		return nil, usageErr(fmt.Errorf("%s: %w", path, err))
+	case err != nil:
+		return nil, opErr(fmt.Errorf("%s: %w", path, err))
+	}
+	return res, nil
+}
+
+// same reports whether two paths name the same existing file.
+func same(a, b string) bool {
+	ia, errA := os.Stat(a)
+	ib, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(ia, ib)
+}
+
+// appendSummary appends the markdown report of res to path (created if
+// missing), for CI job summaries such as $GITHUB_STEP_SUMMARY. The report is
+// rendered first and written in one call, so a failed rendering appends
+// nothing; a blank line separates it from what follows.
+func appendSummary(path string, res *scenario.Result) error {
+	var buf bytes.Buffer
+	if err := reports.Markdown(&buf, res); err != nil {
+		return fmt.Errorf("render summary: %w", err)
+	}
+	buf.WriteString("\n")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("append summary: %w", err)
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return fmt.Errorf("append summary to %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("append summary to %s: %w", path, err)
+	}
+	return nil
+}

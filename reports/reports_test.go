@@ -1,0 +1,119 @@
+package reports
+
+import (
+	"bytes"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(g), len(w)) {
+			if g[i] != w[i] {
+				t.Fatalf("%s differs at line %d:\n got: %s\nwant: %s\n(run go test ./reports -update and review the diff)", path, i+1, g[i], w[i])
+			}
+		}
+		t.Fatalf("%s differs in length: %d lines, want %d (run go test ./reports -update and review the diff)", path, len(g), len(w))
+	}
+}
+
+func render(t *testing.T, f func(io.Writer, *scenario.Result) error, r *scenario.Result) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := f(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func realFixture(t *testing.T) (*scenario.Result, []byte) {
+	t.Helper()
+	data, err := os.ReadFile(realResult)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, data
+}
+
+// TestGolden pins the terminal table, the markdown report and the JSON of
+// fixed results, byte for byte: the real kill-mid-burst result and
+// constructed ones that reach what it does not (a failed verdict, more id
+// ranges than listed, a fault error, escaping, a matrix, deadlines).
+func TestGolden(t *testing.T) {
+	real, _ := realFixture(t)
+	for name, r := range map[string]*scenario.Result{
+		"kill-mid-burst": real,
+		"full":           fullResult(),
+		"matrix":         matrixResult(),
+		"deadline":       deadlineResult(),
+	} {
+		t.Run(name, func(t *testing.T) {
+			golden(t, name+".table.golden", render(t, Table, r))
+			golden(t, name+".md.golden", render(t, Markdown, r))
+			if name != "kill-mid-burst" { // its JSON is the stored result itself: TestJSONRoundTrip
+				golden(t, name+".json.golden", render(t, JSON, r))
+			}
+		})
+	}
+}
+
+// TestJSONRoundTrip: decoding the real result.json and writing it again
+// gives the same bytes, so `rmqtorture report --format json` reproduces a
+// stored result exactly.
+func TestJSONRoundTrip(t *testing.T) {
+	r, data := realFixture(t)
+	if got := render(t, JSON, r); !bytes.Equal(got, data) {
+		golden(t, "kill-mid-burst.result.json", got) // reports the first differing line
+	}
+}
+
+func TestIDListSummarisesBeyondMaxRanges(t *testing.T) {
+	var buf bytes.Buffer
+	idList(&buf, "Lost", everyOther(maxRanges+3))
+	want := "\nLost: 53 ids (sequence numbers): 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30, 32, 34, 36, 38, 40, 42, 44, 46, 48, 50, 52, 54, 56, 58, 60, 62, 64, 66, 68, 70, 72, 74, 76, 78, 80, 82, 84, 86, 88, 90, 92, 94, 96, 98 … and 3 more ids\n"
+	if buf.String() != want {
+		t.Fatalf("got  %q\nwant %q", buf.String(), want)
+	}
+}
+
+func TestFormatters(t *testing.T) {
+	for _, tc := range []struct {
+		got, want string
+	}{
+		{ms(0), "0.0"}, {ms(-0.01), "0.0"}, {ms(1.634), "1.6"}, {ms(99.94), "99.9"}, {ms(99.96), "100"},
+		{ms(733.4), "733"}, {ms(27400.5), "27,401"}, {ms(-1500), "-1,500"},
+		{rate(5801.5), "5,802"}, {num(1234567), "1,234,567"}, {num(-999), "-999"},
+		{cell("a|b\nc"), `a\|b c`},
+		{code("x"), "`x`"}, {code("a`b"), "``a`b``"}, {code("`a"), "`` `a ``"}, {code(""), "(none)"},
+		{fence("run ```x```"), "````\nrun ```x```\n````"},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("got %q, want %q", tc.got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,169 @@
+package reports
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// Schema is result.schema.json, the JSON Schema (draft 2020-12) of
+// result.json, schema_version 1: every field's type, whether it is required,
+// and its unit. Objects allow no properties beyond those it names.
+//
+//go:embed result.schema.json
+var Schema []byte
+
+// SchemaURL is the schema's $id.
+const SchemaURL = "https://github.com/rmqtorture/rmqtorture/reports/result.schema.json"
+
+var compiled = sync.OnceValues(func() (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema))
+	if err != nil {
+		return nil, fmt.Errorf("result.schema.json: %w", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.AssertFormat() // started_at must be a date-time, not just a string
+	if err := c.AddResource(SchemaURL, doc); err != nil {
+		return nil, fmt.Errorf("result.schema.json: %w", err)
+	}
+	return c.Compile(SchemaURL)
+})
+
+// Problem is one way a document fails result.schema.json.
+type Problem struct {
+	// Pointer is the JSON pointer (RFC 6901) of the offending value, "" for
+	// the document itself, e.g. "/modes/0/sent".
+	Pointer string
+	// Message says what is wrong there, e.g. "missing property 'sent'".
+	Message string
+}
+
+func (p Problem) String() string {
+	at := p.Pointer
+	if at == "" {
+		at = "/"
+	}
+	return at + ": " + p.Message
+}
+
+// InvalidResultError says why a document is not a valid result.json: either
+// it is not JSON (Syntax, with Line and Column, 1-based) or it does not match
+// the schema (Problems, sorted by pointer).
+type InvalidResultError struct {
+	Syntax       error
+	Line, Column int
+	Problems     []Problem
+}
+
+func (e *InvalidResultError) Error() string {
+	if e.Syntax != nil {
+		if e.Line > 0 {
+			return fmt.Sprintf("not JSON: line %d, column %d: %v", e.Line, e.Column, e.Syntax)
+		}
+		return fmt.Sprintf("not JSON: %v", e.Syntax)
+	}
+	parts := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		parts[i] = p.String()
+	}
+	return "does not match result.schema.json (schema_version 1): " + strings.Join(parts, "; ")
+}
+
+// Validate checks that data is one JSON document matching result.schema.json.
+// It returns nil, an *InvalidResultError, or an error from the embedded
+// schema itself (an rmqtorture bug).
+func Validate(data []byte) error {
+	sch, err := compiled()
+	if err != nil {
+		return err
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		ie := &InvalidResultError{Syntax: err}
+		var se *json.SyntaxError
+		switch {
+		case errors.As(err, &se):
+			// Offset counts the offending byte itself.
+			ie.Line, ie.Column = position(data, se.Offset-1)
+		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+			ie.Line, ie.Column = position(data, int64(len(data)))
+		}
+		return ie
+	}
+	err = sch.Validate(doc)
+	var ve *jsonschema.ValidationError
+	if err == nil {
+		return nil
+	} else if !errors.As(err, &ve) {
+		return err
+	}
+	return &InvalidResultError{Problems: problems(ve)}
+}
+
+var printer = message.NewPrinter(language.English)
+
+// problems flattens a validation error to its leaves: the innermost
+// failures, which name the offending value and what is wrong with it.
+func problems(ve *jsonschema.ValidationError) []Problem {
+	var out []Problem
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			var ptr strings.Builder
+			for _, tok := range e.InstanceLocation {
+				ptr.WriteByte('/')
+				ptr.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(tok))
+			}
+			out = append(out, Problem{Pointer: ptr.String(), Message: e.ErrorKind.LocalizedString(printer)})
+			return
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	slices.SortFunc(out, func(a, b Problem) int {
+		if c := strings.Compare(a.Pointer, b.Pointer); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Message, b.Message)
+	})
+	return slices.Compact(out)
+}
+
+// position turns a byte offset into a 1-based line and column.
+func position(data []byte, off int64) (line, col int) {
+	off = min(max(off, 0), int64(len(data)))
+	before := data[:off]
+	line = bytes.Count(before, []byte("\n")) + 1
+	col = int(off) - (bytes.LastIndexByte(before, '\n') + 1) + 1
+	return line, col
+}
+
+// Decode validates data against result.schema.json and decodes it into a
+// Result. Errors are *InvalidResultError for bad input.
+func Decode(data []byte) (*scenario.Result, error) {
+	if err := Validate(data); err != nil {
+		return nil, err
+	}
+	var r scenario.Result
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&r); err != nil {
+		// The schema and the Go types disagree: a bug the schema tests catch.
+		return nil, fmt.Errorf("decode result: %w", err)
+	}
+	return &r, nil
+}
