@@ -90,6 +90,13 @@ func NewSeries(start time.Time, bucket time.Duration) *Series {
 	return &Series{start: start, bucket: bucket, now: time.Now}
 }
 
+// SetClock replaces the series' clock (time.Now), for tests and replays.
+func (s *Series) SetClock(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = now
+}
+
 // Start is the series' origin.
 func (s *Series) Start() time.Time { return s.start }
 
