@@ -81,8 +81,12 @@ func speedRow(m scenario.ModeResult) []string {
 		absorbed = rate(m.AbsorbedRate)
 	}
 	p50, p99, max := "-", "-", "-"
-	if m.ConfirmLatency.Count > 0 {
-		p50, p99, max = ms(m.ConfirmLatency.P50), ms(m.ConfirmLatency.P99), ms(m.ConfirmLatency.Max)
+	if l := m.ConfirmLatency; m.ConfirmLatencyIntended != nil && m.ConfirmLatencyIntended.Count > 0 {
+		// Rate-limited: from the intended send time, marked with a dagger.
+		l = *m.ConfirmLatencyIntended
+		p50, p99, max = ms(l.P50)+" †", ms(l.P99)+" †", ms(l.Max)+" †"
+	} else if l.Count > 0 {
+		p50, p99, max = ms(l.P50), ms(l.P99), ms(l.Max)
 	}
 	down, rec := "-", "-"
 	if m.BrokerDowntimeMS != nil {
@@ -206,8 +210,8 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 			return err
 		}
 	}
-	p("\n*publish msg/s (before fault)*: publish calls that returned without error per second up to the fault. *absorbed msg/s*: how fast messages entered the queue (queue-depth polls), fire-and-forget only. *broker downtime*: fault → AMQP login accepted. *client recovery*: fault → first publish or confirm after reconnecting. *blocked*: time the broker held the publisher blocked (connection.blocked), included in confirm latency.\n")
-	for _, m := range r.Modes {
+	p("\n*publish msg/s (before fault)*: publish calls that returned without error per second up to the fault. *absorbed msg/s*: how fast messages entered the queue (queue-depth polls), fire-and-forget only. *broker downtime*: fault → AMQP login accepted. *client recovery*: fault → first publish or confirm after reconnecting. *blocked*: time the broker held the publisher blocked (connection.blocked), included in confirm latency. *confirm ms*: from the publish call to basic.ack; † from the order's intended send time on the load.rate schedule (corrected for coordinated omission).\n")
+	for i, m := range r.Modes {
 		p("\n## %s\n\n", label(m))
 		if m.Error != "" {
 			p("Error: %s\n\n", m.Error)
@@ -223,7 +227,15 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 			}
 			p(".\n")
 		}
-		p("\nConfirm latency: %s\n", latency(m.ConfirmLatency))
+		if m.ConfirmLatencyIntended != nil {
+			p("\nConfirm latency from intended send time (corrected for coordinated omission; load.rate schedule): %s\n", latency(*m.ConfirmLatencyIntended))
+			p("\nConfirm latency from the publish call (hides time the publisher was held up): %s\n", latency(m.ConfirmLatency))
+		} else {
+			p("\nConfirm latency: %s\n", latency(m.ConfirmLatency))
+		}
+		if err := timelineSection(w, i, m); err != nil {
+			return err
+		}
 		for _, n := range m.Notes {
 			p("\nNote: %s\n", n)
 		}
@@ -284,7 +296,7 @@ func latency(l metrics.LatencySummary) string {
 	if l.Count == 0 {
 		return "none recorded (no confirms)"
 	}
-	return fmt.Sprintf("p50 %s ms, p90 %s ms, p99 %s ms, max %s ms over %s confirms", ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max), num(int(l.Count)))
+	return fmt.Sprintf("p50 %s ms, p90 %s ms, p99 %s ms, p99.9 %s ms, max %s ms over %s confirms", ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max), num(int(l.Count)))
 }
 
 // num formats an integer with thousands separators.
