@@ -95,11 +95,12 @@ var (
 	colConfirmed = color.RGBA{0x2c, 0xa0, 0x2c, 0xff}
 	colDelivered = color.RGBA{0x94, 0x67, 0xbd, 0xff}
 	colFault     = color.RGBA{0xd6, 0x27, 0x28, 0xff}
-	stateColors  = map[metrics.BrokerState]color.Color{
-		metrics.StateDown:         color.RGBA{0xd6, 0x27, 0x28, 0x40},
-		metrics.StateDisconnected: color.RGBA{0xff, 0x7f, 0x0e, 0x40},
-		metrics.StatePaused:       color.RGBA{0x7f, 0x7f, 0x7f, 0x40},
-		metrics.StateBlocked:      color.RGBA{0xbc, 0xbd, 0x22, 0x50},
+	// Translucent (non-premultiplied) so grid and lines show through.
+	stateColors = map[metrics.BrokerState]color.Color{
+		metrics.StateDown:         color.NRGBA{0xd6, 0x27, 0x28, 0x40},
+		metrics.StateDisconnected: color.NRGBA{0xff, 0x7f, 0x0e, 0x40},
+		metrics.StatePaused:       color.NRGBA{0x7f, 0x7f, 0x7f, 0x40},
+		metrics.StateBlocked:      color.NRGBA{0xbc, 0xbd, 0x22, 0x50},
 	}
 )
 
@@ -108,7 +109,10 @@ var (
 // the burst start, shaded stretches where the broker was down, paused,
 // disconnected or blocked, and a dashed red line at each fault event. It
 // returns an error when the mode has no series.
-func SVG(w io.Writer, m scenario.ModeResult) error {
+func SVG(w io.Writer, m scenario.ModeResult) error { return render(w, m, "svg") }
+
+// render draws the SVG chart in format (svg, png, pdf…, see plot.WriterTo).
+func render(w io.Writer, m scenario.ModeResult, format string) error {
 	d := m.Series
 	if d == nil || d.Len() == 0 || d.BucketMS <= 0 {
 		return fmt.Errorf("%s: no series to chart", label(m))
@@ -139,7 +143,7 @@ func SVG(w io.Writer, m scenario.ModeResult) error {
 	for i, s := range lines {
 		xys[i] = rates(s.counts)
 	}
-	top *= 1.1
+	top *= 1.25 // room for the legend and the fault labels
 
 	// Broker states first, so the lines are drawn over them.
 	seen := map[metrics.BrokerState]bool{}
@@ -204,7 +208,7 @@ func SVG(w io.Writer, m scenario.ModeResult) error {
 	p.X.Min, p.X.Max = 0, float64(d.Len())*sec
 	p.Y.Min, p.Y.Max = 0, top
 	p.Add(plotter.NewGrid())
-	wt, err := p.WriterTo(10*vg.Inch, 4*vg.Inch, "svg")
+	wt, err := p.WriterTo(10*vg.Inch, 4*vg.Inch, format)
 	if err != nil {
 		return err
 	}
