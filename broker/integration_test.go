@@ -253,7 +253,7 @@ func TestUnroutableMandatoryIsReturnedNotConfirmed(t *testing.T) {
 }
 
 // load.rate paces publish calls: 600 orders at 1,500 msg/s cannot take less
-// than 0.4 s (the limiter allows one call per 667 µs, the first at once).
+// than 0.4 s (the schedule spaces calls 667 µs apart, the first at once).
 func TestRateLimitPacesPublishing(t *testing.T) {
 	_, c := startBroker(t)
 	a := &AMQP{URL: c.URL, Log: quiet}

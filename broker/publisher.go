@@ -13,7 +13,6 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 	"golang.org/x/sync/errgroup"
-	"golang.org/x/time/rate"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -88,8 +87,11 @@ type publisher struct {
 	// firstTry is when the publisher first took each order (unix ns; 0 not
 	// yet): the start of its message deadline.
 	firstTry []atomic.Int64
-	// limiter paces publish calls to plan.Rate msg/s; nil when unlimited.
-	limiter      *rate.Limiter
+	// Rate schedule (plan.Rate > 0): publish call k is due at schedStart +
+	// k/Rate; intended is each order's first due time (unix ns; 0 not yet).
+	schedStart   time.Time
+	paced        int64
+	intended     []atomic.Int64
 	deliveryMode uint8
 }
 
@@ -106,8 +108,7 @@ func (a *AMQP) Publish(ctx context.Context, plan scenario.PublishPlan) (scenario
 		pub.deliveryMode = amqp.Transient
 	}
 	if plan.Rate > 0 {
-		// A burst of 1: calls are spaced evenly, never bunched.
-		pub.limiter = rate.NewLimiter(rate.Limit(plan.Rate), 1)
+		pub.intended = make([]atomic.Int64, plan.Messages)
 	}
 	var monitor *depthMonitor
 	if plan.Mode == scenario.FireAndForget {
@@ -196,12 +197,35 @@ func (p *publisher) take() (seq int, ok bool) {
 	return 0, false
 }
 
-// pace waits for the rate limiter, if any (bounded by ctx).
-func (p *publisher) pace(ctx context.Context) error {
-	if p.limiter == nil {
+// pace waits for the next slot of the rate schedule, if any (bounded by
+// ctx), and records it as seq's intended send time unless seq had one. A
+// publisher behind schedule does not wait: it catches up, and confirm
+// latency from the intended time keeps the delay it suffered (no
+// coordinated omission).
+func (p *publisher) pace(ctx context.Context, seq int) error {
+	if p.p.Rate <= 0 {
 		return nil
 	}
-	return p.limiter.Wait(ctx)
+	p.mu.Lock()
+	if p.paced == 0 {
+		p.schedStart = time.Now()
+	}
+	due := p.schedStart.Add(time.Duration(float64(p.paced) * float64(time.Second) / p.p.Rate))
+	p.paced++
+	p.mu.Unlock()
+	p.intended[seq].CompareAndSwap(0, due.UnixNano())
+	wait := time.Until(due)
+	if wait <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // deadline returns seq's message deadline, and false when none is set.
@@ -373,7 +397,7 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 		if p.expiredUnpublished(seq) {
 			continue
 		}
-		if err := p.pace(ctx); err != nil {
+		if err := p.pace(ctx, seq); err != nil {
 			p.putBack(seq)
 			return err
 		}
@@ -479,6 +503,11 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 				}
 				now := time.Now()
 				p.p.Latency.Record(now.Sub(pend.PublishedAt))
+				if p.p.IntendedLatency != nil && p.intended != nil {
+					if due := p.intended[pend.Seq].Load(); due != 0 {
+						p.p.IntendedLatency.Record(now.Sub(time.Unix(0, due)))
+					}
+				}
 				p.markPastDeadline(now, pend.Seq)
 				if err := p.p.Ledger.Settle(pend.Seq, c.Ack); err != nil {
 					p.a.Log.Error("ledger", "err", err)
@@ -532,7 +561,7 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 		if p.expiredUnpublished(seq) {
 			continue
 		}
-		if err := p.pace(ctx); err != nil {
+		if err := p.pace(ctx, seq); err != nil {
 			p.putBack(seq)
 			return end(err)
 		}

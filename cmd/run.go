@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/reports"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -37,6 +38,8 @@ type runOpts struct {
 	repeat      int
 	seed        uint64
 	summaryFile string
+	bucket      time.Duration
+	prog        *progress // nil unless stderr is a terminal
 }
 
 func newRun(g *globalOpts) *cobra.Command {
@@ -83,6 +86,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	fl.IntVar(&o.repeat, "repeat", 0, "matrix: run each cell this many times (1–100) and summarise min/median/max")
 	fl.Uint64Var(&o.seed, "seed", 0, "seed for fault jitter (overrides the scenario's seed; default: the scenario's, else a random one printed in the report)")
 	fl.StringVar(&o.summaryFile, "summary-file", "", "also append each scenario's markdown report to this file, e.g. $GITHUB_STEP_SUMMARY")
+	fl.DurationVar(&o.bucket, "bucket", metrics.DefaultBucket, "width of the timeline's buckets in result.json and the charts (10ms–1m)")
 	return c
 }
 
@@ -178,6 +182,9 @@ func (o *runOpts) apply(c *cobra.Command, s *scenario.Scenario) error {
 		}
 		s.Matrix.Repeat = o.repeat
 	}
+	if o.bucket < 10*time.Millisecond || o.bucket > time.Minute {
+		return fmt.Errorf("--bucket must be within 10ms–1m, got %s", o.bucket)
+	}
 	if fl.Changed("port") && (o.hostPort <= 0 || o.hostPort > 65535) {
 		return fmt.Errorf("--port must be within 1–65535, got %d", o.hostPort)
 	}
@@ -192,7 +199,9 @@ func newRunID() string {
 
 func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 	ctx := c.Context()
-	log := g.logger(c.ErrOrStderr())
+	o.prog = startProgress(c.ErrOrStderr(), !g.quiet && isTerminal(c.ErrOrStderr()), progressEvery)
+	defer o.prog.Stop()
+	log := g.logger(o.prog.logWriter(c.ErrOrStderr()))
 	f, err := g.load()
 	if err != nil {
 		return err
@@ -336,6 +345,8 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		RunID:        runID,
 		DeleteQueues: !ctr.Owned,
 		Seed:         seed,
+		Bucket:       o.bucket,
+		OnBurst:      o.prog.onBurst,
 	}
 	for _, cell := range s.Cells() {
 		if !s.IsMatrix() {
@@ -382,6 +393,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 // reaches stdout even when the files cannot be written.
 func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *scenario.Result) error {
 	out := c.OutOrStdout()
+	o.prog.hide()
 	if err := reports.Table(out, res); err != nil {
 		log.Error("render table", "err", err)
 	}
@@ -393,6 +405,14 @@ func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *sce
 	}
 	if err := writeAtomic(filepath.Join(dir, "report.md"), func(f *os.File) error { return reports.Markdown(f, res) }); err != nil {
 		return fmt.Errorf("write report.md: %w", err)
+	}
+	for i, m := range res.Modes {
+		if m.Series == nil {
+			continue
+		}
+		if err := writeAtomic(filepath.Join(dir, reports.ChartFile(i, m)), func(f *os.File) error { return reports.SVG(f, m) }); err != nil {
+			return fmt.Errorf("write %s: %w", reports.ChartFile(i, m), err)
+		}
 	}
 	if o.summaryFile != "" {
 		if err := appendSummary(o.summaryFile, res); err != nil {

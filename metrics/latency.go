@@ -35,17 +35,20 @@ func (l *Latency) Record(d time.Duration) {
 	}
 }
 
-// LatencySummary is a histogram's summary in milliseconds.
+// LatencySummary is a histogram's summary: percentiles and max in
+// milliseconds (rounded to the µs), Count in recorded values.
 type LatencySummary struct {
 	Count      int64   `json:"count"`
 	P50        float64 `json:"p50"`
 	P90        float64 `json:"p90"`
 	P99        float64 `json:"p99"`
+	P999       float64 `json:"p99_9"`
 	Max        float64 `json:"max"`
 	OutOfRange int64   `json:"out_of_range,omitempty"`
 }
 
-// Summary returns p50, p90, p99 and max in ms (rounded to µs) and the count.
+// Summary returns p50, p90, p99, p99.9 and max in ms (rounded to µs) and
+// the count.
 func (l *Latency) Summary() LatencySummary {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -55,6 +58,7 @@ func (l *Latency) Summary() LatencySummary {
 		P50:        ms(l.h.ValueAtQuantile(50)),
 		P90:        ms(l.h.ValueAtQuantile(90)),
 		P99:        ms(l.h.ValueAtQuantile(99)),
+		P999:       ms(l.h.ValueAtQuantile(99.9)),
 		Max:        ms(l.h.Max()),
 		OutOfRange: l.outOfRange,
 	}

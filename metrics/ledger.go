@@ -60,6 +60,7 @@ type Ledger struct {
 	republished  int
 	pubErrors    int
 	sentCount    int
+	series       *Series // nil: no time series
 }
 
 // NewLedger returns a ledger for n orders whose message ids are prefix+seq
@@ -76,6 +77,24 @@ func NewLedger(prefix string, n int) *Ledger {
 		retried:      make([]uint32, n),
 		deadLettered: make([]uint32, n),
 	}
+}
+
+// Attach makes the ledger count every publish, confirm, return and delivery
+// it records into s, by time (see Series). Call it before the burst starts.
+func (l *Ledger) Attach(s *Series) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.series = s
+}
+
+// backlogDelta is how leaving in-flight changes the series' in-doubt
+// backlog: a first attempt joins it, a republish (attempts > 1, only ever of
+// an id that was in doubt) is in it already.
+func (l *Ledger) backlogDelta(seq int) int {
+	if l.attempts[seq] > 1 {
+		return 0
+	}
+	return 1
 }
 
 // Size is the number of orders in the burst.
@@ -111,6 +130,11 @@ func (l *Ledger) Published(seq int, confirmMode bool) {
 		l.republished++
 	}
 	l.attempts[seq]++
+	flight := 0
+	if confirmMode && l.outcome[seq] != InFlight {
+		flight = 1
+	}
+	l.series.published(flight, 0)
 	if confirmMode {
 		// A new attempt is routed afresh: an earlier attempt's basic.return
 		// says nothing about it. (Fire-and-forget records an attempt only
@@ -133,6 +157,9 @@ func (l *Ledger) PublishFailed(seq int, confirmMode bool) {
 	defer l.mu.Unlock()
 	l.pubErrors++
 	if confirmMode {
+		if l.outcome[seq] == InFlight {
+			l.series.event(nil, -1, l.backlogDelta(seq))
+		}
 		l.outcome[seq] = InDoubt
 		l.everInDoubt[seq] = true
 	}
@@ -143,6 +170,7 @@ func (l *Ledger) Returned(seq int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.returned[seq] = true
+	l.series.returned()
 }
 
 // Settle records the confirm of the latest attempt of seq: ack or nack.
@@ -153,6 +181,7 @@ func (l *Ledger) Settle(seq int, ack bool) error {
 	if l.outcome[seq] != InFlight {
 		return fmt.Errorf("ledger: confirm for %s in state %s", l.MessageID(seq), l.outcome[seq])
 	}
+	l.series.settled(ack, l.backlogDelta(seq)-1)
 	switch {
 	case !ack:
 		l.outcome[seq] = Nacked
@@ -170,6 +199,7 @@ func (l *Ledger) MarkInDoubt(seq int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.outcome[seq] == InFlight {
+		l.series.event(nil, -1, l.backlogDelta(seq))
 		l.outcome[seq] = InDoubt
 		l.everInDoubt[seq] = true
 	}
@@ -188,6 +218,7 @@ func (l *Ledger) Delivered(id string, redelivered bool) {
 		l.unexpected++
 		return
 	}
+	l.series.delivered()
 	if redelivered && l.deliveries[seq] > 0 {
 		l.redeliveries++
 		return

@@ -83,7 +83,10 @@ func speedRow(m scenario.ModeResult) []string {
 	window, absorbed, p50, p99, max := "n/a", "n/a", "n/a", "n/a", "n/a"
 	if m.Mode.ConfirmMode() {
 		window, p50, p99, max = num(m.Window), "-", "-", "-"
-		if m.ConfirmLatency.Count > 0 {
+		if l := m.ConfirmLatencyIntended; l != nil && l.Count > 0 {
+			// Rate-limited: from the intended send time, marked with a dagger.
+			p50, p99, max = ms(l.P50)+" †", ms(l.P99)+" †", ms(l.Max)+" †"
+		} else if m.ConfirmLatency.Count > 0 {
 			p50, p99, max = ms(m.ConfirmLatency.P50), ms(m.ConfirmLatency.P99), ms(m.ConfirmLatency.Max)
 		}
 	} else {
@@ -234,7 +237,7 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 	}
 	p("\n- *publish msg/s (before fault)*: publish calls that returned without error per second, up to the first fault; *(whole burst)*: the same from first publish to last, downtime included.\n")
 	p("- *absorbed msg/s*: how fast messages entered the queue before the fault (queue-depth polls), fire-and-forget only.\n")
-	p("- *confirm p50/p99/max ms*: publish → basic.ack.\n")
+	p("- *confirm p50/p99/max ms*: publish call → basic.ack; † from the order's intended send time on the load.rate schedule (corrected for coordinated omission).\n")
 	p("- *broker downtime ms*: fault → AMQP login accepted again. *client recovery ms*: fault → first publish or confirm after the publisher reconnected.\n")
 	p("- *blocked ms*: time the broker held the publisher blocked (connection.blocked); it is included in confirm latency.\n")
 	p("- *n/a*: does not apply to the mode; *-*: none, or not measured.\n")
@@ -244,13 +247,17 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 			return err
 		}
 	}
-	for _, m := range r.Modes {
-		modeSection(w, m)
+	for i, m := range r.Modes {
+		if err := modeSection(w, i, m); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
-func modeSection(w io.Writer, m scenario.ModeResult) {
+// modeSection writes one mode's section; i is its index in the result (it
+// names the mode's chart file).
+func modeSection(w io.Writer, i int, m scenario.ModeResult) error {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	p("\n## %s\n\n", label(m))
 	if m.NotRun {
@@ -258,7 +265,7 @@ func modeSection(w io.Writer, m scenario.ModeResult) {
 		for _, reason := range m.Verdict.Reasons {
 			p("- %s\n", reason)
 		}
-		return
+		return nil
 	}
 	if m.Error != "" {
 		p("Error: %s\n\n", m.Error)
@@ -290,8 +297,14 @@ func modeSection(w io.Writer, m scenario.ModeResult) {
 		p(".\n")
 	}
 	consumerSection(w, m)
-	if m.Mode.ConfirmMode() {
+	if m.ConfirmLatencyIntended != nil {
+		p("\nConfirm latency from the intended send time (corrected for coordinated omission; load.rate schedule): %s.\n", latency(*m.ConfirmLatencyIntended))
+		p("\nConfirm latency from the publish call (hides time the publisher was held up): %s.\n", latency(m.ConfirmLatency))
+	} else if m.Mode.ConfirmMode() {
 		p("\nConfirm latency: %s.\n", latency(m.ConfirmLatency))
+	}
+	if err := timelineSection(w, i, m); err != nil {
+		return err
 	}
 	for _, n := range m.Notes {
 		p("\nNote: %s\n", n)
@@ -320,13 +333,14 @@ func modeSection(w io.Writer, m scenario.ModeResult) {
 	idList(w, "Not published (deadline passed first)", m.IDs.NotPublished)
 	idList(w, "Duplicated", m.IDs.Duplicated)
 	if len(m.Events) == 0 {
-		return
+		return nil
 	}
 	p("\n<details><summary>Timeline (%d events)</summary>\n\n| at ms | event | detail |\n|---:|:---|:---|\n", len(m.Events))
 	for _, e := range m.Events {
 		p("| %s | %s | %s |\n", ms(e.AtMS), e.Kind, cell(e.Detail))
 	}
 	p("\n</details>\n")
+	return nil
 }
 
 // idList writes the ids of one class as ranges of sequence numbers: the
@@ -362,7 +376,7 @@ func latency(l metrics.LatencySummary) string {
 	if l.Count == 0 {
 		return "none recorded (no confirm arrived)"
 	}
-	s := fmt.Sprintf("p50 %s ms, p90 %s ms, p99 %s ms, max %s ms over %s confirms", ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max), num(int(l.Count)))
+	s := fmt.Sprintf("p50 %s ms, p90 %s ms, p99 %s ms, p99.9 %s ms, max %s ms over %s confirms", ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max), num(int(l.Count)))
 	if l.OutOfRange > 0 {
 		s += fmt.Sprintf(" (%s more beyond 10 minutes, not recorded)", num(int(l.OutOfRange)))
 	}

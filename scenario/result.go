@@ -78,6 +78,15 @@ type ModeResult struct {
 	// ConfirmRate is basic.acks per second from the first publish to the last ack.
 	ConfirmRate    float64                `json:"confirm_rate_msgs_per_s,omitempty"`
 	ConfirmLatency metrics.LatencySummary `json:"confirm_latency_ms"`
+	// ConfirmLatencyIntended (rate-limited runs only) is confirm latency
+	// measured from each order's intended send time on the load.rate
+	// schedule rather than from its publish call: it is not fooled by a
+	// publisher that was held up (coordinated omission).
+	ConfirmLatencyIntended *metrics.LatencySummary `json:"confirm_latency_from_intended_ms,omitempty"`
+	// Series is the burst in time buckets (bucket_ms wide, from the burst
+	// start through the drain): counts per bucket, in flight at each bucket's
+	// end, broker state.
+	Series *metrics.SeriesData `json:"series,omitempty"`
 	// BrokerDowntimeMS is fault → AMQP login accepted again, in ms; null when
 	// the broker was not taken down or did not come back.
 	BrokerDowntimeMS *float64 `json:"broker_downtime_ms"`
@@ -132,6 +141,9 @@ type FaultRecord struct {
 	// crashed consumer left unacknowledged.
 	UnackedAtCrash int    `json:"unacked_at_crash,omitempty"`
 	Error          string `json:"error,omitempty"`
+	// Recovery times each step back from the fault (nil for recovery steps
+	// and faults that were never applied).
+	Recovery *Recovery `json:"recovery,omitempty"`
 }
 
 // ConsumerStats is what live consumers measured. Histograms map a value

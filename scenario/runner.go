@@ -95,11 +95,16 @@ type PublishPlan struct {
 	ListenerBuffer int
 	// Transient publishes with delivery mode 1 instead of persistent.
 	Transient bool
-	// Rate limits publish calls to this many per second (0: no limit),
-	// shared by all publishers.
+	// Rate schedules publish calls at this many per second (0: no limit):
+	// call k is due k/Rate s after the first, and a publisher held up
+	// (outage, full window) catches up as fast as it can, as an application
+	// whose orders keep arriving would.
 	Rate float64
+	// IntendedLatency (set when Rate > 0) records, for each confirm, the time
+	// since the order's intended send time on the Rate schedule.
+	IntendedLatency *metrics.Latency
 	// Publishers is how many publishers share the burst, one connection
-	// each (0 or 1: one).
+	// each (0 or 1: one); they share the Rate schedule.
 	Publishers int
 }
 
@@ -195,6 +200,11 @@ type Runner struct {
 	Cell *Cell
 	// Seed drives fault jitter: every mode draws the same delays from it.
 	Seed uint64
+	// Bucket is the width of ModeResult.Series' buckets (0: metrics.DefaultBucket).
+	Bucket time.Duration
+	// OnBurst, when set, is called as each burst starts with its live series
+	// and timeline (for a progress line); it must not block.
+	OnBurst func(m Mode, s *metrics.Series, tl *metrics.Timeline)
 }
 
 // JitterSource returns the random source a burst draws fault jitter from,
@@ -252,6 +262,10 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 
 	ledger := metrics.NewLedger(queue+"-", s.Load.Messages)
 	latency := metrics.NewLatency()
+	var intended *metrics.Latency // from the rate schedule's send times
+	if s.Load.Rate > 0 {
+		intended = metrics.NewLatency()
+	}
 	var cond Conditions
 	drained := false
 	finish := func() {
@@ -261,6 +275,10 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		cond.Interrupted = ctx.Err() != nil
 		res.Counts, res.IDs = counts, ids
 		res.ConfirmLatency = latency.Summary()
+		if intended != nil {
+			sum := intended.Summary()
+			res.ConfirmLatencyIntended = &sum
+		}
 		res.LostAllowed = !s.Durability()
 		res.Verdict = Judge(m, counts, Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, Transient: res.LostAllowed, Consumers: res.Consumers}, s.Expect, cond)
 		if res.LostAllowed && counts.Lost > 0 {
@@ -302,6 +320,11 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		}
 	}
 	timeline.AddAt(start, metrics.EvBurstStart, "")
+	series := metrics.NewSeries(start, r.Bucket)
+	ledger.Attach(series)
+	if r.OnBurst != nil {
+		r.OnBurst(m, series, timeline)
+	}
 
 	// Fault steps run one after the other. Every count or percent trigger is
 	// armed from the start: the publisher reports progress after every
@@ -440,7 +463,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		Queue: queue, Mode: m, Messages: s.Load.Messages, Window: window,
 		ConfirmTimeout: s.Load.ConfirmTimeout.D(), Republish: s.Load.Republish,
 		ReconnectTimeout: s.Load.ReconnectTimeout.D(),
-		Ledger:           ledger, Latency: latency, Timeline: timeline,
+		Ledger:           ledger, Latency: latency, IntendedLatency: intended, Timeline: timeline,
 		OnPublished: onPublished, Misroute: misroute,
 		UnroutableEvery: s.Load.UnroutableEvery, StallTimeout: s.Load.StallTimeout.D(),
 		MessageDeadline: s.Load.MessageDeadline.D(), MessageSizeBytes: s.Load.MessageSizeBytes,
@@ -537,6 +560,8 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		cond.DrainIncomplete = errors.New("drain skipped: broker not available")
 	}
 	res.Events = timeline.Events()
+	res.Series = seriesOf(series, res.Faults, res.Events, time.Now())
+	recoveries(res.Faults, res.Events, series, m.ConfirmMode())
 	finish()
 	log.Info("mode done", "verdict", res.Verdict.Status, "sent", res.Sent, "lost", res.Lost,
 		"unconfirmed_missing", res.UnconfirmedMissing, "in_doubt", res.InDoubt, "duplicates", res.Duplicates)

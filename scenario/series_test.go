@@ -1,0 +1,165 @@
+package scenario
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+)
+
+// events builds a timeline from (ms, kind, detail) triples.
+func events(t0 time.Time, es ...any) []metrics.Event {
+	var out []metrics.Event
+	for i := 0; i < len(es); i += 3 {
+		ms := es[i].(int)
+		out = append(out, metrics.Event{At: t0.Add(time.Duration(ms) * time.Millisecond), AtMS: float64(ms), Kind: es[i+1].(metrics.EventKind), Detail: es[i+2].(string)})
+	}
+	return out
+}
+
+func f64(v float64) *float64 { return &v }
+
+// A kill, a pause with a block inside it, and a restart: each fault's state
+// lasts until broker-ready; recovery steps are timed from the fault event.
+func TestSeriesStatesAndRecoveries(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	ev := events(t0,
+		0, metrics.EvBurstStart, "",
+		0, metrics.EvConnected, "epoch 1",
+		900, metrics.EvTrigger, "kill (50% published)",
+		950, metrics.EvConnectionLost, "epoch 1: channel closed, 3 in doubt",
+		1000, metrics.EvFault, "kill SIGKILL (Docker API call returned; the signal lands during the call)",
+		6000, metrics.EvBrokerStarted, "start",
+		7000, metrics.EvBrokerReady, "",
+		7500, metrics.EvConnected, "epoch 2",
+		7600, metrics.EvFirstProgress, "epoch 2: first confirm",
+		8000, metrics.EvTrigger, "pause (after 8s)",
+		8100, metrics.EvFault, "pause: broker frozen, connections hang",
+		8200, metrics.EvBlocked, "epoch 2: low on memory",
+		8400, metrics.EvUnblocked, "epoch 2",
+		9000, metrics.EvBrokerStarted, "unpause",
+		9100, metrics.EvBrokerReady, "",
+		9500, metrics.EvTrigger, "restart (after 9.5s)",
+		9900, metrics.EvFault, "restart (graceful, 10s grace)",
+		10000, metrics.EvBrokerReady, "",
+		11000, metrics.EvBurstEnd, "",
+	)
+	faults := []FaultRecord{
+		{Action: Kill, AtMS: 900, InjectMS: 100},
+		{Action: Pause, AtMS: 8000, InjectMS: 100},
+		{Action: Start, AtMS: 8500}, // a recovery step: no fault event of its own
+		{Action: Restart, AtMS: 9500, InjectMS: 400},
+	}
+	// The backlog: an id in doubt at 950 ms, republished, confirmed at 7800 ms.
+	s := seriesWithBacklog(t, t0, 950, 7800)
+
+	recoveries(faults, ev, s, true)
+	want := []*Recovery{
+		{ContainerRunningMS: f64(5000), AMQPAcceptingMS: f64(6000), PublisherReconnectedMS: f64(6500), FirstConfirmMS: f64(6600), BacklogDrainedMS: f64(6800)},
+		// Paused: the publisher never reconnected before the next fault.
+		{ContainerRunningMS: f64(900), AMQPAcceptingMS: f64(1000)},
+		nil,
+		{ContainerRunningMS: f64(0), AMQPAcceptingMS: f64(100)},
+	}
+	for i := range faults {
+		if !reflect.DeepEqual(faults[i].Recovery, want[i]) {
+			t.Errorf("fault %d (%s) recovery %s, want %s", i, faults[i].Action, show(faults[i].Recovery), show(want[i]))
+		}
+	}
+
+	spans := brokerSpans(applied(faults, ev), ev, 11000)
+	wantSpans := []metrics.StateSpan{
+		{FromMS: 1000, ToMS: 7000, State: metrics.StateDown},
+		{FromMS: 8100, ToMS: 9100, State: metrics.StatePaused},
+		{FromMS: 9500, ToMS: 10000, State: metrics.StateDown}, // restart: from its trigger
+		{FromMS: 8200, ToMS: 8400, State: metrics.StateBlocked},
+	}
+	if !reflect.DeepEqual(spans, wantSpans) {
+		t.Errorf("spans %+v\nwant %+v", spans, wantSpans)
+	}
+	// Reading the fault events' details gives the same spans.
+	if got := brokerSpans(appliedFromEvents(ev), ev, 11000); !reflect.DeepEqual(got, wantSpans) {
+		t.Errorf("spans from details %+v", got)
+	}
+	if got := reconnects(ev); !reflect.DeepEqual(got, []float64{7500}) {
+		t.Errorf("reconnects %v", got)
+	}
+	for _, c := range []struct {
+		upTo int // number of events seen so far
+		want metrics.BrokerState
+	}{{4, metrics.StateUp}, {5, metrics.StateDown}, {7, metrics.StateUp}, {12, metrics.StatePaused}, {13, metrics.StatePaused}, {15, metrics.StateUp}, {17, metrics.StateDown}, {19, metrics.StateUp}} {
+		if got := BrokerStateNow(ev[:c.upTo]); got != c.want {
+			t.Errorf("state after %d events (%s): %s, want %s", c.upTo, ev[c.upTo-1].Kind, got, c.want)
+		}
+	}
+
+	if got := BrokerStateNow(events(t0, 5, metrics.EvBlocked, "epoch 1: low on memory")); got != metrics.StateBlocked {
+		t.Errorf("blocked alone: %s", got)
+	}
+
+	d := seriesOf(s, faults, ev, t0.Add(11*time.Second))
+	wantBroker := []metrics.BrokerState{"up", "down", "down", "down", "down", "down", "down", "up", "paused", "down", "up"}
+	if !reflect.DeepEqual(d.Broker, wantBroker) || !reflect.DeepEqual(d.Reconnects, []int{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}) {
+		t.Errorf("broker %v reconnects %v", d.Broker, d.Reconnects)
+	}
+}
+
+// seriesWithBacklog returns a series whose backlog is one id from fromMS to toMS.
+func seriesWithBacklog(t *testing.T, t0 time.Time, fromMS, toMS int) *metrics.Series {
+	t.Helper()
+	s := metrics.NewSeries(t0, time.Second)
+	l := metrics.NewLedger("b-", 1)
+	l.Attach(s)
+	s.SetClock(func() time.Time { return t0.Add(time.Duration(fromMS) * time.Millisecond) })
+	l.Published(0, true)
+	l.MarkInDoubt(0)
+	l.Published(0, true)
+	s.SetClock(func() time.Time { return t0.Add(time.Duration(toMS) * time.Millisecond) })
+	if err := l.Settle(0, true); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func show(r *Recovery) string {
+	if r == nil {
+		return "nil"
+	}
+	p := func(v *float64) string {
+		if v == nil {
+			return "null"
+		}
+		return metricsMS(*v)
+	}
+	return "{running " + p(r.ContainerRunningMS) + ", amqp " + p(r.AMQPAcceptingMS) + ", reconnected " + p(r.PublisherReconnectedMS) + ", confirm " + p(r.FirstConfirmMS) + ", drained " + p(r.BacklogDrainedMS) + "}"
+}
+
+func metricsMS(v float64) string { return time.Duration(v * float64(time.Millisecond)).String() }
+
+// The runner attaches a series to every burst: with one bucket spanning the
+// whole run, it holds every publish, confirm and delivery, and the kill's
+// down state.
+func TestRunModeRecordsSeries(t *testing.T) {
+	b, tr := &fakeBroker{}, &fakeTraffic{}
+	r := newRunner(b, tr)
+	r.Bucket = time.Hour
+	var live *metrics.Series
+	r.OnBurst = func(m Mode, s *metrics.Series, _ *metrics.Timeline) { live = s }
+	res, _ := r.RunMode(context.Background(), testScenario(200, 50), ConfirmWindow)
+	want := &metrics.SeriesData{
+		BucketMS: 3_600_000, Published: []int{200}, Confirmed: []int{200}, Nacked: []int{0}, Returned: []int{0},
+		Delivered: []int{200}, InFlight: []int{0}, Reconnects: []int{0}, Broker: []metrics.BrokerState{metrics.StateDown},
+	}
+	if !reflect.DeepEqual(res.Series, want) {
+		t.Fatalf("series %+v\nwant %+v", res.Series, want)
+	}
+	if live == nil || live.Totals().Published != 200 {
+		t.Errorf("OnBurst did not get the burst's series")
+	}
+	rec := res.Faults[0].Recovery
+	if rec == nil || rec.ContainerRunningMS == nil || rec.AMQPAcceptingMS == nil || rec.PublisherReconnectedMS != nil || rec.FirstConfirmMS != nil {
+		t.Errorf("recovery %s: the fake broker came back, the fake publisher logged no reconnect", show(rec))
+	}
+}
