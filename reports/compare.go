@@ -1,0 +1,358 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// Thresholds are the limits `rmqtorture compare` holds a result to, relative
+// to a baseline of the same scenario. Lost confirmed messages (where not
+// allowed), a mode missing from the result and a mode whose own verdict is
+// not pass always count as regressions, whatever the thresholds.
+type Thresholds struct {
+	// MaxThroughputDropPct: a rate (msg/s) may fall at most this many percent
+	// below the baseline's; 0–100. Default 20. 100 never fails.
+	MaxThroughputDropPct float64
+	// MaxP99RisePct: confirm latency p99 (ms) may rise at most this many
+	// percent above the baseline's; ≥ 0. Default 50.
+	MaxP99RisePct float64
+	// MaxRecoveryMS, when set: client recovery (fault → first publish or
+	// confirm after reconnecting) may take at most this many ms.
+	MaxRecoveryMS *float64
+	// MaxRecoveryRisePct, when set: client recovery may rise at most this
+	// many percent above the baseline's.
+	MaxRecoveryRisePct *float64
+}
+
+// DefaultThresholds are compare's flag defaults: a 20% throughput drop, a 50%
+// p99 rise, no recovery limit.
+func DefaultThresholds() Thresholds {
+	return Thresholds{MaxThroughputDropPct: 20, MaxP99RisePct: 50}
+}
+
+// Validate reports a threshold out of range (a negative percentage, a drop
+// above 100%, a negative ms limit).
+func (t Thresholds) Validate() error {
+	switch {
+	case t.MaxThroughputDropPct < 0 || t.MaxThroughputDropPct > 100 || math.IsNaN(t.MaxThroughputDropPct):
+		return fmt.Errorf("max throughput drop must be 0–100 %%, got %v", t.MaxThroughputDropPct)
+	case !(t.MaxP99RisePct >= 0):
+		return fmt.Errorf("max p99 rise must be ≥ 0 %%, got %v", t.MaxP99RisePct)
+	case t.MaxRecoveryMS != nil && !(*t.MaxRecoveryMS >= 0):
+		return fmt.Errorf("max recovery must be ≥ 0 ms, got %v", *t.MaxRecoveryMS)
+	case t.MaxRecoveryRisePct != nil && !(*t.MaxRecoveryRisePct >= 0):
+		return fmt.Errorf("max recovery rise must be ≥ 0 %%, got %v", *t.MaxRecoveryRisePct)
+	}
+	return nil
+}
+
+// Check is one row of a mode's comparison: a metric in the baseline and the
+// result, its change and its limit.
+type Check struct {
+	Metric   string
+	Baseline string // formatted; "-" when the baseline has no figure
+	Result   string // formatted; "-" when the result has no figure
+	// ChangePct is (result − baseline) / baseline × 100; nil when either
+	// figure is missing, the baseline is 0, or the row is not a measurement.
+	ChangePct *float64
+	Limit     string // e.g. "≥ 480 (−20%)"; "" when nothing is checked
+	OK        bool
+	// Regression says what regressed, in one sentence naming the mode; ""
+	// when OK.
+	Regression string
+}
+
+// ModeComparison is one mode (and matrix cell) of the result against the
+// same mode and cell of the baseline.
+type ModeComparison struct {
+	Label  string // mode, and cell if any, as in the report tables
+	Checks []Check
+	// Note says why some checks are absent: the mode is missing from the
+	// result, or new in it, or was not run.
+	Note string
+}
+
+// Comparison is a result compared with its baseline, mode by mode.
+type Comparison struct {
+	Scenario    string
+	Thresholds  Thresholds
+	Modes       []ModeComparison
+	Notes       []string // differences worth knowing that decide nothing (e.g. burst sizes)
+	Regressions []string // every failed check's sentence, in table order
+}
+
+// Regressed reports whether any check failed.
+func (c *Comparison) Regressed() bool { return len(c.Regressions) > 0 }
+
+// Comparable reports why base (read from baseName) and res (read from
+// resName) cannot be compared: a schema_version other than
+// scenario.SchemaVersion in either file, or different scenarios. The error
+// names the file at fault.
+func Comparable(baseName string, base *scenario.Result, resName string, res *scenario.Result) error {
+	for _, f := range []struct {
+		name string
+		r    *scenario.Result
+	}{{baseName, base}, {resName, res}} {
+		if f.r.SchemaVersion != scenario.SchemaVersion {
+			return fmt.Errorf("%s: schema_version %d, this rmqtorture reads schema_version %d", f.name, f.r.SchemaVersion, scenario.SchemaVersion)
+		}
+		if f.r.Scenario == "" {
+			return fmt.Errorf("%s: no scenario name: not an rmqtorture result.json", f.name)
+		}
+	}
+	if base.Scenario != res.Scenario {
+		return fmt.Errorf("%s: scenario %q, but baseline %s is of scenario %q", resName, res.Scenario, baseName, base.Scenario)
+	}
+	return nil
+}
+
+// modeKey matches a result's mode with the baseline's: mode, and matrix cell
+// (queue type, persistence, repeat) if any.
+func modeKey(m scenario.ModeResult) string { return label(m) }
+
+// Compare checks res against base (same scenario; see Comparable) under t.
+// Per mode, matched by mode and matrix cell:
+//   - lost confirmed messages (lost > 0, not lost_allowed) fail;
+//   - a verdict other than pass fails;
+//   - pre-fault publish rate (msg/s), and the confirm rate for confirm
+//     modes, may drop at most t.MaxThroughputDropPct;
+//   - confirm latency p99 (ms) may rise at most t.MaxP99RisePct;
+//   - client recovery (ms) is held to t.MaxRecoveryMS and
+//     t.MaxRecoveryRisePct when set.
+//
+// A baseline mode missing from res (or not run in it) fails. A rate or p99
+// the baseline does not have (0, or not measured) is shown and not checked.
+// A result value exactly at a limit passes.
+func Compare(base, res *scenario.Result, t Thresholds) *Comparison {
+	c := &Comparison{Scenario: res.Scenario, Thresholds: t}
+	if base.Messages != res.Messages {
+		c.Notes = append(c.Notes, fmt.Sprintf("The baseline published %s orders per mode, the result %s: rates and latencies compare, counts do not.", num(base.Messages), num(res.Messages)))
+	}
+	got := map[string]scenario.ModeResult{}
+	for _, m := range res.Modes {
+		got[modeKey(m)] = m
+	}
+	seen := map[string]bool{}
+	for _, b := range base.Modes {
+		k := modeKey(b)
+		seen[k] = true
+		r, ok := got[k]
+		var mc ModeComparison
+		switch {
+		case !ok:
+			mc = ModeComparison{Label: k, Note: "missing from the result", Checks: []Check{{
+				Metric: "mode", Baseline: "run", Result: "missing", Limit: "present",
+				Regression: fmt.Sprintf("%s: missing from the result", k),
+			}}}
+		case r.NotRun && !b.NotRun:
+			mc = ModeComparison{Label: k, Note: "not run in the result", Checks: []Check{{
+				Metric: "mode", Baseline: "run", Result: "not run", Limit: "run",
+				Regression: fmt.Sprintf("%s: not run in the result", k),
+			}}}
+		default:
+			mc = compareMode(k, &b, r, t)
+		}
+		c.add(mc)
+	}
+	for _, r := range res.Modes {
+		if k := modeKey(r); !seen[k] {
+			mc := compareMode(k, nil, r, t)
+			mc.Note = "not in the baseline: only lost messages and the verdict are checked"
+			c.add(mc)
+		}
+	}
+	return c
+}
+
+func (c *Comparison) add(mc ModeComparison) {
+	for _, ch := range mc.Checks {
+		if !ch.OK && ch.Regression != "" {
+			c.Regressions = append(c.Regressions, ch.Regression)
+		}
+	}
+	c.Modes = append(c.Modes, mc)
+}
+
+// compareMode compares one mode; b is nil when the baseline lacks it.
+func compareMode(k string, b *scenario.ModeResult, r scenario.ModeResult, t Thresholds) ModeComparison {
+	mc := ModeComparison{Label: k}
+	if b != nil && b.NotRun {
+		mc.Note = "not run in the baseline: only lost messages and the verdict are checked"
+		b = nil
+	}
+	add := func(ch Check) { mc.Checks = append(mc.Checks, ch) }
+
+	// Always: the verdict and lost confirmed messages.
+	v := Check{Metric: "verdict", Baseline: "-", Result: string(r.Verdict.Status), Limit: "pass", OK: r.Verdict.Status == scenario.Pass}
+	if b != nil {
+		v.Baseline = string(b.Verdict.Status)
+	}
+	if !v.OK {
+		v.Regression = fmt.Sprintf("%s: verdict %s", k, r.Verdict.Status)
+		if len(r.Verdict.Reasons) > 0 {
+			v.Regression += " (" + strings.Join(r.Verdict.Reasons, "; ") + ")"
+		}
+	}
+	add(v)
+	if r.Mode.ConfirmMode() || r.Lost > 0 {
+		l := Check{Metric: "lost (confirmed)", Baseline: "-", Result: num(r.Lost), Limit: "0", OK: r.Lost == 0 || r.LostAllowed}
+		if b != nil {
+			l.Baseline = num(b.Lost)
+		}
+		if r.LostAllowed {
+			l.Limit = "any (transient: allowed)"
+		}
+		if !l.OK {
+			l.Regression = fmt.Sprintf("%s: %s confirmed %s lost", k, num(r.Lost), plural(r.Lost, "message", "messages"))
+		}
+		add(l)
+	}
+	if b == nil {
+		return mc
+	}
+
+	drop := func(metric string, bv, rv float64) {
+		ch := Check{Metric: metric, Baseline: rate(bv), Result: rate(rv), OK: true}
+		if bv <= 0 {
+			ch.Baseline = "-"
+			add(ch)
+			return
+		}
+		ch.ChangePct = change(bv, rv)
+		limit := bv * (100 - t.MaxThroughputDropPct) / 100
+		ch.Limit = fmt.Sprintf("≥ %s (−%s%%)", rate(limit), pct(t.MaxThroughputDropPct))
+		if rv < limit {
+			ch.OK = false
+			ch.Regression = fmt.Sprintf("%s: %s fell %s%% (%s → %s msg/s), more than the %s%% allowed", k, metric, pct(-*ch.ChangePct), rate(bv), rate(rv), pct(t.MaxThroughputDropPct))
+		}
+		add(ch)
+	}
+	drop("publish msg/s (before fault)", b.PreFaultPublishRate, r.PreFaultPublishRate)
+	if r.Mode.ConfirmMode() {
+		drop("confirm msg/s", b.ConfirmRate, r.ConfirmRate)
+		ch := Check{Metric: "confirm p99 ms", Baseline: "-", Result: "-", OK: true}
+		if r.ConfirmLatency.Count > 0 {
+			ch.Result = ms(r.ConfirmLatency.P99)
+		}
+		if b.ConfirmLatency.Count > 0 && b.ConfirmLatency.P99 > 0 {
+			bv, rv := b.ConfirmLatency.P99, r.ConfirmLatency.P99
+			ch.Baseline = ms(bv)
+			limit := bv * (100 + t.MaxP99RisePct) / 100
+			ch.Limit = fmt.Sprintf("≤ %s (+%s%%)", ms(limit), pct(t.MaxP99RisePct))
+			if r.ConfirmLatency.Count > 0 {
+				ch.ChangePct = change(bv, rv)
+				if rv > limit {
+					ch.OK = false
+					ch.Regression = fmt.Sprintf("%s: confirm p99 rose %s%% (%s → %s ms), more than the %s%% allowed", k, pct(*ch.ChangePct), ms(bv), ms(rv), pct(t.MaxP99RisePct))
+				}
+			}
+		}
+		add(ch)
+	}
+	if b.ClientRecoveryMS != nil || r.ClientRecoveryMS != nil {
+		ch := Check{Metric: "client recovery ms", Baseline: "-", Result: "-", OK: true}
+		var limits []string
+		var limit = math.Inf(1)
+		if t.MaxRecoveryMS != nil {
+			limit = *t.MaxRecoveryMS
+			limits = append(limits, "≤ "+ms(*t.MaxRecoveryMS))
+		}
+		if b.ClientRecoveryMS != nil {
+			ch.Baseline = ms(*b.ClientRecoveryMS)
+			if t.MaxRecoveryRisePct != nil {
+				rel := *b.ClientRecoveryMS * (100 + *t.MaxRecoveryRisePct) / 100
+				limit = math.Min(limit, rel)
+				limits = append(limits, fmt.Sprintf("≤ %s (+%s%%)", ms(rel), pct(*t.MaxRecoveryRisePct)))
+			}
+		}
+		ch.Limit = strings.Join(limits, ", ")
+		if r.ClientRecoveryMS != nil {
+			rv := *r.ClientRecoveryMS
+			ch.Result = ms(rv)
+			if b.ClientRecoveryMS != nil && *b.ClientRecoveryMS > 0 {
+				ch.ChangePct = change(*b.ClientRecoveryMS, rv)
+			}
+			if rv > limit {
+				ch.OK = false
+				ch.Regression = fmt.Sprintf("%s: client recovery took %s ms, over the limit (%s)", k, ms(rv), ch.Limit)
+			}
+		}
+		add(ch)
+	}
+	return mc
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func change(base, res float64) *float64 {
+	c := (res - base) / base * 100
+	return &c
+}
+
+// pct formats a percentage with at most one decimal: 20, 12.5.
+func pct(v float64) string {
+	s := fmt.Sprintf("%.1f", v)
+	return strings.TrimSuffix(s, ".0")
+}
+
+// CompareMarkdown writes c as markdown: the outcome, every regression, then
+// one table per mode (metric, baseline, result, change, limit, ok or
+// REGRESSION).
+func CompareMarkdown(w io.Writer, c *Comparison, baseName, resName string) error {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	p("## rmqtorture compare: %s\n\n", c.Scenario)
+	p("Baseline `%s`, result `%s`.\n\n", baseName, resName)
+	if c.Regressed() {
+		p("**REGRESSION** (%d):\n\n", len(c.Regressions))
+		for _, r := range c.Regressions {
+			p("- %s\n", r)
+		}
+	} else {
+		p("**No regression.**\n")
+	}
+	for _, n := range c.Notes {
+		p("\nNote: %s\n", n)
+	}
+	for _, m := range c.Modes {
+		p("\n### %s\n\n", m.Label)
+		if m.Note != "" {
+			p("%s.\n\n", capitalize(m.Note))
+		}
+		rows := make([][]string, 0, len(m.Checks))
+		for _, ch := range m.Checks {
+			chg := "-"
+			if ch.ChangePct != nil {
+				chg = fmt.Sprintf("%+.1f%%", *ch.ChangePct)
+			}
+			ok := "ok"
+			if !ch.OK {
+				ok = "REGRESSION"
+			}
+			limit := ch.Limit
+			if limit == "" {
+				limit = "-"
+			}
+			rows = append(rows, []string{ch.Metric, ch.Baseline, ch.Result, chg, limit, ok})
+		}
+		if err := table(w, true, []string{"metric", "baseline", "result", "change", "limit", "status"}, rows); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

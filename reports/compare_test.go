@@ -1,0 +1,289 @@
+package reports
+
+import (
+	"bytes"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+
+func f64(v float64) *float64 { return &v }
+
+// confirmMode is a passing confirm-window mode: 1,000 msg/s before the
+// fault, 900 confirms/s, p99 4 ms, recovery 10,000 ms.
+func confirmMode() scenario.ModeResult {
+	return scenario.ModeResult{
+		Mode: scenario.ConfirmWindow, Window: 1000,
+		Counts:              metrics.Counts{Sent: 4000, Confirmed: 4000, Delivered: 4000, Deliveries: 4000},
+		PreFaultPublishRate: 1000, PublishRate: 500, ConfirmRate: 900,
+		ConfirmLatency:   metrics.LatencySummary{Count: 4000, P50: 2, P90: 3, P99: 4, Max: 9},
+		ClientRecoveryMS: f64(10000),
+		Verdict:          scenario.Verdict{Status: scenario.Pass},
+	}
+}
+
+func fireMode() scenario.ModeResult {
+	return scenario.ModeResult{
+		Mode:                scenario.FireAndForget,
+		Counts:              metrics.Counts{Sent: 4000, UnconfirmedDelivered: 1000, UnconfirmedMissing: 3000, Delivered: 1000, Deliveries: 1000},
+		PreFaultPublishRate: 50000, PublishRate: 2000,
+		ClientRecoveryMS: f64(12000),
+		Verdict:          scenario.Verdict{Status: scenario.Pass},
+	}
+}
+
+func result(modes ...scenario.ModeResult) *scenario.Result {
+	return &scenario.Result{SchemaVersion: scenario.SchemaVersion, Scenario: "kill-mid-burst", Messages: 4000, Modes: modes}
+}
+
+// checkOf returns the mode's check of the metric, failing when absent.
+func checkOf(t *testing.T, c *Comparison, mode, metric string) Check {
+	t.Helper()
+	for _, m := range c.Modes {
+		if m.Label != mode {
+			continue
+		}
+		for _, ch := range m.Checks {
+			if ch.Metric == metric {
+				return ch
+			}
+		}
+		t.Fatalf("%s has no %q check: %+v", mode, metric, m.Checks)
+	}
+	t.Fatalf("no mode %s in %+v", mode, c.Modes)
+	return Check{}
+}
+
+func TestCompareIdenticalPasses(t *testing.T) {
+	base := result(fireMode(), confirmMode())
+	c := Compare(base, result(fireMode(), confirmMode()), DefaultThresholds())
+	if c.Regressed() {
+		t.Fatalf("regressions against itself: %v", c.Regressions)
+	}
+	// fire-and-forget: verdict, pre-fault rate, recovery; no confirm rate, p99 or lost.
+	var metricsOf = func(i int) []string {
+		var out []string
+		for _, ch := range c.Modes[i].Checks {
+			out = append(out, ch.Metric)
+		}
+		return out
+	}
+	if got, want := metricsOf(0), []string{"verdict", "publish msg/s (before fault)", "client recovery ms"}; !slices.Equal(got, want) {
+		t.Errorf("fire-and-forget checks %v, want %v", got, want)
+	}
+	if got, want := metricsOf(1), []string{"verdict", "lost (confirmed)", "publish msg/s (before fault)", "confirm msg/s", "confirm p99 ms", "client recovery ms"}; !slices.Equal(got, want) {
+		t.Errorf("confirm-window checks %v, want %v", got, want)
+	}
+	if ch := checkOf(t, c, "confirm-window", "confirm p99 ms"); *ch.ChangePct != 0 || ch.Limit != "≤ 6.0 (+50%)" {
+		t.Errorf("p99 check %+v", ch)
+	}
+}
+
+// Each threshold: a value exactly at the limit passes, one just past fails,
+// with the sentence naming mode, metric, both figures and the limit.
+func TestCompareThresholdEdges(t *testing.T) {
+	rec := func(v float64) *float64 { return &v }
+	cases := []struct {
+		name   string
+		th     Thresholds
+		set    func(*scenario.ModeResult)
+		metric string
+		want   string // "" = ok
+	}{
+		{"publish rate at -20%", DefaultThresholds(), func(m *scenario.ModeResult) { m.PreFaultPublishRate = 800 }, "publish msg/s (before fault)", ""},
+		{"publish rate past -20%", DefaultThresholds(), func(m *scenario.ModeResult) { m.PreFaultPublishRate = 799.9 }, "publish msg/s (before fault)",
+			"confirm-window: publish msg/s (before fault) fell 20% (1,000 → 800 msg/s), more than the 20% allowed"},
+		{"confirm rate at -20%", DefaultThresholds(), func(m *scenario.ModeResult) { m.ConfirmRate = 720 }, "confirm msg/s", ""},
+		{"confirm rate past -20%", DefaultThresholds(), func(m *scenario.ModeResult) { m.ConfirmRate = 719 }, "confirm msg/s",
+			"confirm-window: confirm msg/s fell 20.1% (900 → 719 msg/s), more than the 20% allowed"},
+		{"rate drop 10% at 10", Thresholds{MaxThroughputDropPct: 10, MaxP99RisePct: 50}, func(m *scenario.ModeResult) { m.PreFaultPublishRate = 900 }, "publish msg/s (before fault)", ""},
+		{"rate drop 10% past 10", Thresholds{MaxThroughputDropPct: 10, MaxP99RisePct: 50}, func(m *scenario.ModeResult) { m.PreFaultPublishRate = 899 }, "publish msg/s (before fault)",
+			"confirm-window: publish msg/s (before fault) fell 10.1% (1,000 → 899 msg/s), more than the 10% allowed"},
+		{"rate rise is fine", DefaultThresholds(), func(m *scenario.ModeResult) { m.PreFaultPublishRate = 5000 }, "publish msg/s (before fault)", ""},
+		{"p99 at +50%", DefaultThresholds(), func(m *scenario.ModeResult) { m.ConfirmLatency.P99 = 6 }, "confirm p99 ms", ""},
+		{"p99 past +50%", DefaultThresholds(), func(m *scenario.ModeResult) { m.ConfirmLatency.P99 = 6.01 }, "confirm p99 ms",
+			"confirm-window: confirm p99 rose 50.2% (4.0 → 6.0 ms), more than the 50% allowed"},
+		{"p99 doubled", DefaultThresholds(), func(m *scenario.ModeResult) { m.ConfirmLatency.P99 = 8 }, "confirm p99 ms",
+			"confirm-window: confirm p99 rose 100% (4.0 → 8.0 ms), more than the 50% allowed"},
+		{"recovery unchecked by default", DefaultThresholds(), func(m *scenario.ModeResult) { m.ClientRecoveryMS = rec(90000) }, "client recovery ms", ""},
+		{"recovery at max ms", Thresholds{MaxRecoveryMS: rec(15000)}, func(m *scenario.ModeResult) { m.ClientRecoveryMS = rec(15000) }, "client recovery ms", ""},
+		{"recovery past max ms", Thresholds{MaxRecoveryMS: rec(15000)}, func(m *scenario.ModeResult) { m.ClientRecoveryMS = rec(15000.1) }, "client recovery ms",
+			"confirm-window: client recovery took 15,000 ms, over the limit (≤ 15,000)"},
+		{"recovery at +10%", Thresholds{MaxRecoveryRisePct: rec(10)}, func(m *scenario.ModeResult) { m.ClientRecoveryMS = rec(11000) }, "client recovery ms", ""},
+		{"recovery past +10%", Thresholds{MaxRecoveryRisePct: rec(10)}, func(m *scenario.ModeResult) { m.ClientRecoveryMS = rec(11001) }, "client recovery ms",
+			"confirm-window: client recovery took 11,001 ms, over the limit (≤ 11,000 (+10%))"},
+		{"recovery both limits, the lower holds", Thresholds{MaxRecoveryMS: rec(10500), MaxRecoveryRisePct: rec(10)}, func(m *scenario.ModeResult) { m.ClientRecoveryMS = rec(10501) }, "client recovery ms",
+			"confirm-window: client recovery took 10,501 ms, over the limit (≤ 10,500, ≤ 11,000 (+10%))"},
+		{"no recovery in the result is not checked", Thresholds{MaxRecoveryMS: rec(1)}, func(m *scenario.ModeResult) { m.ClientRecoveryMS = nil }, "client recovery ms", ""},
+		{"one lost", DefaultThresholds(), func(m *scenario.ModeResult) { m.Lost = 1; m.Confirmed-- }, "lost (confirmed)",
+			"confirm-window: 1 confirmed message lost"},
+		{"lost allowed (transient)", DefaultThresholds(), func(m *scenario.ModeResult) { m.Lost = 500; m.LostAllowed = true }, "lost (confirmed)", ""},
+		{"verdict fail", DefaultThresholds(), func(m *scenario.ModeResult) {
+			m.Verdict = scenario.Verdict{Status: scenario.Fail, Reasons: []string{"in doubt 3 > max_in_doubt 0"}}
+		}, "verdict", "confirm-window: verdict fail (in doubt 3 > max_in_doubt 0)"},
+		{"verdict inconclusive", DefaultThresholds(), func(m *scenario.ModeResult) { m.Verdict = scenario.Verdict{Status: scenario.Inconclusive} }, "verdict",
+			"confirm-window: verdict inconclusive"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := confirmMode()
+			tc.set(&r)
+			c := Compare(result(confirmMode()), result(r), tc.th)
+			ch := checkOf(t, c, "confirm-window", tc.metric)
+			if ch.Regression != tc.want || ch.OK != (tc.want == "") {
+				t.Fatalf("check %+v\nwant regression %q", ch, tc.want)
+			}
+			var want []string
+			if tc.want != "" {
+				want = []string{tc.want}
+			}
+			if !slices.Equal(c.Regressions, want) {
+				t.Fatalf("regressions %q, want %q", c.Regressions, want)
+			}
+		})
+	}
+}
+
+func TestCompareModes(t *testing.T) {
+	t.Run("missing from the result", func(t *testing.T) {
+		c := Compare(result(fireMode(), confirmMode()), result(fireMode()), DefaultThresholds())
+		if want := []string{"confirm-window: missing from the result"}; !slices.Equal(c.Regressions, want) {
+			t.Fatalf("regressions %q, want %q", c.Regressions, want)
+		}
+	})
+	t.Run("not run in the result", func(t *testing.T) {
+		r := confirmMode()
+		r.NotRun = true
+		c := Compare(result(confirmMode()), result(r), DefaultThresholds())
+		if want := []string{"confirm-window: not run in the result"}; !slices.Equal(c.Regressions, want) {
+			t.Fatalf("regressions %q, want %q", c.Regressions, want)
+		}
+	})
+	t.Run("new in the result: only lost and verdict", func(t *testing.T) {
+		r := confirmMode()
+		r.PreFaultPublishRate = 1 // no baseline to drop from
+		r.Lost = 2
+		c := Compare(result(fireMode()), result(fireMode(), r), DefaultThresholds())
+		if want := []string{"confirm-window: 2 confirmed messages lost"}; !slices.Equal(c.Regressions, want) {
+			t.Fatalf("regressions %q, want %q", c.Regressions, want)
+		}
+		if n := len(c.Modes[1].Checks); n != 2 {
+			t.Fatalf("new mode has %d checks, want verdict and lost: %+v", n, c.Modes[1].Checks)
+		}
+	})
+	t.Run("baseline without rates is not checked", func(t *testing.T) {
+		b := confirmMode()
+		b.PreFaultPublishRate, b.ConfirmRate, b.ConfirmLatency = 0, 0, metrics.LatencySummary{}
+		r := confirmMode()
+		r.PreFaultPublishRate, r.ConfirmRate, r.ConfirmLatency.P99 = 1, 1, 1000
+		c := Compare(result(b), result(r), DefaultThresholds())
+		if c.Regressed() {
+			t.Fatalf("regressions %q", c.Regressions)
+		}
+	})
+	t.Run("matrix cells matched by cell, not position", func(t *testing.T) {
+		cell := func(q scenario.QueueType, persistent bool, rate float64) scenario.ModeResult {
+			m := confirmMode()
+			m.Cell = &scenario.Cell{QueueType: q, Persistent: persistent, Repeat: 1}
+			m.PreFaultPublishRate = rate
+			return m
+		}
+		base := result(cell(scenario.Quorum, true, 1000), cell(scenario.Classic, true, 4000))
+		res := result(cell(scenario.Classic, true, 2000), cell(scenario.Quorum, true, 1000))
+		c := Compare(base, res, DefaultThresholds())
+		want := []string{"confirm-window · classic · persistent · #1: publish msg/s (before fault) fell 50% (4,000 → 2,000 msg/s), more than the 20% allowed"}
+		if !slices.Equal(c.Regressions, want) {
+			t.Fatalf("regressions %q, want %q", c.Regressions, want)
+		}
+	})
+	t.Run("burst sizes differ: a note, no regression", func(t *testing.T) {
+		r := result(confirmMode())
+		r.Messages = 20000
+		c := Compare(result(confirmMode()), r, DefaultThresholds())
+		if c.Regressed() || len(c.Notes) != 1 || !strings.Contains(c.Notes[0], "4,000 orders per mode, the result 20,000") {
+			t.Fatalf("regressions %q notes %q", c.Regressions, c.Notes)
+		}
+	})
+}
+
+func TestComparable(t *testing.T) {
+	other := result()
+	other.Scenario = "baseline"
+	v2 := result()
+	v2.SchemaVersion = scenario.SchemaVersion + 1
+	empty := &scenario.Result{SchemaVersion: scenario.SchemaVersion}
+	cases := []struct {
+		base, res *scenario.Result
+		want      string
+	}{
+		{result(), result(), ""},
+		{result(), other, `new.json: scenario "baseline", but baseline old.json is of scenario "kill-mid-burst"`},
+		{v2, result(), "old.json: schema_version 2, this rmqtorture reads schema_version 1"},
+		{result(), v2, "new.json: schema_version 2, this rmqtorture reads schema_version 1"},
+		{result(), empty, "new.json: no scenario name: not an rmqtorture result.json"},
+	}
+	for _, tc := range cases {
+		err := Comparable("old.json", tc.base, "new.json", tc.res)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("Comparable = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestThresholdsValidate(t *testing.T) {
+	bad := []Thresholds{
+		{MaxThroughputDropPct: -1},
+		{MaxThroughputDropPct: 100.1},
+		{MaxP99RisePct: -0.5},
+		{MaxRecoveryMS: f64(-1)},
+		{MaxRecoveryRisePct: f64(-1)},
+	}
+	for _, th := range bad {
+		if th.Validate() == nil {
+			t.Errorf("%+v accepted", th)
+		}
+	}
+	good := []Thresholds{DefaultThresholds(), {MaxThroughputDropPct: 100, MaxP99RisePct: 0, MaxRecoveryMS: f64(0), MaxRecoveryRisePct: f64(0)}}
+	for _, th := range good {
+		if err := th.Validate(); err != nil {
+			t.Errorf("%+v refused: %v", th, err)
+		}
+	}
+}
+
+// TestCompareMarkdownGolden pins the markdown of a comparison with one
+// regression of each kind. Run with -update after an intended change.
+func TestCompareMarkdownGolden(t *testing.T) {
+	r := confirmMode()
+	r.PreFaultPublishRate, r.ConfirmLatency.P99, r.Lost = 500, 8, 1
+	c := Compare(result(fireMode(), confirmMode()), result(r), Thresholds{MaxThroughputDropPct: 20, MaxP99RisePct: 50, MaxRecoveryMS: f64(20000)})
+	var buf bytes.Buffer
+	if err := CompareMarkdown(&buf, c, "base.json", "new.json"); err != nil {
+		t.Fatal(err)
+	}
+	const golden = "testdata/compare.golden.md"
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != string(want) {
+		t.Fatalf("markdown differs from %s (run go test ./reports -run Golden -update and review the diff):\n%s", golden, buf.String())
+	}
+}
