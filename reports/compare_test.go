@@ -11,7 +11,6 @@ import (
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
-
 func f64(v float64) *float64 { return &v }
 
 // confirmMode is a passing confirm-window mode: 1,000 msg/s before the
