@@ -35,6 +35,7 @@ type consumerSet struct {
 	perMessage    map[string]int // deliveries to live consumers per message id
 	retriesAtPark map[int]int
 	xDeathAtPark  map[int]int
+	endToEnd      *metrics.Latency // publish → delivery
 }
 
 // consumer is one live consumer: one connection, one channel, its own loop.
@@ -60,7 +61,7 @@ type crashRequest struct {
 func (a *AMQP) Consume(ctx context.Context, c scenario.ConsumePlan) (scenario.LiveConsumers, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	set := &consumerSet{a: a, plan: c, cancel: cancel, perMessage: map[string]int{},
-		retriesAtPark: map[int]int{}, xDeathAtPark: map[int]int{}}
+		retriesAtPark: map[int]int{}, xDeathAtPark: map[int]int{}, endToEnd: metrics.NewLatency()}
 	cs := c.Consumers
 	set.stats = scenario.ConsumerStats{Count: cs.Count, Prefetch: cs.Prefetch, AckEvery: cs.AckEvery,
 		OnDelivery: cs.OnDelivery, ProcessingDelayMS: metrics.Millis(cs.ProcessingDelay.D())}
@@ -128,6 +129,7 @@ func (s *consumerSet) Stop() scenario.ConsumerStats {
 	st.DeliveriesPerMessage = histogram(countValues(s.perMessage))
 	st.RetriesAtPark = histogram(s.retriesAtPark)
 	st.XDeathCountAtPark = histogram(s.xDeathAtPark)
+	st.EndToEndLatency = s.endToEnd.Summary()
 	return st
 }
 
@@ -281,6 +283,9 @@ func (c *consumer) session(ctx context.Context, sessions *int, downUntil *time.T
 			}
 			lastDelivery = time.Now()
 			c.set.lastDelivery.Store(lastDelivery.UnixNano())
+			if sent, ok := d.Headers[SentAtHeader].(int64); ok {
+				c.set.endToEnd.Record(lastDelivery.Sub(time.Unix(0, sent)))
+			}
 			c.set.plan.Ledger.Delivered(d.MessageId, d.Redelivered)
 			c.set.mu.Lock()
 			c.set.perMessage[d.MessageId]++

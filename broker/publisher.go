@@ -311,14 +311,24 @@ func (p *publisher) connect(ctx context.Context, index int) (*amqp.Connection, e
 
 func (p *publisher) publishing(seq int) amqp.Publishing {
 	id := p.p.Ledger.MessageID(seq)
-	return amqp.Publishing{
+	now := time.Now()
+	msg := amqp.Publishing{
 		ContentType:  "application/json",
 		DeliveryMode: p.deliveryMode,
 		MessageId:    id,
-		Timestamp:    time.Now(),
+		Timestamp:    now,
 		Body:         orderBody(id, seq, p.p.MessageSizeBytes),
 	}
+	if p.p.StampSentTime {
+		// The timestamp property has 1 s resolution on the wire.
+		msg.Headers = amqp.Table{SentAtHeader: now.UnixNano()}
+	}
+	return msg
 }
+
+// SentAtHeader carries the publish time (unix ns) when live consumers
+// measure end-to-end latency.
+const SentAtHeader = "x-rmqtorture-sent-at-ns"
 
 // MissingExchange is where fault publish-to-missing-exchange sends one
 // message; it is never declared.

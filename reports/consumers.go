@@ -23,6 +23,9 @@ func consumerSection(w io.Writer, m scenario.ModeResult) {
 	p("\nLive consumers: %d (prefetch %d, ack every %d, on delivery: %s, processing delay %s ms): %s deliveries (%s flagged redelivered); %s acked, %s nack-requeued, %s rejected, %s retried, %s parked in the dead-letter queue; %d reconnects.\n",
 		c.Count, c.Prefetch, c.AckEvery, c.OnDelivery, ms(c.ProcessingDelayMS), num(c.Deliveries), num(c.RedeliveredFlagged),
 		num(c.Acked), num(c.NackedRequeue), num(c.Rejected), num(c.Retried), num(c.Parked), c.Reconnects)
+	if c.EndToEndLatency.Count > 0 {
+		p("\nEnd-to-end latency (publish call → delivery to a live consumer): %s.\n", strings.Replace(latency(c.EndToEndLatency), "confirms", "deliveries", 1))
+	}
 	if c.Crashes > 0 {
 		p("\nConsumer crashes: %d, leaving %s processed deliveries unacknowledged; the broker handed them out again: %s redeliveries of ids already processed (the application saw them twice; not publisher duplicates, which are %s).\n",
 			c.Crashes, num(c.UnackedAtCrash), num(m.Redeliveries), num(m.Duplicates))

@@ -170,6 +170,10 @@ type ConsumerStats struct {
 	// unacknowledged: the broker hands each out again, flagged redelivered.
 	UnackedAtCrash int `json:"unacked_at_crash"`
 	Reconnects     int `json:"reconnects"`
+	// EndToEndLatency is publish call → delivery to a live consumer, in ms,
+	// over every delivery (redeliveries included; a retry copy keeps the
+	// original's publish time, so it includes the retry delays).
+	EndToEndLatency metrics.LatencySummary `json:"end_to_end_latency_ms"`
 	// DeliveriesPerMessage: deliveries to live consumers → messages
 	// delivered that many times (e.g. {"4": 100}).
 	DeliveriesPerMessage map[string]int `json:"deliveries_per_message,omitempty"`

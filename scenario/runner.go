@@ -106,6 +106,9 @@ type PublishPlan struct {
 	// Publishers is how many publishers share the burst, one connection
 	// each (0 or 1: one); they share the Rate schedule.
 	Publishers int
+	// StampSentTime adds each publish's time to the message headers, for
+	// live consumers' end-to-end latency.
+	StampSentTime bool
 }
 
 // PublishStats is what a publisher measured beside the ledger.
@@ -469,6 +472,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		MessageDeadline: s.Load.MessageDeadline.D(), MessageSizeBytes: s.Load.MessageSizeBytes,
 		ListenerBuffer: s.Load.ConfirmListenerBuffer,
 		Transient:      !s.Load.IsPersistent(), Rate: s.Load.Rate, Publishers: s.Load.Publishers,
+		StampSentTime: s.Consumers.Enabled(),
 	})
 	timeline.Add(metrics.EvBurstEnd, "")
 	if cause := context.Cause(pubCtx); errors.Is(pubErr, context.DeadlineExceeded) && cause != nil {
