@@ -151,6 +151,10 @@ func TestConsumerCrashRedeliversExactlyTheUnacked(t *testing.T) {
 	if c.DeliveriesPerMessage["2"] != unacked || c.DeliveriesPerMessage["1"] != m.Sent-unacked || c.Reconnects != 1 {
 		t.Fatalf("deliveries per message %v, reconnects %d", c.DeliveriesPerMessage, c.Reconnects)
 	}
+	// Every delivery carried its publish time: end-to-end latency has them all.
+	if c.EndToEndLatency.Count != int64(c.Deliveries) || c.EndToEndLatency.Max <= 0 {
+		t.Fatalf("end-to-end latency %+v over %d deliveries", c.EndToEndLatency, c.Deliveries)
+	}
 	if !hasEvent(m, metrics.EvConsumerCrashed, "consumer 0") {
 		t.Fatalf("no consumer-crashed event: %+v", m.Events)
 	}
@@ -213,6 +217,13 @@ func TestRepeatedKillsReplayTheirJitter(t *testing.T) {
 	}
 	if n := strings.Count(strings.Join(eventKinds(m), " "), string(metrics.EvFault)); n != 2 {
 		t.Fatalf("%d fault events, want 2", n)
+	}
+	// load.rate: confirm latency is also measured from each order's intended
+	// send time, which is never later than its publish call, so every
+	// quantile is at least the publish-call one.
+	in := m.ConfirmLatencyIntended
+	if in == nil || in.Count != m.ConfirmLatency.Count || in.P50 < m.ConfirmLatency.P50 || in.P99 < m.ConfirmLatency.P99 || in.Max < m.ConfirmLatency.Max {
+		t.Fatalf("intended-time latency %+v vs publish-call latency %+v", in, m.ConfirmLatency)
 	}
 }
 

@@ -16,6 +16,8 @@ import (
 	"github.com/docker/docker/api/types/filters"
 
 	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/reports"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -41,12 +43,31 @@ func readResult(t *testing.T, stdout string) *scenario.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every result a real run writes matches the published schema.
+	if err := reports.Validate(data); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
 	var r scenario.Result
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "report.md")); err != nil {
+	md, err := os.ReadFile(filepath.Join(filepath.Dir(path), "report.md"))
+	if err != nil {
 		t.Fatal(err)
+	}
+	// Each mode with a series has its chart: mermaid in the report, an SVG
+	// beside it, linked.
+	for i, m := range r.Modes {
+		if m.Series == nil {
+			continue
+		}
+		svg := reports.ChartFile(i, m)
+		if _, err := os.Stat(filepath.Join(filepath.Dir(path), svg)); err != nil || !strings.Contains(string(md), "("+svg+")") {
+			t.Fatalf("%s: chart %s missing or not linked from report.md (%v)", m.Mode, svg, err)
+		}
+	}
+	if n := strings.Count(string(md), "```mermaid"); n == 0 && len(r.Modes) > 0 && r.Modes[0].Series != nil {
+		t.Fatalf("report.md has no mermaid chart")
 	}
 	return &r
 }
@@ -135,6 +156,37 @@ func TestKillMidBurstAllModes(t *testing.T) {
 				if m.ConfirmLatency.Count != int64(n) || m.Reconnects != 1 || m.ClientRecoveryMS == nil || *m.ClientRecoveryMS < 5000 {
 					t.Fatalf("latency count %d reconnects %d recovery %v", m.ConfirmLatency.Count, m.Reconnects, m.ClientRecoveryMS)
 				}
+				// Recovery steps, in order, each after the 5 s downtime.
+				rec := m.Faults[0].Recovery
+				if rec == nil || rec.ContainerRunningMS == nil || rec.AMQPAcceptingMS == nil || rec.PublisherReconnectedMS == nil || rec.FirstConfirmMS == nil ||
+					*rec.ContainerRunningMS < 5000 || *rec.AMQPAcceptingMS < *rec.ContainerRunningMS ||
+					*rec.PublisherReconnectedMS < *rec.AMQPAcceptingMS-1000 || *rec.FirstConfirmMS < *rec.PublisherReconnectedMS {
+					t.Fatalf("recovery %+v", rec)
+				}
+			}
+			// The bucketed series adds up to the ledger, and shows the broker down.
+			sr := m.Series
+			if sr == nil {
+				t.Fatal("no series")
+			}
+			sum := func(v []int) (s int) {
+				for _, x := range v {
+					s += x
+				}
+				return s
+			}
+			if sum(sr.Published) != m.Sent+m.Republished || sum(sr.Confirmed) != m.Confirmed || sum(sr.Delivered) != m.Deliveries+m.Redeliveries || sum(sr.Reconnects) != m.Reconnects {
+				t.Fatalf("series published %d (sent %d + republished %d), confirmed %d (%d), delivered %d (%d+%d), reconnects %d (%d)",
+					sum(sr.Published), m.Sent, m.Republished, sum(sr.Confirmed), m.Confirmed, sum(sr.Delivered), m.Deliveries, m.Redeliveries, sum(sr.Reconnects), m.Reconnects)
+			}
+			down := 0
+			for _, st := range sr.Broker {
+				if st == metrics.StateDown {
+					down++
+				}
+			}
+			if float64(down)*sr.BucketMS < 4000 {
+				t.Fatalf("%d buckets of %.0f ms marked down, want >= 5 s of downtime", down, sr.BucketMS)
 			}
 		})
 	}

@@ -250,6 +250,7 @@ func (l *Ledger) DeadLettered(id string) {
 		l.unexpected++
 		return
 	}
+	l.series.delivered()
 	l.deadLettered[seq]++
 }
 
