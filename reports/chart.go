@@ -121,6 +121,16 @@ func renderChart(w io.Writer, m scenario.ModeResult, format string) error {
 	p.Title.Text = fmt.Sprintf("%s — msg/s per %s ms bucket", label(m), strconv.FormatFloat(d.BucketMS, 'f', -1, 64))
 	p.X.Label.Text = "s since burst start"
 	p.Y.Label.Text = "msg/s"
+	// Whole msg/s on the axis (the default ticks print "50000.00").
+	p.Y.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
+		ticks := plot.DefaultTicks{}.Ticks(min, max)
+		for i := range ticks {
+			if ticks[i].Label != "" {
+				ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', -1, 64)
+			}
+		}
+		return ticks
+	})
 	p.Legend.Top = true
 	sec := d.BucketMS / 1000
 	top := 1.0
@@ -244,6 +254,6 @@ func timelineSection(w io.Writer, i int, m scenario.ModeResult) error {
 	if rows == nil {
 		return nil
 	}
-	p("\nRecovery, ms since the fault was applied (— did not happen):\n\n")
+	p("\nRecovery, ms since the fault was applied (- did not happen):\n\n")
 	return table(w, true, []string{"fault", "container running", "AMQP accepting", "publisher reconnected", "first confirm", "backlog drained"}, rows)
 }
