@@ -517,8 +517,6 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 				p.fail(fp+".every", "a recovery step or a step with manual_recovery cannot repeat")
 			case f.Action == PublishToMissingExchange:
 				p.fail(fp+".every", "publish-to-missing-exchange cannot repeat (one misrouted message per scenario)")
-			case f.Down.D() >= f.Every.D():
-				p.fail(fp+".every", "%s is not longer than down %s: a firing would start before the previous one recovered", f.Every.D(), f.Down.D())
 			}
 		}
 		if f.Jitter < 0 {
@@ -710,7 +708,8 @@ func (p *parser) validateTimeline(sp string, s *Scenario) {
 			lastAfter = &at
 			lastEnd = at + f.Jitter.D()
 			if f.Every != nil {
-				lastEnd += time.Duration(f.Firings()-1) * (f.Every.D() + f.Jitter.D())
+				// Each later firing waits for the previous recovery, then Every.
+				lastEnd += time.Duration(f.Firings()-1) * (f.Down.D() + f.Every.D() + f.Jitter.D())
 			}
 			if f.Action.Recovers() && !f.ManualRecovery {
 				lastEnd += f.Down.D()

@@ -421,18 +421,21 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 						return
 					}
 				}
-				firedAt := time.Now()
+				var recovered time.Time
 				for k := 1; k <= f.Firings(); k++ {
+					trigger := f.Trigger()
 					if k > 1 {
 						// A repeating step fires again Every after its previous
-						// firing, at once if its recovery took longer.
+						// firing has recovered (the broker accepting AMQP
+						// again), so clients get Every of up-time between
+						// firings however slow the restart.
 						select {
-						case <-time.After(time.Until(firedAt.Add(f.Every.D()))):
+						case <-time.After(time.Until(recovered.Add(f.Every.D()))):
 						case <-pubCtx.Done():
 							return
 						}
-						firedAt = time.Now()
 						atPublished[i].Store(int64(ledger.Sent()))
+						trigger = fmt.Sprintf("%s after firing %d recovered", f.Every.D(), k-1)
 					}
 					var jitter time.Duration
 					if f.Jitter > 0 {
@@ -444,7 +447,8 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 					if ctx.Err() != nil {
 						return // Ctrl-C before the step: do not start it now
 					}
-					rec, err := r.inject(ctx, log, s, f, timeline, start, st, ledger)
+					rec, err := r.inject(ctx, log, s, f, trigger, timeline, start, st, ledger)
+					recovered = time.Now()
 					injected[i] = k
 					rec.AtPublished = int(atPublished[i].Load())
 					rec.JitterMS = metrics.Millis(jitter)
@@ -614,8 +618,8 @@ type faultState struct {
 // runs its recovery after Down. Once a step has started it is applied and
 // recovered under a context that ignores Ctrl-C (half a fault, a kill whose
 // restart was skipped, is the worst outcome), with its own deadline.
-func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *Fault, tl *metrics.Timeline, start time.Time, st *faultState, ledger *metrics.Ledger) (FaultRecord, error) {
-	rec := FaultRecord{Action: f.Action, Signal: f.Signal, Trigger: f.Trigger(), DownMS: metrics.Millis(f.Down.D())}
+func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *Fault, trigger string, tl *metrics.Timeline, start time.Time, st *faultState, ledger *metrics.Ledger) (FaultRecord, error) {
+	rec := FaultRecord{Action: f.Action, Signal: f.Signal, Trigger: trigger, DownMS: metrics.Millis(f.Down.D())}
 	at := time.Now()
 	rec.AtMS = metrics.Millis(at.Sub(start))
 	tl.AddAt(at, metrics.EvTrigger, fmt.Sprintf("%s (%s)", f.Action, rec.Trigger))

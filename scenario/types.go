@@ -434,8 +434,8 @@ type Fault struct {
 	// before SIGKILL (default 10s).
 	Grace Duration `yaml:"grace,omitempty"`
 	// Every repeats the step: after it first fires, it fires again this long
-	// after the previous firing (or at once if its recovery took longer),
-	// Count times in all.
+	// after the previous firing has recovered (its down time over and the
+	// broker accepting AMQP again), Count times in all.
 	Every *Duration `yaml:"every,omitempty"`
 	// Count is how many times a repeating step fires (with every; >= 2).
 	Count int `yaml:"count,omitempty"`
