@@ -203,7 +203,7 @@ func (p *publisher) take() (seq int, ok bool) {
 // latency from the intended time keeps the delay it suffered (no
 // coordinated omission).
 func (p *publisher) pace(ctx context.Context, seq int) error {
-	if p.p.Rate <= 0 {
+	if !(p.p.Rate > 0) || p.intended == nil { // NaN too: the schedule exists only for Rate > 0
 		return nil
 	}
 	p.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"reflect"
 	"regexp"
@@ -468,8 +469,8 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 	if s.Queue.Durable != nil && !*s.Queue.Durable && s.Queue.Type == Quorum {
 		p.fail(sp+".queue.durable", "quorum queues are always durable; use type: classic for a non-durable queue")
 	}
-	if s.Load.Rate < 0 {
-		p.fail(sp+".load.rate", "must not be negative, got %g", s.Load.Rate)
+	if s.Load.Rate < 0 || math.IsNaN(s.Load.Rate) || math.IsInf(s.Load.Rate, 0) {
+		p.fail(sp+".load.rate", "must be a finite number ≥ 0 (msg/s; 0: as fast as possible), got %g", s.Load.Rate)
 	}
 	if t := s.Queue.AlsoBindType; t != "" && t != Quorum && t != Classic {
 		p.fail(sp+".queue.also_bind_type", "%q is not a queue type (quorum, classic)", t)
@@ -536,7 +537,7 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 		triggers := 0
 		if f.PublishedPercent != nil {
 			triggers++
-			if v := *f.PublishedPercent; v < 0 || v > 100 {
+			if v := *f.PublishedPercent; v < 0 || v > 100 || math.IsNaN(v) {
 				p.fail(fp+".published_percent", "must be within 0–100, got %g", v)
 			}
 		}
@@ -597,6 +598,9 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 	positive("drain.idle", s.Drain.Idle)
 	positive("drain.lost_wait", s.Drain.LostWait)
 	positive("drain.timeout", s.Drain.Timeout)
+	if s.Drain.LostWait < s.Drain.Idle {
+		p.fail(sp+".drain.lost_wait", "%s is shorter than drain.idle %s: the drain would give up on confirmed ids before it ever counts as idle", s.Drain.LostWait.D(), s.Drain.Idle.D())
+	}
 	for m, ex := range s.Expect.Modes {
 		mp := sp + ".expect.modes." + string(m)
 		if !slices.Contains(s.Load.Modes, m) {
@@ -606,6 +610,19 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 			if v.v != nil && *v.v < 0 {
 				p.fail(mp+"."+v.name, "must not be negative, got %d", *v.v)
 			}
+		}
+		// Expectations only live consumers or a dead-letter queue can meet.
+		if ex.DeadLettered != nil && *ex.DeadLettered > 0 && !s.Queue.DeadLetterQueue {
+			p.fail(mp+".dead_lettered", "nothing is dead-lettered without queue.dead_letter_queue: true")
+		}
+		if ex.DeliveriesPerMessage != nil && !s.Consumers.Enabled() {
+			p.fail(mp+".deliveries_per_message", "is measured by live consumers: set consumers.count")
+		}
+		if ex.Retries != nil && s.Consumers.OnDelivery != ConsumerRetry {
+			p.fail(mp+".retries", "is measured by consumers with on_delivery: retry")
+		}
+		if ex.MinRedeliveries != nil && *ex.MinRedeliveries > 0 && !s.Consumers.Enabled() && len(s.Faults) == 0 {
+			p.fail(mp+".min_redeliveries", "nothing can be redelivered without live consumers or a fault")
 		}
 	}
 	for _, e := range []struct {
@@ -694,6 +711,9 @@ func (p *parser) validateTimeline(sp string, s *Scenario) {
 				pending, state = f.Action.Recovery()
 			}
 		}
+		if f.PublishedPercent != nil && math.IsNaN(*f.PublishedPercent) {
+			continue // reported as out of range
+		}
 		if n, ok := f.countTrigger(s.Load.Messages); ok {
 			if n < lastCount {
 				p.fail(fp, "triggers at %d published, before %s (%d): steps run in order", n, lastCountPath, lastCount)
@@ -739,6 +759,9 @@ func (p *parser) validateConsumers(sp string, s *Scenario) {
 		p.fail(cp+".count", "must be within 0–64, got %d", c.Count)
 	}
 	if c.Count == 0 {
+		if p.bad[cp+".count"] {
+			return // the count itself is wrong: that one error says it
+		}
 		for _, k := range []string{"prefetch", "processing_delay", "ack_every", "on_delivery", "max_retries", "retry_delay"} {
 			if p.has(cp + "." + k) {
 				p.fail(cp+"."+k, "has no effect without live consumers: set consumers.count")
@@ -778,6 +801,9 @@ func (p *parser) validateConsumers(sp string, s *Scenario) {
 				p.fail(cp+"."+k, "only on_delivery: retry uses %s", k)
 			}
 		}
+	}
+	if c.OnDelivery == ConsumerNackRequeue && s.Queue.Type == Classic {
+		p.fail(cp+".on_delivery", "nack-requeue on a classic queue cycles until drain.timeout: classic queues have no delivery limit (use a quorum queue, or reject)")
 	}
 	if c.OnDelivery != ConsumerAck {
 		for j, f := range s.Faults {

@@ -125,7 +125,7 @@ func TestParseErrors(t *testing.T) {
 			head + "    queue: {type: quorum, durable: false}\n    load: {messages: 10, window: 8, rate: -1}\n    faults: [{action: kill, in_flight: 9}]\n",
 			[]string{
 				"s.yaml:4:36: scenarios[0].queue.durable: quorum queues are always durable; use type: classic for a non-durable queue",
-				"s.yaml:5:43: scenarios[0].load.rate: must not be negative, got -1",
+				"s.yaml:5:43: scenarios[0].load.rate: must be a finite number ≥ 0 (msg/s; 0: as fast as possible), got -1",
 				"s.yaml:6:40: scenarios[0].faults[0].in_flight: must be within 1–8 (load.window), got 9",
 			}},
 		{"consumer settings and consumer faults that cannot work",
@@ -170,6 +170,30 @@ func TestParseErrors(t *testing.T) {
 				"s.yaml:7:55: scenarios[0].faults[1].jitter: must not be negative",
 				"s.yaml:8:43: scenarios[0].faults[2].every: every needs count (how many times the step fires, at least 2)",
 				"s.yaml:11:31: scenarios[0].faults[5].after: 1m10s overlaps the previous step, which lasts until 1m19s after burst start",
+			}},
+		{"NaN rate and percent, expectations nothing can meet, a drain that gives up before idle",
+			head + `    queue: {type: classic}
+    load: {messages: 100, rate: .nan}
+    consumers: {count: two, prefetch: 5}
+    faults: [{action: kill, published_percent: .nan}]
+    drain: {idle: 5s, lost_wait: 2s}
+    expect:
+      modes:
+        confirm-window: {dead_lettered: 3, deliveries_per_message: 2, retries: 1}
+  - name: b
+    queue: {type: classic}
+    load: {messages: 10}
+    consumers: {count: 1, on_delivery: nack-requeue}
+`,
+			[]string{
+				"s.yaml:5:33: scenarios[0].load.rate: must be a finite number ≥ 0 (msg/s; 0: as fast as possible), got NaN",
+				"s.yaml:6:24: scenarios[0].consumers.count: must be a whole number, got \"two\"",
+				"s.yaml:7:48: scenarios[0].faults[0].published_percent: must be within 0–100, got NaN",
+				"s.yaml:8:34: scenarios[0].drain.lost_wait: 2s is shorter than drain.idle 5s: the drain would give up on confirmed ids before it ever counts as idle",
+				"s.yaml:11:41: scenarios[0].expect.modes.confirm-window.dead_lettered: nothing is dead-lettered without queue.dead_letter_queue: true",
+				"s.yaml:11:68: scenarios[0].expect.modes.confirm-window.deliveries_per_message: is measured by live consumers: set consumers.count",
+				"s.yaml:11:80: scenarios[0].expect.modes.confirm-window.retries: is measured by consumers with on_delivery: retry",
+				"s.yaml:15:40: scenarios[1].consumers.on_delivery: nack-requeue on a classic queue cycles until drain.timeout: classic queues have no delivery limit (use a quorum queue, or reject)",
 			}},
 		{"empty file", "", []string{"s.yaml: empty file; it needs version: 1 and a list of scenarios"}},
 		{"wrong version and no scenarios",

@@ -370,7 +370,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		fmt.Errorf("burst not finished within load.burst_timeout %s", s.Load.BurstTimeout.D()))
 	defer cancelPub()
 	var wg sync.WaitGroup
-	var brokerErr error
+	var brokerErr, clientFaultErr error
 	if nSteps > 0 {
 		wg.Add(1)
 		go func() {
@@ -439,9 +439,17 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 					}
 					var jitter time.Duration
 					if f.Jitter > 0 {
-						jitter = time.Duration(rng.Int64N(int64(f.Jitter)))
-						if sleep(pubCtx, jitter) != nil && ctx.Err() != nil {
+						// The draw is made whatever happens, so later draws
+						// stay the seed's; what is recorded is the delay
+						// actually waited (the end of the burst cuts it short).
+						draw := time.Duration(rng.Int64N(int64(f.Jitter)))
+						began := time.Now()
+						if sleep(pubCtx, draw) != nil && ctx.Err() != nil {
 							return
+						}
+						jitter = time.Since(began).Truncate(time.Microsecond)
+						if jitter > draw {
+							jitter = draw // timer overshoot is not jitter
 						}
 					}
 					if ctx.Err() != nil {
@@ -456,6 +464,12 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 						rec.Firing = k
 					}
 					res.Faults = append(res.Faults, rec)
+					if err != nil && f.Action.ClientSide() {
+						// The broker is fine: the burst and the drain go on,
+						// and the run is inconclusive, not a lost broker.
+						clientFaultErr = err
+						return
+					}
 					if err != nil {
 						brokerErr = err
 						cancelPub() // nothing more can be measured without a broker
@@ -490,6 +504,9 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	wg.Wait()
 	if brokerErr != nil {
 		cond.BrokerNotBack = brokerErr
+	}
+	if clientFaultErr != nil {
+		cond.FaultMissed = clientFaultErr
 	}
 	for i := range s.Faults {
 		switch s.Faults[i].Action {

@@ -60,6 +60,7 @@ type fakeTraffic struct {
 	drained    bool
 	declared   []string
 	consumers  *fakeConsumers
+	crashErr   error
 }
 
 func (f *fakeTraffic) Declare(_ context.Context, q QueueSpec) error {
@@ -100,11 +101,12 @@ func (f *fakeTraffic) Drain(_ context.Context, d DrainPlan) error {
 // Consume starts fake live consumers that record nothing themselves (the
 // fake drain delivers): they count crash requests.
 func (f *fakeTraffic) Consume(_ context.Context, c ConsumePlan) (LiveConsumers, error) {
-	f.consumers = &fakeConsumers{plan: c}
+	f.consumers = &fakeConsumers{plan: c, crashErr: f.crashErr}
 	return f.consumers, nil
 }
 
 type fakeConsumers struct {
+	crashErr error
 	plan    ConsumePlan
 	mu      sync.Mutex
 	crashes []time.Duration
@@ -115,7 +117,7 @@ func (c *fakeConsumers) Crash(down time.Duration) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.crashes = append(c.crashes, down)
-	return 7, nil
+	return 7, c.crashErr
 }
 func (c *fakeConsumers) LastDelivery() time.Time { return time.Time{} }
 func (c *fakeConsumers) Stop() ConsumerStats {
@@ -385,5 +387,29 @@ scenarios:
 	}
 	if len(res.Faults) != 1 || res.Faults[0].UnackedAtCrash != 7 || res.Consumers == nil || res.Consumers.Crashes != 1 || res.Verdict.Status != Pass {
 		t.Fatalf("faults %+v consumers %+v verdict %+v", res.Faults, res.Consumers, res.Verdict)
+	}
+}
+
+// A consumer crash that cannot happen (no delivery came) is a missed fault:
+// the broker is fine, so the burst and the drain go on and the run is
+// inconclusive, never "broker not back".
+func TestFailedClientSideFaultIsMissedNotBrokerLost(t *testing.T) {
+	f, err := Parse("t.yaml", []byte(`version: 1
+scenarios:
+  - name: t
+    queue: {settle_before_burst: 0s}
+    load: {messages: 50}
+    consumers: {count: 1}
+    drain: {idle: 1ms}
+    faults: [{action: crash-consumer, published: 10}]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &fakeTraffic{crashErr: errors.New("consumer 0 received no delivery to crash on within 30s")}
+	res, down := newRunner(&fakeBroker{}, tr).RunMode(context.Background(), &f.Scenarios[0], ConfirmWindow)
+	reasons := strings.Join(res.Verdict.Reasons, "; ")
+	if down || !tr.drained || res.Verdict.Status != Inconclusive || !strings.Contains(reasons, "no delivery to crash on") || strings.Contains(reasons, "broker") {
+		t.Fatalf("broker down %v, drained %v, verdict %+v", down, tr.drained, res.Verdict)
 	}
 }

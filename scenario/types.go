@@ -96,6 +96,11 @@ func (a Action) Recovers() bool {
 	return a == Kill || a == Stop || a == Pause || a == Disconnect || a == MemoryAlarm
 }
 
+// ClientSide reports whether the action is played by rmqtorture's own
+// clients (crash-consumer, publish-to-missing-exchange) rather than on the
+// broker: its failure says nothing about the broker.
+func (a Action) ClientSide() bool { return a == CrashConsumer || a == PublishToMissingExchange }
+
 // Recovery is the action that undoes a, and the broker state a leaves.
 func (a Action) Recovery() (Action, string) {
 	switch a {
