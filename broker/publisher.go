@@ -156,7 +156,7 @@ func (p *publisher) runOne(ctx context.Context, index int) error {
 			p.stats.Reconnects++
 			p.statsMu.Unlock()
 		}
-		p.p.Timeline.Add(metrics.EvConnected, fmt.Sprintf("epoch %d", epoch))
+		p.p.Timeline.Add(metrics.EvConnected, fmt.Sprintf("epoch %d: publisher %d, connection %d", epoch, index, sessions))
 		if p.p.Mode.ConfirmMode() {
 			err = p.confirmEpoch(ctx, conn, epoch)
 		} else {

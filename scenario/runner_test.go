@@ -107,10 +107,10 @@ func (f *fakeTraffic) Consume(_ context.Context, c ConsumePlan) (LiveConsumers, 
 
 type fakeConsumers struct {
 	crashErr error
-	plan    ConsumePlan
-	mu      sync.Mutex
-	crashes []time.Duration
-	stopped bool
+	plan     ConsumePlan
+	mu       sync.Mutex
+	crashes  []time.Duration
+	stopped  bool
 }
 
 func (c *fakeConsumers) Crash(down time.Duration) (int, error) {

@@ -153,9 +153,12 @@ func brokerSpans(faults []appliedFault, events []metrics.Event, endMS float64) [
 func reconnects(events []metrics.Event) []float64 {
 	var out []float64
 	for _, e := range events {
-		var epoch int
+		// "epoch E: publisher P, connection C": a reconnect is a publisher's
+		// second or later connection (epochs count all publishers'
+		// connections together).
+		var epoch, publisher, conn int
 		if e.Kind == metrics.EvConnected {
-			if _, err := fmt.Sscanf(e.Detail, "epoch %d", &epoch); err == nil && epoch > 1 {
+			if _, err := fmt.Sscanf(e.Detail, "epoch %d: publisher %d, connection %d", &epoch, &publisher, &conn); err == nil && conn > 1 {
 				out = append(out, e.AtMS)
 			}
 		}

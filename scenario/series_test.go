@@ -27,13 +27,13 @@ func TestSeriesStatesAndRecoveries(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ev := events(t0,
 		0, metrics.EvBurstStart, "",
-		0, metrics.EvConnected, "epoch 1",
+		0, metrics.EvConnected, "epoch 1: publisher 0, connection 1",
 		900, metrics.EvTrigger, "kill (50% published)",
 		950, metrics.EvConnectionLost, "epoch 1: channel closed, 3 in doubt",
 		1000, metrics.EvFault, "kill SIGKILL (Docker API call returned; the signal lands during the call)",
 		6000, metrics.EvBrokerStarted, "start",
 		7000, metrics.EvBrokerReady, "",
-		7500, metrics.EvConnected, "epoch 2",
+		7500, metrics.EvConnected, "epoch 2: publisher 0, connection 2",
 		7600, metrics.EvFirstProgress, "epoch 2: first confirm",
 		8000, metrics.EvTrigger, "pause (after 8s)",
 		8100, metrics.EvFault, "pause: broker frozen, connections hang",
@@ -161,5 +161,20 @@ func TestRunModeRecordsSeries(t *testing.T) {
 	rec := res.Faults[0].Recovery
 	if rec == nil || rec.ContainerRunningMS == nil || rec.AMQPAcceptingMS == nil || rec.PublisherReconnectedMS != nil || rec.FirstConfirmMS != nil {
 		t.Errorf("recovery %s: the fake broker came back, the fake publisher logged no reconnect", show(rec))
+	}
+}
+
+// Several publishers: each one's first connection is not a reconnect, even
+// though epochs count every publisher's connections together.
+func TestReconnectsCountOnlyLaterConnectionsOfEachPublisher(t *testing.T) {
+	ev := func(ms float64, detail string) metrics.Event {
+		return metrics.Event{AtMS: ms, Kind: metrics.EvConnected, Detail: detail}
+	}
+	got := reconnects([]metrics.Event{
+		ev(1, "epoch 1: publisher 0, connection 1"), ev(2, "epoch 2: publisher 1, connection 1"),
+		ev(3, "epoch 3: publisher 2, connection 1"), ev(900, "epoch 4: publisher 1, connection 2"),
+	})
+	if len(got) != 1 || got[0] != 900 {
+		t.Fatalf("reconnects at %v, want [900]", got)
 	}
 }
