@@ -42,8 +42,10 @@ type runOpts struct {
 	prog        *progress // nil unless stderr is a terminal
 }
 
-func newRun(g *globalOpts) *cobra.Command {
-	o := &runOpts{}
+func newRun(g *globalOpts) *cobra.Command { return newRunWith(g, &runOpts{}) }
+
+// newRunWith builds the run command around o, which its flags fill.
+func newRunWith(g *globalOpts, o *runOpts) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run SCENARIO [SCENARIO...] | run --all",
 		Short: "Run scenarios against a real broker and write report.md and result.json",
@@ -187,6 +189,15 @@ func (o *runOpts) apply(c *cobra.Command, s *scenario.Scenario) error {
 	}
 	if fl.Changed("port") && (o.hostPort <= 0 || o.hostPort > 65535) {
 		return fmt.Errorf("--port must be within 1–65535, got %d", o.hostPort)
+	}
+	if !s.Queue.IsDurable() && slices.Contains(s.Matrix.QueueTypes, scenario.Quorum) {
+		return fmt.Errorf("--queue-types: scenario %q declares a non-durable queue, and quorum queues are always durable", s.Name)
+	}
+	// A "matrix" of one cell is the scenario with that cell's settings: a
+	// single --queue-types or --persistence value is applied, not ignored.
+	if cells := s.Cells(); len(cells) == 1 {
+		*s = *s.ForCell(cells[0])
+		s.Matrix.QueueTypes, s.Matrix.Persistent = nil, nil
 	}
 	return nil
 }
