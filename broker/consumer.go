@@ -348,7 +348,11 @@ func (c *consumer) settle(ch, pub *amqp.Channel, confirms chan amqp.Confirmation
 			_ = d.Nack(false, true)
 			return fmt.Errorf("republish for retry: %w", err)
 		}
-		c.set.plan.Ledger.Retried(d.MessageId)
+		if park {
+			c.set.plan.Ledger.Parked(d.MessageId)
+		} else {
+			c.set.plan.Ledger.Retried(d.MessageId)
+		}
 		c.set.mu.Lock()
 		if park {
 			c.set.stats.Parked++

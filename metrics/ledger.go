@@ -53,7 +53,8 @@ type Ledger struct {
 	everInDoubt  []bool   // at some point this id was in doubt
 	attempts     []uint16 // publish attempts (first publish + republishes)
 	deliveries   []uint32
-	retried      []uint32 // copies a consumer republished for a retry (or parked)
+	retried      []uint32 // copies a consumer republished to the retry queue
+	parked       []uint32 // copies a consumer republished to the dead-letter queue
 	deadLettered []uint32 // deliveries from the dead-letter queue
 	unexpected   int
 	redeliveries int
@@ -75,6 +76,7 @@ func NewLedger(prefix string, n int) *Ledger {
 		attempts:     make([]uint16, n),
 		deliveries:   make([]uint32, n),
 		retried:      make([]uint32, n),
+		parked:       make([]uint32, n),
 		deadLettered: make([]uint32, n),
 	}
 }
@@ -226,18 +228,26 @@ func (l *Ledger) Delivered(id string, redelivered bool) {
 	l.deliveries[seq]++
 }
 
-// Retried records that a consumer republished a copy of id (a retry through
-// the retry queue, or parking it in the dead-letter queue): a later delivery
-// of that copy is explained by the retry, not a duplicate. Unknown ids are
-// ignored (their deliveries count as unexpected).
+// Retried records that a consumer republished a copy of id to the retry
+// queue: a later delivery of that copy from the work queue is explained by
+// the retry, not a duplicate. Unknown ids are ignored (their deliveries
+// count as unexpected).
 func (l *Ledger) Retried(id string) {
-	seq, ok := l.ParseID(id)
-	if !ok {
-		return
+	if seq, ok := l.ParseID(id); ok {
+		l.mu.Lock()
+		l.retried[seq]++
+		l.mu.Unlock()
 	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.retried[seq]++
+}
+
+// Parked records that a consumer republished a copy of id to the
+// dead-letter queue: it explains one copy there.
+func (l *Ledger) Parked(id string) {
+	if seq, ok := l.ParseID(id); ok {
+		l.mu.Lock()
+		l.parked[seq]++
+		l.mu.Unlock()
+	}
 }
 
 // DeadLettered records one delivery of id from the dead-letter queue: the

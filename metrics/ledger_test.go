@@ -291,7 +291,7 @@ func TestLatencySummary(t *testing.T) {
 
 // A consumer's retries and the dead-letter copy are accounted apart from
 // duplicates: a message retried 3 times (4 deliveries from the work queue,
-// 3 retry copies plus 1 parked copy) and found once in the dead-letter queue
+// 3 retry copies, then parked) and found once in the dead-letter queue
 // is confirmed and dead-lettered with 3 retry deliveries and no duplicate; a
 // broker-dead-lettered message delivered once and found in the dead-letter
 // queue is neither; a second dead-letter copy of one id is a duplicate.
@@ -303,10 +303,12 @@ func TestLedgerRetriesAndDeadLettersAreNotDuplicates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for range 4 {
+	for range 3 {
 		l.Delivered("r-0", false)
 		l.Retried("r-0")
 	}
+	l.Delivered("r-0", false)
+	l.Parked("r-0")
 	l.DeadLettered("r-0")
 	l.Delivered("r-1", false)
 	l.DeadLettered("r-1")
@@ -324,5 +326,53 @@ func TestLedgerRetriesAndDeadLettersAreNotDuplicates(t *testing.T) {
 	}
 	if len(ids.Duplicated) != 1 || ids.Duplicated[0] != (Range{2, 2}) {
 		t.Fatalf("duplicated %v", ids.Duplicated)
+	}
+}
+
+// Two publisher copies of one id (a republish after in-doubt): each copy's
+// retry chain is explained, the one extra copy is one duplicate whether it
+// shows in the work queue, the dead-letter queue or both.
+func TestLedgerExtraCopyCountsOnceAcrossWorkAndDeadLetterQueues(t *testing.T) {
+	for name, tc := range map[string]struct {
+		deliver func(l *Ledger)
+		retry   int
+	}{
+		"client retries, both chains parked": {func(l *Ledger) {
+			for range 2 { // two chains of 2 retries + park
+				for range 2 {
+					l.Delivered("r-0", false)
+					l.Retried("r-0")
+				}
+				l.Delivered("r-0", false)
+				l.Parked("r-0")
+				l.DeadLettered("r-0")
+			}
+		}, 4},
+		"broker dead-lettering (reject)": {func(l *Ledger) {
+			l.Delivered("r-0", false)
+			l.Delivered("r-0", false)
+			l.DeadLettered("r-0")
+			l.DeadLettered("r-0")
+		}, 0},
+		"work queue only": {func(l *Ledger) {
+			l.Delivered("r-0", false)
+			l.Delivered("r-0", false)
+		}, 0},
+	} {
+		l := NewLedger("r-", 1)
+		l.Published(0, true)
+		l.MarkInDoubt(0)
+		l.Published(0, true) // republished
+		if err := l.Settle(0, true); err != nil {
+			t.Fatal(err)
+		}
+		tc.deliver(l)
+		c, _, err := l.Reconcile(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Duplicates != 1 || c.DuplicatesFromRepublish != 1 || c.RetryDeliveries != tc.retry || c.Lost != 0 {
+			t.Errorf("%s: duplicates %d (from republish %d), retry deliveries %d (want 1, 1, %d)", name, c.Duplicates, c.DuplicatesFromRepublish, c.RetryDeliveries, tc.retry)
+		}
 	}
 }

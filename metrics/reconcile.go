@@ -33,8 +33,9 @@ type Counts struct {
 	// DeadLettered counts the distinct ids found in the dead-letter queue
 	// (queue.dead_letter_queue): they survived, so they are not lost.
 	DeadLettered int `json:"dead_lettered"`
-	// RetryDeliveries counts deliveries of copies a consumer republished for
-	// a retry (on_delivery: retry): expected, so not duplicates.
+	// RetryDeliveries counts deliveries from the work queue of copies a
+	// consumer republished for a retry (on_delivery: retry): expected, so
+	// not duplicates.
 	RetryDeliveries int `json:"retry_deliveries"`
 }
 
@@ -111,17 +112,21 @@ func (l *Ledger) Reconcile(drained bool) (Counts, IDSets, error) {
 			c.Delivered++
 			c.Deliveries += d
 		}
-		// The dead-letter copy of a message consumers already had is the
-		// same message moved by the broker, not a second one: duplicates
-		// are counted within each queue.
-		if extra := max(0, main-1) + max(0, dl-1); extra > 0 {
-			fromRetry := min(extra, int(l.retried[seq]))
-			c.RetryDeliveries += fromRetry
-			if extra -= fromRetry; extra > 0 {
-				c.Duplicates += extra
-				c.DuplicatesFromRepublish += min(extra, int(l.attempts[seq])-1)
-				dup.add(seq)
-			}
+		// Copies beyond the first in the work queue, less those a consumer's
+		// retries explain, and copies beyond the first in the dead-letter
+		// queue, less those its parks explain (one park per chain), are
+		// each the extra copies of the message. The dead-letter copy of a
+		// message consumers already had is the same copy moved by the
+		// broker, so one extra copy shows in both queues: count the larger.
+		mainExtra := max(0, main-1)
+		fromRetry := min(mainExtra, int(l.retried[seq]))
+		c.RetryDeliveries += fromRetry
+		dlExtra := max(0, dl-1)
+		dlExtra -= min(dlExtra, max(0, int(l.parked[seq])-1))
+		if extra := max(mainExtra-fromRetry, dlExtra); extra > 0 {
+			c.Duplicates += extra
+			c.DuplicatesFromRepublish += min(extra, int(l.attempts[seq])-1)
+			dup.add(seq)
 		}
 		if l.everInDoubt[seq] {
 			c.WentInDoubt++
