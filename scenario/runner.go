@@ -282,9 +282,14 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 			sum := intended.Summary()
 			res.ConfirmLatencyIntended = &sum
 		}
-		res.LostAllowed = !s.Durability()
+		discards := s.Queue.Discards()
+		res.LostAllowed = !s.Durability() || discards != ""
 		res.Verdict = Judge(m, counts, Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, Transient: res.LostAllowed, Consumers: res.Consumers}, s.Expect, cond)
-		if res.LostAllowed && counts.Lost > 0 {
+		switch {
+		case counts.Lost == 0:
+		case discards != "":
+			res.Notes = append(res.Notes, fmt.Sprintf("%d confirmed messages are gone, as allowed: the queue discards messages by design (%s) and has no dead-letter queue", counts.Lost, discards))
+		case res.LostAllowed:
 			res.Notes = append(res.Notes, fmt.Sprintf("%d confirmed messages are gone, as allowed: transient messages or a non-durable queue (a basic.ack promised no disk)", counts.Lost))
 		}
 	}

@@ -413,3 +413,28 @@ scenarios:
 		t.Fatalf("broker down %v, drained %v, verdict %+v", down, tr.drained, res.Verdict)
 	}
 }
+
+// A queue that drops messages by design (x-max-length with drop-head, no
+// dead-letter queue) loses confirmed messages without failing the run; the
+// loss is counted and explained.
+func TestLossByDesignIsCountedNotFailed(t *testing.T) {
+	f, err := Parse("t.yaml", []byte(`version: 1
+scenarios:
+  - name: t
+    queue: {type: classic, settle_before_burst: 0s, arguments: {x-max-length: 10}}
+    load: {messages: 50}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := &fakeTraffic{lose: map[int]bool{1: true, 2: true}}
+	res, _ := newRunner(&fakeBroker{}, tr).RunMode(context.Background(), &f.Scenarios[0], ConfirmWindow)
+	if res.Lost != 2 || !res.LostAllowed || res.Verdict.Status != Pass || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "x-max-length with drop-head") {
+		t.Fatalf("lost %d allowed %v verdict %+v notes %q", res.Lost, res.LostAllowed, res.Verdict, res.Notes)
+	}
+	f.Scenarios[0].Queue.DeadLetterQueue = true // a DLQ would have caught them: then loss fails
+	res, _ = newRunner(&fakeBroker{}, &fakeTraffic{lose: map[int]bool{1: true}}).RunMode(context.Background(), &f.Scenarios[0], ConfirmWindow)
+	if res.LostAllowed || res.Verdict.Status != Fail {
+		t.Fatalf("with a dead-letter queue: allowed %v verdict %+v", res.LostAllowed, res.Verdict)
+	}
+}

@@ -540,6 +540,32 @@ func (s *Scenario) Durability() bool {
 	return s.Queue.IsDurable() && s.Load.IsPersistent()
 }
 
+// Discards names the queue arguments that make the broker drop confirmed
+// messages by design ("" when none): x-message-ttl, or x-max-length /
+// x-max-length-bytes with the default drop-head overflow, without a
+// dead-letter queue to catch them. A confirmed message gone from such a
+// queue is counted as lost but fails nothing. See
+// https://www.rabbitmq.com/docs/maxlength and https://www.rabbitmq.com/docs/ttl.
+func (q Queue) Discards() string {
+	if q.DeadLetterQueue {
+		return ""
+	}
+	if _, ok := q.Arguments["x-dead-letter-exchange"]; ok {
+		return ""
+	}
+	var why []string
+	if _, ok := q.Arguments["x-message-ttl"]; ok {
+		why = append(why, "x-message-ttl")
+	}
+	overflow, _ := q.Arguments["x-overflow"].(string)
+	for _, k := range []string{"x-max-length", "x-max-length-bytes"} {
+		if _, ok := q.Arguments[k]; ok && (overflow == "" || overflow == "drop-head") {
+			why = append(why, k+" with drop-head")
+		}
+	}
+	return strings.Join(why, ", ")
+}
+
 // IsDurable reports whether the queue is declared durable (the default).
 func (q Queue) IsDurable() bool { return q.Durable == nil || *q.Durable }
 
