@@ -228,7 +228,7 @@ func (a *AMQP) drainOnce(ctx context.Context, d scenario.DrainPlan) (bool, error
 			if d.DeadLetter {
 				d.Ledger.DeadLettered(m.MessageId)
 			} else {
-				d.Ledger.Delivered(m.MessageId, m.Redelivered)
+				d.Ledger.DeliveredAttempt(m.MessageId, m.Redelivered, headerInt(m.Headers, AttemptHeader))
 			}
 			gotAny = true
 			lastSeen = time.Now()

@@ -286,7 +286,7 @@ func (c *consumer) session(ctx context.Context, sessions *int, downUntil *time.T
 			if sent, ok := d.Headers[SentAtHeader].(int64); ok {
 				c.set.endToEnd.Record(lastDelivery.Sub(time.Unix(0, sent)))
 			}
-			c.set.plan.Ledger.Delivered(d.MessageId, d.Redelivered)
+			c.set.plan.Ledger.DeliveredAttempt(d.MessageId, d.Redelivered, headerInt(d.Headers, AttemptHeader))
 			c.set.mu.Lock()
 			c.set.perMessage[d.MessageId]++
 			c.set.stats.Deliveries++

@@ -323,12 +323,26 @@ func (p *publisher) publishing(seq int) amqp.Publishing {
 		// The timestamp property has 1 s resolution on the wire.
 		msg.Headers = amqp.Table{SentAtHeader: now.UnixNano()}
 	}
+	if p.p.Mode.ConfirmMode() {
+		// Which attempt this copy is (recorded by Ledger.Published just
+		// before): a copy the broker requeues comes back flagged
+		// redelivered, and only the attempt tells a redelivery of a seen
+		// copy from a first delivery of a republished one.
+		if msg.Headers == nil {
+			msg.Headers = amqp.Table{}
+		}
+		msg.Headers[AttemptHeader] = int32(p.p.Ledger.Attempts(seq))
+	}
 	return msg
 }
 
 // SentAtHeader carries the publish time (unix ns) when live consumers
 // measure end-to-end latency.
 const SentAtHeader = "x-rmqtorture-sent-at-ns"
+
+// AttemptHeader carries the publish attempt (1 first, 2 first republish…)
+// of each copy in the confirm modes.
+const AttemptHeader = "x-rmqtorture-attempt"
 
 // MissingExchange is where fault publish-to-missing-exchange sends one
 // message; it is never declared.

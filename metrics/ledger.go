@@ -53,6 +53,7 @@ type Ledger struct {
 	everInDoubt  []bool   // at some point this id was in doubt
 	attempts     []uint16 // publish attempts (first publish + republishes)
 	deliveries   []uint32
+	seenAttempts []uint64 // bit a-1 set once a copy from publish attempt a (1–64) was delivered
 	retried      []uint32 // copies a consumer republished to the retry queue
 	parked       []uint32 // copies a consumer republished to the dead-letter queue
 	deadLettered []uint32 // deliveries from the dead-letter queue
@@ -75,6 +76,7 @@ func NewLedger(prefix string, n int) *Ledger {
 		everInDoubt:  make([]bool, n),
 		attempts:     make([]uint16, n),
 		deliveries:   make([]uint32, n),
+		seenAttempts: make([]uint64, n),
 		retried:      make([]uint32, n),
 		parked:       make([]uint32, n),
 		deadLettered: make([]uint32, n),
@@ -212,7 +214,14 @@ func (l *Ledger) MarkInDoubt(seq int) {
 // of an id already seen is the same stored message handed out again (a
 // consumer's channel closed before its ack), counted as a redelivery, not as
 // a duplicate.
-func (l *Ledger) Delivered(id string, redelivered bool) {
+func (l *Ledger) Delivered(id string, redelivered bool) { l.DeliveredAttempt(id, redelivered, 0) }
+
+// DeliveredAttempt is Delivered for a message that says which publish
+// attempt (1-based) it came from (0: unknown). Then a delivery flagged
+// redelivered is a redelivery only if a copy of that same attempt was
+// delivered before: the broker sets the flag on a copy it requeued, which
+// may be a republished copy nobody has seen yet, i.e. a duplicate.
+func (l *Ledger) DeliveredAttempt(id string, redelivered bool, attempt int) {
 	seq, ok := l.ParseID(id)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -221,11 +230,28 @@ func (l *Ledger) Delivered(id string, redelivered bool) {
 		return
 	}
 	l.series.delivered()
+	if attempt >= 1 && attempt <= 64 {
+		bit := uint64(1) << (attempt - 1)
+		if redelivered && l.seenAttempts[seq]&bit != 0 {
+			l.redeliveries++
+			return
+		}
+		l.seenAttempts[seq] |= bit
+		l.deliveries[seq]++
+		return
+	}
 	if redelivered && l.deliveries[seq] > 0 {
 		l.redeliveries++
 		return
 	}
 	l.deliveries[seq]++
+}
+
+// Attempts is how many publish attempts of seq were recorded (0: none).
+func (l *Ledger) Attempts(seq int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int(l.attempts[seq])
 }
 
 // Retried records that a consumer republished a copy of id to the retry

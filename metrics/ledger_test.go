@@ -376,3 +376,34 @@ func TestLedgerExtraCopyCountsOnceAcrossWorkAndDeadLetterQueues(t *testing.T) {
 		}
 	}
 }
+
+// The redelivered flag belongs to a copy: a republished copy (attempt 2)
+// first seen flagged redelivered (the broker requeued it from a consumer's
+// prefetch) is a duplicate; the first copy handed out again is a
+// redelivery. Without the attempt, the flag alone decides.
+func TestRedeliveredFlagIsPerPublishAttempt(t *testing.T) {
+	l := NewLedger("a-", 1)
+	l.Published(0, true)
+	l.MarkInDoubt(0)
+	l.Published(0, true)
+	if err := l.Settle(0, true); err != nil {
+		t.Fatal(err)
+	}
+	l.DeliveredAttempt("a-0", false, 1)
+	l.DeliveredAttempt("a-0", true, 2) // never seen: a duplicate, not a redelivery
+	l.DeliveredAttempt("a-0", true, 1) // seen: a redelivery
+	c, _, err := l.Reconcile(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Duplicates != 1 || c.DuplicatesFromRepublish != 1 || c.Redeliveries != 1 || c.Deliveries != 2 {
+		t.Fatalf("duplicates %d (from republish %d), redeliveries %d, deliveries %d; want 1, 1, 1, 2", c.Duplicates, c.DuplicatesFromRepublish, c.Redeliveries, c.Deliveries)
+	}
+	l2 := NewLedger("a-", 1)
+	l2.Published(0, true)
+	l2.Delivered("a-0", false)
+	l2.Delivered("a-0", true)
+	if c, _, _ := l2.Reconcile(true); c.Redeliveries != 1 || c.Duplicates != 0 {
+		t.Fatalf("unknown attempt: redeliveries %d duplicates %d", c.Redeliveries, c.Duplicates)
+	}
+}
