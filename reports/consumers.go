@@ -20,7 +20,7 @@ func consumerSection(w io.Writer, m scenario.ModeResult) {
 		return
 	}
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
-	p("\nLive consumers: %d (prefetch %d, ack every %d, on delivery: %s, processing delay %s ms): %s deliveries (%s flagged redelivered); %s acked, %s nack-requeued, %s rejected, %s retried, %s parked in the dead-letter queue; %d reconnects.\n",
+	p("\nLive consumers: %d (prefetch %d, ack every %d, on delivery: %s, processing delay %s ms): %s deliveries (%s flagged redelivered); %s acked, %s nack-requeued, %s rejected, %s retried, %s parked in the dead-letter queue; reconnects: %d.\n",
 		c.Count, c.Prefetch, c.AckEvery, c.OnDelivery, ms(c.ProcessingDelayMS), num(c.Deliveries), num(c.RedeliveredFlagged),
 		num(c.Acked), num(c.NackedRequeue), num(c.Rejected), num(c.Retried), num(c.Parked), c.Reconnects)
 	if c.EndToEndLatency.Count > 0 {
@@ -42,8 +42,17 @@ func consumerSection(w io.Writer, m scenario.ModeResult) {
 	hist("Deliveries per message to live consumers (deliveries × messages)", c.DeliveriesPerMessage)
 	hist("Own retry header ("+scenario.RetryHeader+") when parked (retries × messages)", c.RetriesAtPark)
 	hist("x-death count when parked (count × messages)", c.XDeathCountAtPark)
-	for _, e := range c.Errors {
-		p("\nConsumer error: %s\n", e)
+	if n := len(c.Errors); n > 0 {
+		// Reconnect attempts while the broker is down repeat themselves:
+		// the first few say it.
+		p("\nConsumer errors (%d kept", n)
+		if n > 3 {
+			p(", first 3 shown")
+		}
+		p("):\n\n")
+		for _, e := range c.Errors[:min(n, 3)] {
+			p("- %s\n", e)
+		}
 	}
 }
 

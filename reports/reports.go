@@ -27,7 +27,7 @@ func JSON(w io.Writer, r *scenario.Result) error {
 	return enc.Encode(r)
 }
 
-var ledgerHeader = []string{"mode", "sent", "confirmed", "lost", "nacked", "returned", "in doubt", "went in doubt", "republished", "delivered", "unconfirmed missing", "duplicates", "unexpected", "verdict"}
+var ledgerHeader = []string{"mode", "sent", "confirmed", "lost", "nacked", "returned", "in doubt", "went in doubt", "republished", "delivered", "unconfirmed missing", "duplicates", "redeliveries", "unexpected", "verdict"}
 
 // label names a mode result: its mode, and its matrix cell if any.
 func label(m scenario.ModeResult) string {
@@ -66,7 +66,7 @@ func ledgerRow(m scenario.ModeResult) []string {
 		dups += fmt.Sprintf(" (%s from republish)", num(m.DuplicatesFromRepublish))
 	}
 	return []string{label(m), num(m.Sent), confirmed, lost, num(m.Nacked), num(m.Returned), doubt, wentDoubt,
-		num(m.Republished), num(m.Delivered), missing, dups, num(m.Unexpected), string(m.Verdict.Status)}
+		num(m.Republished), num(m.Delivered), missing, dups, num(m.Redeliveries), num(m.Unexpected), string(m.Verdict.Status)}
 }
 
 var speedHeader = []string{"mode", "window", "publish msg/s (before fault)", "publish msg/s (whole burst)", "absorbed msg/s", "confirm p50 ms", "confirm p99 ms", "confirm max ms", "blocked ms", "broker downtime ms", "client recovery ms", "reconnects"}
@@ -163,6 +163,12 @@ func Table(w io.Writer, r *scenario.Result) error {
 	}
 	if err := table(w, false, speedHeader, speed); err != nil {
 		return err
+	}
+	for _, row := range speed {
+		if strings.HasSuffix(row[5], "†") {
+			fmt.Fprintln(w, "† confirm latency from each order's intended send time on the load.rate schedule (corrected for coordinated omission)")
+			break
+		}
 	}
 	if hdr, rows := matrixRows(r); rows != nil {
 		if err := table(w, false, hdr, rows); err != nil {

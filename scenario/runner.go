@@ -690,7 +690,7 @@ func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *F
 			break
 		}
 		rec.UnackedAtCrash, err = st.consumers.Crash(f.Down.D())
-		detail = fmt.Sprintf("consumer 0 crashed before its ack with %d processed deliveries unacknowledged; back after %s", rec.UnackedAtCrash, f.Down.D())
+		detail = fmt.Sprintf("crash-consumer: consumer 0 crashed before its ack with %d processed deliveries unacknowledged; back after %s", rec.UnackedAtCrash, f.Down.D())
 	}
 	if err != nil {
 		rec.Error = err.Error()
