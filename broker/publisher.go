@@ -214,18 +214,7 @@ func (p *publisher) pace(ctx context.Context, seq int) error {
 	p.paced++
 	p.mu.Unlock()
 	p.intended[seq].CompareAndSwap(0, due.UnixNano())
-	wait := time.Until(due)
-	if wait <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return scenario.Sleep(ctx, time.Until(due))
 }
 
 // deadline returns seq's message deadline, and false when none is set.

@@ -222,6 +222,13 @@ func (l *Ledger) Delivered(id string, redelivered bool) { l.DeliveredAttempt(id,
 // delivered before: the broker sets the flag on a copy it requeued, which
 // may be a republished copy nobody has seen yet, i.e. a duplicate.
 func (l *Ledger) DeliveredAttempt(id string, redelivered bool, attempt int) {
+	l.delivery(id, func(seq int) { l.deliveredLocked(seq, redelivered, attempt) })
+}
+
+// delivery records one delivery of id in the series and runs fn with the
+// ledger locked, or counts it as unexpected when this burst never
+// published id.
+func (l *Ledger) delivery(id string, fn func(seq int)) {
 	seq, ok := l.ParseID(id)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -230,6 +237,10 @@ func (l *Ledger) DeliveredAttempt(id string, redelivered bool, attempt int) {
 		return
 	}
 	l.series.delivered()
+	fn(seq)
+}
+
+func (l *Ledger) deliveredLocked(seq int, redelivered bool, attempt int) {
 	if attempt >= 1 && attempt <= 64 {
 		bit := uint64(1) << (attempt - 1)
 		if redelivered && l.seenAttempts[seq]&bit != 0 {
@@ -279,15 +290,7 @@ func (l *Ledger) Parked(id string) {
 // DeadLettered records one delivery of id from the dead-letter queue: the
 // message survived (it is not lost) and ended there.
 func (l *Ledger) DeadLettered(id string) {
-	seq, ok := l.ParseID(id)
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !ok || l.attempts[seq] == 0 {
-		l.unexpected++
-		return
-	}
-	l.series.delivered()
-	l.deadLettered[seq]++
+	l.delivery(id, func(seq int) { l.deadLettered[seq]++ })
 }
 
 // MarkNotPublished records that seq's deadline passed before any publish

@@ -308,7 +308,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		return res, false
 	}
 	log.Info("queue declared; settling before the burst", "queue", queue, "settle", s.Queue.SettleBeforeBurst.D())
-	if err := sleep(ctx, s.Queue.SettleBeforeBurst.D()); err != nil {
+	if err := Sleep(ctx, s.Queue.SettleBeforeBurst.D()); err != nil {
 		finish()
 		return res, false
 	}
@@ -449,7 +449,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 						// actually waited (the end of the burst cuts it short).
 						draw := time.Duration(rng.Int64N(int64(f.Jitter)))
 						began := time.Now()
-						if sleep(pubCtx, draw) != nil && ctx.Err() != nil {
+						if Sleep(pubCtx, draw) != nil && ctx.Err() != nil {
 							return
 						}
 						jitter = time.Since(began).Truncate(time.Microsecond)
@@ -728,7 +728,7 @@ func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *F
 		return rec, nil
 	}
 	// The planned downtime is cut short by Ctrl-C; the recovery is not.
-	_ = sleep(ctx, f.Down.D())
+	_ = Sleep(ctx, f.Down.D())
 	if f.Action == MemoryAlarm {
 		if err := r.Injector.MemoryAlarm(fctx, false); err != nil {
 			rec.Error = err.Error()
@@ -817,8 +817,8 @@ func (r *Runner) measure(res *ModeResult, st PublishStats, tl *metrics.Timeline,
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
 
-// sleep waits d or until ctx is done.
-func sleep(ctx context.Context, d time.Duration) error {
+// Sleep waits d or until ctx is done, and returns ctx's error if it was.
+func Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return ctx.Err()
 	}

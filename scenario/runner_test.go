@@ -236,7 +236,7 @@ func TestTriggerOnLastPublishStillFires(t *testing.T) {
 }
 
 func TestTimelineStepsRunInOrderAndAManualRecoveryIsRestored(t *testing.T) {
-	f, err := Parse("t.yaml", []byte(`version: 1
+	f := mustParse(t, `version: 1
 scenarios:
   - name: t
     queue: {settle_before_burst: 0s}
@@ -248,10 +248,7 @@ scenarios:
       - {action: reconnect, after: 30ms}
       - {action: stop, after: 40ms, manual_recovery: true}
       - {action: start, after: 45ms}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	b := &fakeBroker{}
 	res, _ := newRunner(b, &fakeTraffic{perPublish: 500 * time.Microsecond}).RunMode(context.Background(), &f.Scenarios[0], ConfirmWindow)
 	want := "kill start pause unpause disconnect reconnect stop start"
@@ -368,7 +365,7 @@ func TestRepeatingStepCutShortIsMissed(t *testing.T) {
 // with the unacknowledged count they report, and the consumers are stopped
 // and their stats kept before the drain.
 func TestCrashConsumerStepReachesLiveConsumers(t *testing.T) {
-	f, err := Parse("t.yaml", []byte(`version: 1
+	f := mustParse(t, `version: 1
 scenarios:
   - name: t
     queue: {settle_before_burst: 0s}
@@ -376,10 +373,7 @@ scenarios:
     consumers: {count: 2}
     drain: {idle: 1ms}
     faults: [{action: crash-consumer, published: 10, down: 3s}]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	tr := &fakeTraffic{}
 	res, _ := newRunner(&fakeBroker{}, tr).RunMode(context.Background(), &f.Scenarios[0], ConfirmWindow)
 	if tr.consumers == nil || !tr.consumers.stopped || len(tr.consumers.crashes) != 1 || tr.consumers.crashes[0] != 3*time.Second {
@@ -394,7 +388,7 @@ scenarios:
 // the broker is fine, so the burst and the drain go on and the run is
 // inconclusive, never "broker not back".
 func TestFailedClientSideFaultIsMissedNotBrokerLost(t *testing.T) {
-	f, err := Parse("t.yaml", []byte(`version: 1
+	f := mustParse(t, `version: 1
 scenarios:
   - name: t
     queue: {settle_before_burst: 0s}
@@ -402,10 +396,7 @@ scenarios:
     consumers: {count: 1}
     drain: {idle: 1ms}
     faults: [{action: crash-consumer, published: 10}]
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	tr := &fakeTraffic{crashErr: errors.New("consumer 0 received no delivery to crash on within 30s")}
 	res, down := newRunner(&fakeBroker{}, tr).RunMode(context.Background(), &f.Scenarios[0], ConfirmWindow)
 	reasons := strings.Join(res.Verdict.Reasons, "; ")
@@ -418,15 +409,12 @@ scenarios:
 // dead-letter queue) loses confirmed messages without failing the run; the
 // loss is counted and explained.
 func TestLossByDesignIsCountedNotFailed(t *testing.T) {
-	f, err := Parse("t.yaml", []byte(`version: 1
+	f := mustParse(t, `version: 1
 scenarios:
   - name: t
     queue: {type: classic, settle_before_burst: 0s, arguments: {x-max-length: 10}}
     load: {messages: 50}
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
+`)
 	tr := &fakeTraffic{lose: map[int]bool{1: true, 2: true}}
 	res, _ := newRunner(&fakeBroker{}, tr).RunMode(context.Background(), &f.Scenarios[0], ConfirmWindow)
 	if res.Lost != 2 || !res.LostAllowed || res.Verdict.Status != Pass || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "x-max-length with drop-head") {
@@ -437,4 +425,14 @@ scenarios:
 	if res.LostAllowed || res.Verdict.Status != Fail {
 		t.Fatalf("with a dead-letter queue: allowed %v verdict %+v", res.LostAllowed, res.Verdict)
 	}
+}
+
+// mustParse parses a scenario file or fails the test.
+func mustParse(t *testing.T, yaml string) *File {
+	t.Helper()
+	f, err := Parse("t.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
