@@ -361,6 +361,15 @@ func (p *parser) defaults(f *File) {
 		if !at("load.publishers") {
 			s.Load.Publishers = 1
 		}
+		// Spelled out so validate shows them; nil still means the default.
+		if !at("load.persistent") {
+			t := true
+			s.Load.Persistent = &t
+		}
+		if !at("queue.durable") {
+			t := true
+			s.Queue.Durable = &t
+		}
 		if s.Consumers.Count > 0 {
 			if !at("consumers.prefetch") {
 				s.Consumers.Prefetch = 100
