@@ -401,6 +401,7 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 	for {
 		seq, ok := p.take()
 		if !ok {
+			p.finalClose(conn, epoch)
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
@@ -435,6 +436,19 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 			return errEpochOver
 		default:
 		}
+	}
+}
+
+// finalClose ends a fire-and-forget connection whose publishes all
+// returned: a publish that returned may still sit in socket buffers (after
+// a pause, seconds of them), and the broker sends connection.close-ok only
+// after every earlier frame, so waiting for it (up to the confirm timeout,
+// at least 10 s) lets them land. Abandoning the socket sooner can reset it
+// and discard them: a loss the tool, not the broker, would have caused.
+func (p *publisher) finalClose(conn *amqp.Connection, epoch metrics.Epoch) {
+	wait := max(p.p.ConfirmTimeout, 10*time.Second)
+	if err := conn.CloseDeadline(time.Now().Add(wait)); err != nil {
+		p.p.Timeline.Add(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: final close not acknowledged within %s (%v): publishes still buffered may be lost", epoch, wait, err))
 	}
 }
 
