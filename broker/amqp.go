@@ -100,12 +100,8 @@ func (a *AMQP) Declare(ctx context.Context, q scenario.QueueSpec) error {
 			// exchange (dead-lettering on x-message-ttl).
 			retry := amqp.Table{"x-queue-type": string(q.Type), "x-message-ttl": q.RetryDelay.Milliseconds(),
 				"x-dead-letter-exchange": "", "x-dead-letter-routing-key": q.Name}
-			decl, err := ch.QueueDeclare(q.RetryQueue, true, false, false, false, retry)
-			if err != nil {
-				return fmt.Errorf("declare retry queue %q (%v): %w", q.RetryQueue, retry, err)
-			}
-			if decl.Messages > 0 {
-				return fmt.Errorf("queue %q already holds %d messages; rmqtorture needs an empty queue", q.RetryQueue, decl.Messages)
+			if err := declareEmpty(ch, q.RetryQueue, true, retry); err != nil {
+				return err
 			}
 		}
 		if err := declareBound(ch, q.Name, q.Name, q.Durable, args); err != nil {
@@ -118,17 +114,26 @@ func (a *AMQP) Declare(ctx context.Context, q scenario.QueueSpec) error {
 	})
 }
 
-func declareBound(ch *amqp.Channel, name, key string, durable bool, args amqp.Table) error {
-	return declareBoundTo(ch, Exchange, name, key, durable, args)
-}
-
-func declareBoundTo(ch *amqp.Channel, exchange, name, key string, durable bool, args amqp.Table) error {
+// declareEmpty declares a queue and refuses one that already holds messages:
+// a stale queue makes every count a lie.
+func declareEmpty(ch *amqp.Channel, name string, durable bool, args amqp.Table) error {
 	decl, err := ch.QueueDeclare(name, durable, false, false, false, args)
 	if err != nil {
 		return fmt.Errorf("declare queue %q (%v): %w", name, args, err)
 	}
 	if decl.Messages > 0 {
 		return fmt.Errorf("queue %q already holds %d messages; rmqtorture needs an empty queue", name, decl.Messages)
+	}
+	return nil
+}
+
+func declareBound(ch *amqp.Channel, name, key string, durable bool, args amqp.Table) error {
+	return declareBoundTo(ch, Exchange, name, key, durable, args)
+}
+
+func declareBoundTo(ch *amqp.Channel, exchange, name, key string, durable bool, args amqp.Table) error {
+	if err := declareEmpty(ch, name, durable, args); err != nil {
+		return err
 	}
 	if err := ch.QueueBind(name, key, exchange, false, nil); err != nil {
 		return fmt.Errorf("bind queue %q to %q: %w", name, exchange, err)

@@ -178,14 +178,8 @@ func (c *consumer) run(ctx context.Context) {
 	sessions := 0
 	var downUntil time.Time
 	for {
-		if wait := time.Until(downUntil); wait > 0 {
-			select {
-			case <-time.After(wait):
-			case <-c.stop:
-				return
-			case <-ctx.Done():
-				return
-			}
+		if !c.wait(ctx, time.Until(downUntil)) {
+			return
 		}
 		err := c.session(ctx, &sessions, &downUntil)
 		if errors.Is(err, errStopped) || ctx.Err() != nil {
@@ -193,17 +187,29 @@ func (c *consumer) run(ctx context.Context) {
 		}
 		if err != nil {
 			c.set.errorf("consumer %d: %v", c.index, err)
-			select {
-			case <-time.After(backoff):
-			case <-c.stop:
-				return
-			case <-ctx.Done():
+			if !c.wait(ctx, backoff) {
 				return
 			}
 			backoff = min(2*backoff, time.Second)
 			continue
 		}
 		backoff = 50 * time.Millisecond
+	}
+}
+
+// wait waits d (none when d <= 0) and reports false when Stop or ctx ended
+// the consumer meanwhile.
+func (c *consumer) wait(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	select {
+	case <-time.After(d):
+		return true
+	case <-c.stop:
+		return false
+	case <-ctx.Done():
+		return false
 	}
 }
 

@@ -298,7 +298,9 @@ func (p *publisher) connect(ctx context.Context, index int) (*amqp.Connection, e
 	}
 }
 
-func (p *publisher) publishing(seq int) amqp.Publishing {
+// publishing builds order seq's message; attempt > 0 (confirm modes) is the
+// publish attempt Ledger.Published returned, carried in AttemptHeader.
+func (p *publisher) publishing(seq, attempt int) amqp.Publishing {
 	id := p.p.Ledger.MessageID(seq)
 	now := time.Now()
 	msg := amqp.Publishing{
@@ -312,15 +314,14 @@ func (p *publisher) publishing(seq int) amqp.Publishing {
 		// The timestamp property has 1 s resolution on the wire.
 		msg.Headers = amqp.Table{SentAtHeader: now.UnixNano()}
 	}
-	if p.p.Mode.ConfirmMode() {
-		// Which attempt this copy is (recorded by Ledger.Published just
-		// before): a copy the broker requeues comes back flagged
-		// redelivered, and only the attempt tells a redelivery of a seen
-		// copy from a first delivery of a republished one.
+	if attempt > 0 {
+		// A copy the broker requeues comes back flagged redelivered, and
+		// only the attempt tells a redelivery of a seen copy from a first
+		// delivery of a republished one.
 		if msg.Headers == nil {
 			msg.Headers = amqp.Table{}
 		}
-		msg.Headers[AttemptHeader] = int32(p.p.Ledger.Attempts(seq))
+		msg.Headers[AttemptHeader] = int32(attempt)
 	}
 	return msg
 }
@@ -417,7 +418,7 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 		}
 		exchange, key := p.route(seq)
 		w.callStarted()
-		err := ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq))
+		err := ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq, 0))
 		w.progress()
 		if err != nil {
 			p.p.Ledger.PublishFailed(seq, false)
@@ -631,8 +632,9 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 		now := time.Now()
 		trackMu.Lock()
 		tracked, err := p.tracker.Track(epoch, tag, seq, now)
+		attempt := 0
 		if tracked {
-			p.p.Ledger.Published(seq, true)
+			attempt = p.p.Ledger.Published(seq, true)
 		}
 		trackMu.Unlock()
 		if err != nil {
@@ -645,7 +647,7 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 		}
 		exchange, key := p.route(seq)
 		w.callStarted()
-		err = ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq))
+		err = ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq, attempt))
 		w.progress()
 		if err != nil {
 			if _, still := p.tracker.Settle(epoch, tag); still {

@@ -124,8 +124,8 @@ func (l *Ledger) ParseID(id string) (seq int, ok bool) {
 // Published records a publish attempt of seq. confirmMode says whether the
 // channel is in confirm mode (the attempt then waits for a confirm) or not
 // (fire-and-forget: the id is handed off). A second attempt of an id counts as
-// a republish.
-func (l *Ledger) Published(seq int, confirmMode bool) {
+// a republish. It returns which attempt this is (1 for the first).
+func (l *Ledger) Published(seq int, confirmMode bool) (attempt int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.attempts[seq] == 0 {
@@ -149,6 +149,7 @@ func (l *Ledger) Published(seq int, confirmMode bool) {
 	} else {
 		l.outcome[seq] = HandedOff
 	}
+	return int(l.attempts[seq])
 }
 
 // PublishFailed records that a publish call of seq returned an error (counted
@@ -258,31 +259,21 @@ func (l *Ledger) deliveredLocked(seq int, redelivered bool, attempt int) {
 	l.deliveries[seq]++
 }
 
-// Attempts is how many publish attempts of seq were recorded (0: none).
-func (l *Ledger) Attempts(seq int) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return int(l.attempts[seq])
-}
-
 // Retried records that a consumer republished a copy of id to the retry
 // queue: a later delivery of that copy from the work queue is explained by
 // the retry, not a duplicate. Unknown ids are ignored (their deliveries
 // count as unexpected).
-func (l *Ledger) Retried(id string) {
-	if seq, ok := l.ParseID(id); ok {
-		l.mu.Lock()
-		l.retried[seq]++
-		l.mu.Unlock()
-	}
-}
+func (l *Ledger) Retried(id string) { l.bump(id, l.retried) }
 
 // Parked records that a consumer republished a copy of id to the
 // dead-letter queue: it explains one copy there.
-func (l *Ledger) Parked(id string) {
+func (l *Ledger) Parked(id string) { l.bump(id, l.parked) }
+
+// bump adds one to counts[seq] for a known id; unknown ids are ignored.
+func (l *Ledger) bump(id string, counts []uint32) {
 	if seq, ok := l.ParseID(id); ok {
 		l.mu.Lock()
-		l.parked[seq]++
+		counts[seq]++
 		l.mu.Unlock()
 	}
 }

@@ -24,7 +24,7 @@ func consumerSection(w io.Writer, m scenario.ModeResult) {
 		c.Count, c.Prefetch, c.AckEvery, c.OnDelivery, ms(c.ProcessingDelayMS), num(c.Deliveries), num(c.RedeliveredFlagged),
 		num(c.Acked), num(c.NackedRequeue), num(c.Rejected), num(c.Retried), num(c.Parked), c.Reconnects)
 	if c.EndToEndLatency.Count > 0 {
-		p("\nEnd-to-end latency (publish call → delivery to a live consumer): %s.\n", strings.Replace(latency(c.EndToEndLatency), "confirms", "deliveries", 1))
+		p("\nEnd-to-end latency (publish call → delivery to a live consumer): %s.\n", latencyOver(c.EndToEndLatency, "deliveries"))
 	}
 	if c.Crashes > 0 {
 		p("\nConsumer crashes: %d, leaving %s processed deliveries unacknowledged; the broker handed them out again: %s redeliveries of ids already processed (the application saw them twice; not publisher duplicates, which are %s).\n",

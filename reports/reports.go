@@ -382,7 +382,13 @@ func latency(l metrics.LatencySummary) string {
 	if l.Count == 0 {
 		return "none recorded (no confirm arrived)"
 	}
-	s := fmt.Sprintf("p50 %s ms, p90 %s ms, p99 %s ms, p99.9 %s ms, max %s ms over %s confirms", ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max), num(int(l.Count)))
+	return latencyOver(l, "confirms")
+}
+
+// latencyOver describes a latency summary of count samples of what
+// ("confirms", "deliveries").
+func latencyOver(l metrics.LatencySummary, what string) string {
+	s := fmt.Sprintf("p50 %s ms, p90 %s ms, p99 %s ms, p99.9 %s ms, max %s ms over %s %s", ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max), num(int(l.Count)), what)
 	if l.OutOfRange > 0 {
 		s += fmt.Sprintf(" (%s more beyond 10 minutes, not recorded)", num(int(l.OutOfRange)))
 	}
