@@ -402,6 +402,7 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 	for {
 		seq, ok := p.take()
 		if !ok {
+			w.stopDeadlines()
 			p.finalClose(conn, epoch)
 			return nil
 		}

@@ -14,8 +14,9 @@ import (
 // watcher keeps one publisher connection honest and bounded. It records why
 // the broker closed the channel or connection (reply code and text), the
 // time the connection spent blocked (connection.blocked / unblocked, e.g. a
-// memory alarm), client stalls (connected, nothing published and nothing
-// confirmed for StallTimeout, and not blocked), and it ends the connection
+// memory alarm), client stalls (connected, no publish call running,
+// nothing published and nothing confirmed for StallTimeout, and not
+// blocked), and it ends the connection
 // when a confirm is older than ConfirmTimeout or a publish call has been
 // stuck that long: amqp091-go does not honour contexts mid-write, so
 // without this a blocked or paused broker would hang the publisher forever.
@@ -30,9 +31,10 @@ type watcher struct {
 	inCall   atomic.Int64 // unix ns when the running publish call started; 0 when none
 	blocked  atomic.Bool
 
-	closed chan struct{} // closed once the channel or connection has closed
-	done   chan struct{}
-	wg     sync.WaitGroup
+	closed   chan struct{} // closed once the channel or connection has closed
+	done     chan struct{} // closed to end the deadline and stall checks
+	doneOnce sync.Once
+	wg       sync.WaitGroup
 }
 
 // watch starts a watcher for one epoch; stop ends it.
@@ -60,10 +62,15 @@ func (w *watcher) progress() {
 // stop closes the connection (bounded) and waits for the watcher's
 // goroutines, so every close reason and blocked interval is recorded.
 func (w *watcher) stop() {
-	close(w.done)
+	w.stopDeadlines()
 	closeConn(w.conn)
 	w.wg.Wait()
 }
+
+// stopDeadlines ends the deadline and stall checks while close reasons and
+// blocked time are still recorded: for rmqtorture's own final wait on a
+// connection, which is neither a stuck call nor a client stall.
+func (w *watcher) stopDeadlines() { w.doneOnce.Do(func() { close(w.done) }) }
 
 func (w *watcher) closes(chClose, connClose chan *amqp.Error) {
 	defer w.wg.Done()
@@ -149,7 +156,10 @@ func (w *watcher) deadlines() {
 		}
 		idle := now.Sub(time.Unix(0, last))
 		switch {
-		case idle > w.p.p.StallTimeout && !w.blocked.Load() && !stalled:
+		// A publish call still running is waiting on the broker (TCP
+		// pushback, e.g. the moment after connection.unblocked), not a
+		// client stall; the call deadline above bounds it.
+		case idle > w.p.p.StallTimeout && !w.blocked.Load() && w.inCall.Load() == 0 && !stalled:
 			stalled = true
 			w.p.statsMu.Lock()
 			w.p.stats.Stalls++
