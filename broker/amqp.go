@@ -9,14 +9,14 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/rmqtorture/rmqtorture/scenario"
+	"github.com/rmqtorture/rmqtorture/engine"
 )
 
 // Exchange is the durable direct exchange every burst publishes to; each
 // burst's queue is bound to it with its own name as routing key.
 const Exchange = "rmqtorture.orders"
 
-// AMQP implements scenario.Traffic against one broker over AMQP 0.9.1.
+// AMQP implements engine.Traffic against one broker over AMQP 0.9.1.
 type AMQP struct {
 	// URL returns the broker's current AMQP URL (it can change when an
 	// attached container starts again).
@@ -71,7 +71,7 @@ func (a *AMQP) withChannel(ctx context.Context, name string, fn func(*amqp.Chann
 // Declare declares the durable exchange and a durable queue of the given
 // type bound to it, and refuses a queue that already holds messages: a stale
 // queue makes every count a lie.
-func (a *AMQP) Declare(ctx context.Context, q scenario.QueueSpec) error {
+func (a *AMQP) Declare(ctx context.Context, q engine.QueueSpec) error {
 	return a.withChannel(ctx, "setup", func(ch *amqp.Channel) error {
 		if err := ch.ExchangeDeclare(Exchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
 			return fmt.Errorf("declare exchange %q: %w", Exchange, err)
@@ -165,7 +165,7 @@ const drainAckEvery = 250
 // confirmed ids are then lost). Consume failures (a quorum queue
 // without a leader right after a restart) are retried until ctx's deadline,
 // which is returned as an error: the drain is then incomplete.
-func (a *AMQP) Drain(ctx context.Context, d scenario.DrainPlan) error {
+func (a *AMQP) Drain(ctx context.Context, d engine.DrainPlan) error {
 	var last error
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
@@ -187,7 +187,7 @@ func (a *AMQP) Drain(ctx context.Context, d scenario.DrainPlan) error {
 	}
 }
 
-func (a *AMQP) drainOnce(ctx context.Context, d scenario.DrainPlan) (bool, error) {
+func (a *AMQP) drainOnce(ctx context.Context, d engine.DrainPlan) (bool, error) {
 	conn, err := a.dial("drain")
 	if err != nil {
 		return false, err

@@ -11,6 +11,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -23,7 +24,7 @@ const DeadLetterExchange = "rmqtorture.dlx"
 // consumerSet runs the live consumers of one burst.
 type consumerSet struct {
 	a      *AMQP
-	plan   scenario.ConsumePlan
+	plan   engine.ConsumePlan
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	cons   []*consumer
@@ -58,7 +59,7 @@ type crashRequest struct {
 // the configured on_delivery behaviour. Every delivery is recorded in the
 // ledger (Ledger.Delivered with its redelivered flag). Consumers reconnect
 // with backoff after a broker fault until Stop or ctx is done.
-func (a *AMQP) Consume(ctx context.Context, c scenario.ConsumePlan) (scenario.LiveConsumers, error) {
+func (a *AMQP) Consume(ctx context.Context, c engine.ConsumePlan) (engine.LiveConsumers, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	set := &consumerSet{a: a, plan: c, cancel: cancel, perMessage: map[string]int{},
 		retriesAtPark: map[int]int{}, xDeathAtPark: map[int]int{}, endToEnd: metrics.NewLatency()}
@@ -77,7 +78,7 @@ func (a *AMQP) Consume(ctx context.Context, c scenario.ConsumePlan) (scenario.Li
 	return set, nil
 }
 
-// Crash implements scenario.LiveConsumers: the first consumer crashes on its
+// Crash implements engine.LiveConsumers: the first consumer crashes on its
 // next delivery, after processing it and before acknowledging it, so at
 // least one processed delivery is left unacknowledged. It waits at most 10 s
 // for the consumer to take the request and 30 s for that delivery.
@@ -99,7 +100,7 @@ func (s *consumerSet) Crash(down time.Duration) (int, error) {
 	}
 }
 
-// LastDelivery implements scenario.LiveConsumers.
+// LastDelivery implements engine.LiveConsumers.
 func (s *consumerSet) LastDelivery() time.Time {
 	if ns := s.lastDelivery.Load(); ns != 0 {
 		return time.Unix(0, ns)
@@ -107,7 +108,7 @@ func (s *consumerSet) LastDelivery() time.Time {
 	return time.Time{}
 }
 
-// Stop implements scenario.LiveConsumers: every consumer acknowledges what it
+// Stop implements engine.LiveConsumers: every consumer acknowledges what it
 // processed and closes; deliveries it held unprocessed go back to the queue
 // for the drain.
 func (s *consumerSet) Stop() scenario.ConsumerStats {

@@ -19,6 +19,7 @@ import (
 	"github.com/docker/docker/client"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -179,7 +180,7 @@ func publishNoFault(t *testing.T, c *Container, mode scenario.Mode, queue string
 	a := &AMQP{URL: c.URL, Log: quiet}
 	name := "rmqt.it." + string(mode)
 	if declare {
-		if err := a.Declare(ctx, scenario.QueueSpec{Name: name, Type: scenario.Quorum, Durable: true}); err != nil {
+		if err := a.Declare(ctx, engine.QueueSpec{Name: name, Type: scenario.Quorum, Durable: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -188,7 +189,7 @@ func publishNoFault(t *testing.T, c *Container, mode scenario.Mode, queue string
 	}
 	l := metrics.NewLedger("it-", n)
 	tl := metrics.NewTimeline(time.Now())
-	st, err := a.Publish(ctx, scenario.PublishPlan{
+	st, err := a.Publish(ctx, engine.PublishPlan{
 		Queue: queue, Mode: mode, Messages: n, Window: window, ConfirmTimeout: 10 * time.Second,
 		Republish: scenario.RepublishInDoubt, ReconnectTimeout: 10 * time.Second,
 		Ledger: l, Latency: metrics.NewLatency(), Timeline: tl, OnPublished: func(int, int) {},
@@ -202,7 +203,7 @@ func publishNoFault(t *testing.T, c *Container, mode scenario.Mode, queue string
 	if declare {
 		dctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 		defer cancel()
-		if err := a.Drain(dctx, scenario.DrainPlan{Queue: name, Ledger: l, Idle: 500 * time.Millisecond, LostWait: 5 * time.Second, Satisfied: l.AllConfirmedDelivered}); err != nil {
+		if err := a.Drain(dctx, engine.DrainPlan{Queue: name, Ledger: l, Idle: 500 * time.Millisecond, LostWait: 5 * time.Second, Satisfied: l.AllConfirmedDelivered}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -239,7 +240,7 @@ func TestUnroutableMandatoryIsReturnedNotConfirmed(t *testing.T) {
 	_, c := startBroker(t)
 	a := &AMQP{URL: c.URL, Log: quiet}
 	// The exchange exists, nothing is bound with this routing key.
-	if err := a.Declare(context.Background(), scenario.QueueSpec{Name: "rmqt.it.bound", Type: scenario.Classic, Durable: true}); err != nil {
+	if err := a.Declare(context.Background(), engine.QueueSpec{Name: "rmqt.it.bound", Type: scenario.Classic, Durable: true}); err != nil {
 		t.Fatal(err)
 	}
 	const n = 500
@@ -258,12 +259,12 @@ func TestRateLimitPacesPublishing(t *testing.T) {
 	_, c := startBroker(t)
 	a := &AMQP{URL: c.URL, Log: quiet}
 	ctx := context.Background()
-	if err := a.Declare(ctx, scenario.QueueSpec{Name: "rmqt.it.rate", Type: scenario.Classic, Durable: true}); err != nil {
+	if err := a.Declare(ctx, engine.QueueSpec{Name: "rmqt.it.rate", Type: scenario.Classic, Durable: true}); err != nil {
 		t.Fatal(err)
 	}
 	l := metrics.NewLedger("rate-", 600)
 	start := time.Now()
-	st, err := a.Publish(ctx, scenario.PublishPlan{
+	st, err := a.Publish(ctx, engine.PublishPlan{
 		Queue: "rmqt.it.rate", Mode: scenario.ConfirmWindow, Messages: 600, Window: 100, ConfirmTimeout: 10 * time.Second,
 		Republish: scenario.RepublishInDoubt, ReconnectTimeout: 10 * time.Second, Rate: 1500, StallTimeout: 10 * time.Second,
 		Ledger: l, Latency: metrics.NewLatency(), Timeline: metrics.NewTimeline(start), OnPublished: func(int, int) {},

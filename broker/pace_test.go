@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rmqtorture/rmqtorture/scenario"
+	"github.com/rmqtorture/rmqtorture/engine"
 )
 
 // The rate schedule gives call k the due time start + k/rate whatever the
 // publisher did meanwhile, keeps an order's first due time across its
 // republishes, and does not pace at all without a rate.
 func TestPaceFollowsTheSchedule(t *testing.T) {
-	p := &publisher{p: scenario.PublishPlan{Rate: 1000}, intended: make([]atomic.Int64, 4)}
+	p := &publisher{p: engine.PublishPlan{Rate: 1000}, intended: make([]atomic.Int64, 4)}
 	ctx := context.Background()
 	for _, seq := range []int{0, 1, 2} {
 		if err := p.pace(ctx, seq); err != nil {

@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -66,9 +67,9 @@ var errEpochOver = errors.New("publisher connection lost")
 //     before a write.
 type publisher struct {
 	a       *AMQP
-	p       scenario.PublishPlan
+	p       engine.PublishPlan
 	tracker *metrics.ConfirmTracker
-	stats   scenario.PublishStats
+	stats   engine.PublishStats
 	statsMu sync.Mutex
 
 	mu    sync.Mutex
@@ -101,7 +102,7 @@ type publisher struct {
 // confirm modes, settled (or left in doubt under republish: none); an error
 // when it could not reconnect within plan.ReconnectTimeout; ctx's error when
 // cancelled.
-func (a *AMQP) Publish(ctx context.Context, plan scenario.PublishPlan) (scenario.PublishStats, error) {
+func (a *AMQP) Publish(ctx context.Context, plan engine.PublishPlan) (engine.PublishStats, error) {
 	pub := &publisher{a: a, p: plan, tracker: metrics.NewConfirmTracker(), settled: make(chan struct{}), misroute: plan.Misroute,
 		firstTry: make([]atomic.Int64, plan.Messages), deliveryMode: amqp.Persistent}
 	if plan.Transient {
@@ -214,7 +215,7 @@ func (p *publisher) pace(ctx context.Context, seq int) error {
 	p.paced++
 	p.mu.Unlock()
 	p.intended[seq].CompareAndSwap(0, due.UnixNano())
-	return scenario.Sleep(ctx, time.Until(due))
+	return engine.Sleep(ctx, time.Until(due))
 }
 
 // deadline returns seq's message deadline, and false when none is set.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -200,7 +201,7 @@ func TestRepeatedKillsReplayTheirJitter(t *testing.T) {
 		t.Fatalf("seed %d", r.Seed)
 	}
 	m := mode(t, r, scenario.ConfirmWindow)
-	rng := scenario.JitterSource(7)
+	rng := engine.JitterSource(7)
 	if len(m.Faults) != 2 {
 		t.Fatalf("faults %+v", m.Faults)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -64,7 +65,7 @@ func startProgress(w io.Writer, tty bool, interval time.Duration) *progress {
 	return p
 }
 
-// onBurst follows a new burst (scenario.Runner.OnBurst).
+// onBurst follows a new burst (engine.Runner.OnBurst).
 func (p *progress) onBurst(m scenario.Mode, s *metrics.Series, tl *metrics.Timeline) {
 	if p == nil {
 		return
@@ -86,7 +87,7 @@ func (p *progress) draw(now time.Time) {
 		rate = float64(t.Published-p.lastPub) / dt.Seconds()
 	}
 	p.lastPub, p.lastAt = t.Published, now
-	state := scenario.BrokerStateNow(p.tl.Events())
+	state := engine.BrokerStateNow(p.tl.Events())
 	fmt.Fprint(p.w, clearLine+progressLine(p.mode, now.Sub(p.s.Start()), t, rate, state))
 	p.shown = true
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/reports"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -349,7 +350,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	}
 	res.BrokerVersion = ctr.ServerVersion()
 
-	runner := &scenario.Runner{
+	runner := &engine.Runner{
 		Injector:     ctr,
 		Traffic:      &broker.AMQP{URL: ctr.URL, Log: log},
 		Log:          log,

@@ -723,7 +723,7 @@ func (p *parser) validateTimeline(sp string, s *Scenario) {
 		if f.PublishedPercent != nil && math.IsNaN(*f.PublishedPercent) {
 			continue // reported as out of range
 		}
-		if n, ok := f.countTrigger(s.Load.Messages); ok {
+		if n, ok := f.CountTrigger(s.Load.Messages); ok {
 			if n < lastCount {
 				p.fail(fp, "triggers at %d published, before %s (%d): steps run in order", n, lastCountPath, lastCount)
 			}

@@ -196,3 +196,25 @@ func (r *Result) BrokerVersionOrImage() string {
 	}
 	return r.Image
 }
+
+// Recovery is how the run came back from one fault, each step in ms since
+// the fault was applied (the fault event), null when it did not happen
+// before the next fault or the end of the run. Sources: the timeline's
+// broker-started, broker-ready, connected and first-progress events, and the
+// series' in-doubt backlog.
+type Recovery struct {
+	// ContainerRunningMS: the container started, unpaused or reconnected
+	// again (0 for restart: the restart call returns with it running).
+	ContainerRunningMS *float64 `json:"container_running_ms"`
+	// AMQPAcceptingMS: an AMQP login succeeded again.
+	AMQPAcceptingMS *float64 `json:"amqp_accepting_ms"`
+	// PublisherReconnectedMS: the publisher's next connection was open.
+	PublisherReconnectedMS *float64 `json:"publisher_reconnected_ms"`
+	// FirstConfirmMS: the first basic.ack or basic.nack on that connection
+	// (confirm modes only).
+	FirstConfirmMS *float64 `json:"first_confirm_ms"`
+	// BacklogDrainedMS: from the first confirm on, the first moment no id was
+	// in doubt or republished and unconfirmed (confirm modes only; null when
+	// in-doubt ids were never republished).
+	BacklogDrainedMS *float64 `json:"backlog_drained_ms"`
+}

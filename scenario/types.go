@@ -583,9 +583,9 @@ func Persistence(persistent bool) string {
 // DefaultImage is the image scripts/build-broker-image.sh builds.
 const DefaultImage = "rmqtorture/rabbitmq:4.0-trixie"
 
-// countTrigger returns the publish count a step fires at, for count and
+// CountTrigger returns the publish count a step fires at, for count and
 // percent triggers.
-func (f Fault) countTrigger(messages int) (int, bool) {
+func (f Fault) CountTrigger(messages int) (int, bool) {
 	switch {
 	case f.PublishedPercent != nil:
 		return int(math.Ceil(*f.PublishedPercent / 100 * float64(messages))), true

@@ -1,4 +1,4 @@
-package scenario
+package engine
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
 // fakeBroker records faults; readyErr makes the broker never come back.
@@ -120,15 +122,15 @@ func (c *fakeConsumers) Crash(down time.Duration) (int, error) {
 	return 7, c.crashErr
 }
 func (c *fakeConsumers) LastDelivery() time.Time { return time.Time{} }
-func (c *fakeConsumers) Stop() ConsumerStats {
+func (c *fakeConsumers) Stop() scenario.ConsumerStats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stopped = true
-	return ConsumerStats{Count: c.plan.Consumers.Count, Crashes: len(c.crashes), UnackedAtCrash: 7 * len(c.crashes)}
+	return scenario.ConsumerStats{Count: c.plan.Consumers.Count, Crashes: len(c.crashes), UnackedAtCrash: 7 * len(c.crashes)}
 }
 
-func testScenario(messages int, pct float64) *Scenario {
-	f, err := Parse("t.yaml", []byte(`version: 1
+func testScenario(messages int, pct float64) *scenario.Scenario {
+	f, err := scenario.Parse("t.yaml", []byte(`version: 1
 scenarios:
   - name: t
     queue: {settle_before_burst: 0s}
@@ -150,8 +152,8 @@ func newRunner(b FaultInjector, tr Traffic) *Runner {
 
 func TestRunModeTriggersAtThresholdAndPasses(t *testing.T) {
 	b, tr := &fakeBroker{}, &fakeTraffic{}
-	res, down := newRunner(b, tr).RunMode(context.Background(), testScenario(200, 37.5), ConfirmWindow)
-	if down || res.Verdict.Status != Pass {
+	res, down := newRunner(b, tr).RunMode(context.Background(), testScenario(200, 37.5), scenario.ConfirmWindow)
+	if down || res.Verdict.Status != scenario.Pass {
 		t.Fatalf("verdict %+v down=%v", res.Verdict, down)
 	}
 	if len(b.kills) != 1 || b.kills[0] != "SIGKILL" || b.starts != 1 {
@@ -168,8 +170,8 @@ func TestRunModeTriggersAtThresholdAndPasses(t *testing.T) {
 
 func TestRunModeLostConfirmedFails(t *testing.T) {
 	tr := &fakeTraffic{lose: map[int]bool{3: true, 4: true, 9: true}}
-	res, _ := newRunner(&fakeBroker{}, tr).RunMode(context.Background(), testScenario(10, 50), ConfirmEach)
-	if res.Verdict.Status != Fail || res.Lost != 3 || len(res.IDs.Lost) != 2 || res.IDs.Lost[0].String() != "3-4" {
+	res, _ := newRunner(&fakeBroker{}, tr).RunMode(context.Background(), testScenario(10, 50), scenario.ConfirmEach)
+	if res.Verdict.Status != scenario.Fail || res.Lost != 3 || len(res.IDs.Lost) != 2 || res.IDs.Lost[0].String() != "3-4" {
 		t.Fatalf("verdict %+v lost %d ids %+v", res.Verdict, res.Lost, res.IDs.Lost)
 	}
 }
@@ -177,15 +179,15 @@ func TestRunModeLostConfirmedFails(t *testing.T) {
 func TestBrokerNotBackIsInconclusiveAndStopsLaterModes(t *testing.T) {
 	b, tr := &fakeBroker{readyErr: errors.New("not ready in 1m")}, &fakeTraffic{}
 	// fire-and-forget first, as in kill-mid-burst
-	results := newRunner(b, tr).RunModes(context.Background(), testScenario(100, 10), Modes)
+	results := newRunner(b, tr).RunModes(context.Background(), testScenario(100, 10), scenario.Modes)
 	if len(results) != 3 || results[0].NotRun || !results[1].NotRun || !results[2].NotRun || len(tr.declared) != 1 {
 		t.Fatalf("results %+v, declared %v: later modes must be listed as not run", results, tr.declared)
 	}
-	if want := "not run: the broker was not available after fire-and-forget"; results[2].Verdict.Reasons[0] != want || results[2].Verdict.Status != Inconclusive {
+	if want := "not run: the broker was not available after fire-and-forget"; results[2].Verdict.Reasons[0] != want || results[2].Verdict.Status != scenario.Inconclusive {
 		t.Fatalf("skipped mode verdict %+v", results[2].Verdict)
 	}
 	r := results[0]
-	if r.Verdict.Status != Inconclusive || tr.drained {
+	if r.Verdict.Status != scenario.Inconclusive || tr.drained {
 		t.Fatalf("verdict %+v drained=%v", r.Verdict, tr.drained)
 	}
 	want := "broker not back after kill: not ready in 1m"
@@ -199,28 +201,28 @@ func TestBrokerNotBackIsInconclusiveAndStopsLaterModes(t *testing.T) {
 // a CI job as data loss).
 func TestBrokerNotBackLeavesAckedUnverifiedNotLost(t *testing.T) {
 	b := &fakeBroker{readyErr: errors.New("not ready in 1m")}
-	res, _ := newRunner(b, &fakeTraffic{}).RunMode(context.Background(), testScenario(100, 10), ConfirmWindow)
-	if res.Lost != 0 || res.Unverified != res.Sent || res.Sent == 0 || res.Verdict.Status != Inconclusive {
+	res, _ := newRunner(b, &fakeTraffic{}).RunMode(context.Background(), testScenario(100, 10), scenario.ConfirmWindow)
+	if res.Lost != 0 || res.Unverified != res.Sent || res.Sent == 0 || res.Verdict.Status != scenario.Inconclusive {
 		t.Fatalf("lost %d unverified %d sent %d verdict %+v", res.Lost, res.Unverified, res.Sent, res.Verdict)
 	}
 }
 
 func TestKillErrorIsInconclusive(t *testing.T) {
 	b := &fakeBroker{killErr: errors.New("permission denied")}
-	res, down := newRunner(b, &fakeTraffic{}).RunMode(context.Background(), testScenario(100, 10), FireAndForget)
-	if !down || res.Verdict.Status != Inconclusive || res.Faults[0].Error != "permission denied" {
+	res, down := newRunner(b, &fakeTraffic{}).RunMode(context.Background(), testScenario(100, 10), scenario.FireAndForget)
+	if !down || res.Verdict.Status != scenario.Inconclusive || res.Faults[0].Error != "permission denied" {
 		t.Fatalf("verdict %+v faults %+v", res.Verdict, res.Faults)
 	}
 }
 
 func TestFaultThatNeverFiresIsInconclusive(t *testing.T) {
 	s := testScenario(50, 10)
-	after := Duration(time.Hour)
+	after := scenario.Duration(time.Hour)
 	s.Faults[0].PublishedPercent, s.Faults[0].After = nil, &after
 	b := &fakeBroker{}
-	res, _ := newRunner(b, &fakeTraffic{}).RunMode(context.Background(), s, ConfirmWindow)
+	res, _ := newRunner(b, &fakeTraffic{}).RunMode(context.Background(), s, scenario.ConfirmWindow)
 	want := "fault kill (1h0m0s after burst start) never fired: the burst ended first"
-	if res.Verdict.Status != Inconclusive || len(res.Verdict.Reasons) != 1 || res.Verdict.Reasons[0] != want || len(b.kills) != 0 {
+	if res.Verdict.Status != scenario.Inconclusive || len(res.Verdict.Reasons) != 1 || res.Verdict.Reasons[0] != want || len(b.kills) != 0 {
 		t.Fatalf("verdict %+v kills %v", res.Verdict, b.kills)
 	}
 }
@@ -228,8 +230,8 @@ func TestFaultThatNeverFiresIsInconclusive(t *testing.T) {
 func TestTriggerOnLastPublishStillFires(t *testing.T) {
 	for range 20 {
 		b := &fakeBroker{}
-		res, _ := newRunner(b, &fakeTraffic{}).RunMode(context.Background(), testScenario(10, 100), FireAndForget)
-		if len(b.kills) != 1 || res.Faults[0].AtPublished != 10 || res.Verdict.Status != Pass {
+		res, _ := newRunner(b, &fakeTraffic{}).RunMode(context.Background(), testScenario(10, 100), scenario.FireAndForget)
+		if len(b.kills) != 1 || res.Faults[0].AtPublished != 10 || res.Verdict.Status != scenario.Pass {
 			t.Fatalf("kills %v faults %+v verdict %+v", b.kills, res.Faults, res.Verdict)
 		}
 	}
@@ -250,9 +252,9 @@ scenarios:
       - {action: start, after: 45ms}
 `)
 	b := &fakeBroker{}
-	res, _ := newRunner(b, &fakeTraffic{perPublish: 500 * time.Microsecond}).RunMode(context.Background(), &f.Scenarios[0], ConfirmWindow)
+	res, _ := newRunner(b, &fakeTraffic{perPublish: 500 * time.Microsecond}).RunMode(context.Background(), &f.Scenarios[0], scenario.ConfirmWindow)
 	want := "kill start pause unpause disconnect reconnect stop start"
-	if got := strings.Join(b.ops, " "); got != want || res.Verdict.Status != Pass || len(res.Faults) != 6 {
+	if got := strings.Join(b.ops, " "); got != want || res.Verdict.Status != scenario.Pass || len(res.Faults) != 6 {
 		t.Fatalf("ops %q, want %q; verdict %+v; %d fault records", got, want, res.Verdict, len(res.Faults))
 	}
 	for i := 1; i < len(res.Faults); i++ {
@@ -264,9 +266,9 @@ scenarios:
 
 // runTimeline runs a burst of 20 fake orders (1 ms apart) in mode m under the
 // given fault steps and returns the result and the broker operations seen.
-func runTimeline(t *testing.T, faults string, m Mode) (ModeResult, string) {
+func runTimeline(t *testing.T, faults string, m scenario.Mode) (scenario.ModeResult, string) {
 	t.Helper()
-	f, err := Parse("t.yaml", []byte("version: 1\nscenarios:\n  - name: t\n    queue: {settle_before_burst: 0s}\n    load: {messages: 20}\n    faults:\n"+faults))
+	f, err := scenario.Parse("t.yaml", []byte("version: 1\nscenarios:\n  - name: t\n    queue: {settle_before_burst: 0s}\n    load: {messages: 20}\n    faults:\n"+faults))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,11 +282,11 @@ func runTimeline(t *testing.T, faults string, m Mode) (ModeResult, string) {
 func TestBrokerLeftDownIsRestoredAtTheEnd(t *testing.T) {
 	res, ops := runTimeline(t, `      - {action: pause, after: 1ms, manual_recovery: true}
       - {action: unpause, after: 1h}
-`, FireAndForget)
+`, scenario.FireAndForget)
 	if ops != "pause unpause" {
 		t.Fatalf("ops %q", ops)
 	}
-	if len(res.Faults) != 2 || res.Faults[1].Trigger != "restore at the end of the burst" || len(res.Notes) != 1 || res.Verdict.Status != Pass {
+	if len(res.Faults) != 2 || res.Faults[1].Trigger != "restore at the end of the burst" || len(res.Notes) != 1 || res.Verdict.Status != scenario.Pass {
 		t.Fatalf("faults %+v verdict %+v", res.Faults, res.Verdict)
 	}
 }
@@ -295,8 +297,8 @@ func TestFiredButSkippedStepIsMissed(t *testing.T) {
 	res, ops := runTimeline(t, `      - {action: pause, after: 1ms, manual_recovery: true}
       - {action: unpause, after: 1h}
       - {action: kill, after: 2h}
-`, FireAndForget)
-	if res.Verdict.Status != Inconclusive || strings.Contains(ops, "kill") {
+`, scenario.FireAndForget)
+	if res.Verdict.Status != scenario.Inconclusive || strings.Contains(ops, "kill") {
 		t.Fatalf("ops %v verdict %+v", ops, res.Verdict)
 	}
 }
@@ -305,8 +307,8 @@ func TestFiredButSkippedStepIsMissed(t *testing.T) {
 // with its number and the jitter drawn from the seed; the same seed draws
 // the same jitter.
 func TestRepeatingStepWithJitterReplaysFromSeed(t *testing.T) {
-	run := func(seed uint64) ModeResult {
-		f, err := Parse("t.yaml", []byte(`version: 1
+	run := func(seed uint64) scenario.ModeResult {
+		f, err := scenario.Parse("t.yaml", []byte(`version: 1
 scenarios:
   - name: t
     queue: {settle_before_burst: 0s}
@@ -319,14 +321,14 @@ scenarios:
 		b := &fakeBroker{}
 		r := newRunner(b, &fakeTraffic{perPublish: time.Millisecond})
 		r.Seed = seed
-		res, _ := r.RunMode(context.Background(), &f.Scenarios[0], ConfirmWindow)
+		res, _ := r.RunMode(context.Background(), &f.Scenarios[0], scenario.ConfirmWindow)
 		if got := strings.Join(b.ops, " "); got != "kill start kill start kill start" {
 			t.Fatalf("ops %q", got)
 		}
 		return res
 	}
 	a, b, c := run(42), run(42), run(43)
-	if a.Verdict.Status != Pass || len(a.Faults) != 3 {
+	if a.Verdict.Status != scenario.Pass || len(a.Faults) != 3 {
 		t.Fatalf("verdict %+v, %d fault records", a.Verdict, len(a.Faults))
 	}
 	for i, f := range a.Faults {
@@ -355,8 +357,8 @@ scenarios:
 
 // A repeating step cut short by the end of the burst is reported as missed.
 func TestRepeatingStepCutShortIsMissed(t *testing.T) {
-	res, ops := runTimeline(t, "      - {action: kill, after: 1ms, every: 1h, count: 2, down: 1ms}\n", ConfirmWindow)
-	if ops != "kill start" || res.Verdict.Status != Inconclusive || !strings.Contains(strings.Join(res.Verdict.Reasons, ";"), "fired 1 of 2 times") {
+	res, ops := runTimeline(t, "      - {action: kill, after: 1ms, every: 1h, count: 2, down: 1ms}\n", scenario.ConfirmWindow)
+	if ops != "kill start" || res.Verdict.Status != scenario.Inconclusive || !strings.Contains(strings.Join(res.Verdict.Reasons, ";"), "fired 1 of 2 times") {
 		t.Fatalf("ops %q verdict %+v", ops, res.Verdict)
 	}
 }
@@ -375,11 +377,11 @@ scenarios:
     faults: [{action: crash-consumer, published: 10, down: 3s}]
 `)
 	tr := &fakeTraffic{}
-	res, _ := newRunner(&fakeBroker{}, tr).RunMode(context.Background(), &f.Scenarios[0], ConfirmWindow)
+	res, _ := newRunner(&fakeBroker{}, tr).RunMode(context.Background(), &f.Scenarios[0], scenario.ConfirmWindow)
 	if tr.consumers == nil || !tr.consumers.stopped || len(tr.consumers.crashes) != 1 || tr.consumers.crashes[0] != 3*time.Second {
 		t.Fatalf("consumers %+v", tr.consumers)
 	}
-	if len(res.Faults) != 1 || res.Faults[0].UnackedAtCrash != 7 || res.Consumers == nil || res.Consumers.Crashes != 1 || res.Verdict.Status != Pass {
+	if len(res.Faults) != 1 || res.Faults[0].UnackedAtCrash != 7 || res.Consumers == nil || res.Consumers.Crashes != 1 || res.Verdict.Status != scenario.Pass {
 		t.Fatalf("faults %+v consumers %+v verdict %+v", res.Faults, res.Consumers, res.Verdict)
 	}
 }
@@ -398,9 +400,9 @@ scenarios:
     faults: [{action: crash-consumer, published: 10}]
 `)
 	tr := &fakeTraffic{crashErr: errors.New("consumer 0 received no delivery to crash on within 30s")}
-	res, down := newRunner(&fakeBroker{}, tr).RunMode(context.Background(), &f.Scenarios[0], ConfirmWindow)
+	res, down := newRunner(&fakeBroker{}, tr).RunMode(context.Background(), &f.Scenarios[0], scenario.ConfirmWindow)
 	reasons := strings.Join(res.Verdict.Reasons, "; ")
-	if down || !tr.drained || res.Verdict.Status != Inconclusive || !strings.Contains(reasons, "no delivery to crash on") || strings.Contains(reasons, "broker") {
+	if down || !tr.drained || res.Verdict.Status != scenario.Inconclusive || !strings.Contains(reasons, "no delivery to crash on") || strings.Contains(reasons, "broker") {
 		t.Fatalf("broker down %v, drained %v, verdict %+v", down, tr.drained, res.Verdict)
 	}
 }
@@ -416,21 +418,21 @@ scenarios:
     load: {messages: 50}
 `)
 	tr := &fakeTraffic{lose: map[int]bool{1: true, 2: true}}
-	res, _ := newRunner(&fakeBroker{}, tr).RunMode(context.Background(), &f.Scenarios[0], ConfirmWindow)
-	if res.Lost != 2 || !res.LostAllowed || res.Verdict.Status != Pass || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "x-max-length with drop-head") {
+	res, _ := newRunner(&fakeBroker{}, tr).RunMode(context.Background(), &f.Scenarios[0], scenario.ConfirmWindow)
+	if res.Lost != 2 || !res.LostAllowed || res.Verdict.Status != scenario.Pass || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "x-max-length with drop-head") {
 		t.Fatalf("lost %d allowed %v verdict %+v notes %q", res.Lost, res.LostAllowed, res.Verdict, res.Notes)
 	}
 	f.Scenarios[0].Queue.DeadLetterQueue = true // a DLQ would have caught them: then loss fails
-	res, _ = newRunner(&fakeBroker{}, &fakeTraffic{lose: map[int]bool{1: true}}).RunMode(context.Background(), &f.Scenarios[0], ConfirmWindow)
-	if res.LostAllowed || res.Verdict.Status != Fail {
+	res, _ = newRunner(&fakeBroker{}, &fakeTraffic{lose: map[int]bool{1: true}}).RunMode(context.Background(), &f.Scenarios[0], scenario.ConfirmWindow)
+	if res.LostAllowed || res.Verdict.Status != scenario.Fail {
 		t.Fatalf("with a dead-letter queue: allowed %v verdict %+v", res.LostAllowed, res.Verdict)
 	}
 }
 
 // mustParse parses a scenario file or fails the test.
-func mustParse(t *testing.T, yaml string) *File {
+func mustParse(t *testing.T, yaml string) *scenario.File {
 	t.Helper()
-	f, err := Parse("t.yaml", []byte(yaml))
+	f, err := scenario.Parse("t.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}

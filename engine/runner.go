@@ -1,4 +1,4 @@
-package scenario
+package engine
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
 // FaultInjector injects faults into the broker and brings it back.
@@ -45,12 +46,12 @@ type FaultInjector interface {
 // QueueSpec is the durable queue one burst publishes to.
 type QueueSpec struct {
 	Name      string
-	Type      QueueType
+	Type      scenario.QueueType
 	Durable   bool
 	Arguments map[string]any
 	// AlsoBindType, when set, binds a second queue of this type (named
 	// Name+".also") with the same routing key.
-	AlsoBindType QueueType
+	AlsoBindType scenario.QueueType
 	// DeadLetterQueue, when set, is declared as a durable queue of the same
 	// type bound to the dead-letter exchange, and the queue dead-letters to it.
 	DeadLetterQueue string
@@ -64,11 +65,11 @@ type QueueSpec struct {
 // records what it learns in Ledger, Latency and Timeline.
 type PublishPlan struct {
 	Queue            string
-	Mode             Mode
+	Mode             scenario.Mode
 	Messages         int
 	Window           int // unconfirmed messages in flight (1 for confirm-each)
 	ConfirmTimeout   time.Duration
-	Republish        Republish
+	Republish        scenario.Republish
 	ReconnectTimeout time.Duration // give up after this long without a connection
 
 	Ledger   *metrics.Ledger
@@ -154,7 +155,7 @@ type DrainPlan struct {
 // ConsumePlan starts live consumers on the queue under test.
 type ConsumePlan struct {
 	Queue     string
-	Consumers Consumers
+	Consumers scenario.Consumers
 	// RetryQueue and DeadLetterQueue are the retry queue and the dead-letter
 	// queue of on_delivery: retry ("" when absent).
 	RetryQueue      string
@@ -175,7 +176,7 @@ type LiveConsumers interface {
 	LastDelivery() time.Time
 	// Stop ends every consumer gracefully (acknowledging what it processed)
 	// and returns what they measured.
-	Stop() ConsumerStats
+	Stop() scenario.ConsumerStats
 }
 
 // Traffic publishes, drains and manages the queue under test over AMQP.
@@ -200,14 +201,14 @@ type Runner struct {
 	// broker container is not rmqtorture's own).
 	DeleteQueues bool
 	// Cell labels the results of one matrix cell (nil outside a matrix).
-	Cell *Cell
+	Cell *scenario.Cell
 	// Seed drives fault jitter: every mode draws the same delays from it.
 	Seed uint64
 	// Bucket is the width of ModeResult.Series' buckets (0: metrics.DefaultBucket).
 	Bucket time.Duration
 	// OnBurst, when set, is called as each burst starts with its live series
 	// and timeline (for a progress line); it must not block.
-	OnBurst func(m Mode, s *metrics.Series, tl *metrics.Timeline)
+	OnBurst func(m scenario.Mode, s *metrics.Series, tl *metrics.Timeline)
 }
 
 // JitterSource returns the random source a burst draws fault jitter from,
@@ -223,8 +224,8 @@ const cleanupTimeout = 90 * time.Second
 // RunModes runs each mode in turn and returns one result per mode. After a
 // Ctrl-C or a broker that could not be restored, the remaining modes are
 // returned as NotRun (inconclusive) rather than run against nothing.
-func (r *Runner) RunModes(ctx context.Context, s *Scenario, modes []Mode) []ModeResult {
-	var out []ModeResult
+func (r *Runner) RunModes(ctx context.Context, s *scenario.Scenario, modes []scenario.Mode) []scenario.ModeResult {
+	var out []scenario.ModeResult
 	skip := ""
 	for _, m := range modes {
 		if skip == "" && ctx.Err() != nil {
@@ -232,7 +233,7 @@ func (r *Runner) RunModes(ctx context.Context, s *Scenario, modes []Mode) []Mode
 		}
 		if skip != "" {
 			// A mode that did not run is listed as such, never left out.
-			out = append(out, ModeResult{Mode: m, Cell: r.Cell, NotRun: true, Verdict: Verdict{Status: Inconclusive, Reasons: []string{skip}}})
+			out = append(out, scenario.ModeResult{Mode: m, Cell: r.Cell, NotRun: true, Verdict: scenario.Verdict{Status: scenario.Inconclusive, Reasons: []string{skip}}})
 			continue
 		}
 		res, brokerDown := r.RunMode(ctx, s, m)
@@ -247,18 +248,18 @@ func (r *Runner) RunModes(ctx context.Context, s *Scenario, modes []Mode) []Mode
 // RunMode runs one burst in mode m: declare a fresh queue, publish while the
 // fault timeline fires, restore the broker, drain, reconcile and judge.
 // brokerDown is true when the broker could not be brought back.
-func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResult, brokerDown bool) {
+func (r *Runner) RunMode(ctx context.Context, s *scenario.Scenario, m scenario.Mode) (res scenario.ModeResult, brokerDown bool) {
 	log := r.Log.With("mode", m)
 	queue := fmt.Sprintf("rmqt.%s.%s", r.RunID, m)
 	if r.Cell != nil {
-		queue = fmt.Sprintf("rmqt.%s.%s.%s.%s.%d", r.RunID, m, r.Cell.QueueType, Persistence(r.Cell.Persistent), r.Cell.Repeat)
+		queue = fmt.Sprintf("rmqt.%s.%s.%s.%s.%d", r.RunID, m, r.Cell.QueueType, scenario.Persistence(r.Cell.Persistent), r.Cell.Repeat)
 	}
-	res = ModeResult{Mode: m, Queue: queue, Cell: r.Cell}
+	res = scenario.ModeResult{Mode: m, Queue: queue, Cell: r.Cell}
 	window := 0
 	switch m {
-	case ConfirmEach:
+	case scenario.ConfirmEach:
 		window = 1
-	case ConfirmWindow:
+	case scenario.ConfirmWindow:
 		window = s.Load.Window
 	}
 	res.Window = window
@@ -269,7 +270,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	if s.Load.Rate > 0 {
 		intended = metrics.NewLatency()
 	}
-	var cond Conditions
+	var cond scenario.Conditions
 	drained := false
 	finish := func() {
 		counts, ids, err := ledger.Reconcile(drained)
@@ -284,7 +285,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 		}
 		discards := s.Queue.Discards()
 		res.LostAllowed = !s.Durability() || discards != ""
-		res.Verdict = Judge(m, counts, Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, Transient: res.LostAllowed, Consumers: res.Consumers}, s.Expect, cond)
+		res.Verdict = scenario.Judge(m, counts, scenario.Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, Transient: res.LostAllowed, Consumers: res.Consumers}, s.Expect, cond)
 		switch {
 		case counts.Lost == 0:
 		case discards != "":
@@ -298,7 +299,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	if s.Queue.DeadLetterQueue {
 		spec.DeadLetterQueue = queue + ".dlq"
 	}
-	if s.Consumers.Enabled() && s.Consumers.OnDelivery == ConsumerRetry {
+	if s.Consumers.Enabled() && s.Consumers.OnDelivery == scenario.ConsumerRetry {
 		spec.RetryQueue, spec.RetryDelay = queue+".retry", s.Consumers.RetryDelay.D()
 	}
 	if err := r.Traffic.Declare(ctx, spec); err != nil {
@@ -348,7 +349,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	for i := range s.Faults {
 		triggers[i] = make(chan struct{})
 		thresholds[i], inFlightAt[i] = math.MaxInt, math.MaxInt
-		if n, ok := s.Faults[i].countTrigger(s.Load.Messages); ok {
+		if n, ok := s.Faults[i].CountTrigger(s.Load.Messages); ok {
 			thresholds[i] = n
 		}
 		if s.Faults[i].InFlight != nil {
@@ -515,7 +516,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 	}
 	for i := range s.Faults {
 		switch s.Faults[i].Action {
-		case Start, Unpause, Reconnect:
+		case scenario.Start, scenario.Unpause, scenario.Reconnect:
 			continue // a recovery that did not fire was run at the end instead (see Notes)
 		}
 		if !fired[i].Load() {
@@ -603,7 +604,7 @@ func (r *Runner) RunMode(ctx context.Context, s *Scenario, m Mode) (res ModeResu
 // consumers that never ack, simply quiet), or nothing delivered for
 // drain.lost_wait. A queue still delivering after drain.timeout (a poison
 // message nobody ends) makes the drain incomplete.
-func (r *Runner) awaitConsumers(ctx context.Context, s *Scenario, c LiveConsumers, ledger *metrics.Ledger) error {
+func (r *Runner) awaitConsumers(ctx context.Context, s *scenario.Scenario, c LiveConsumers, ledger *metrics.Ledger) error {
 	began := time.Now()
 	deadline := began.Add(s.Drain.Timeout.D())
 	if ctx.Err() != nil {
@@ -617,7 +618,7 @@ func (r *Runner) awaitConsumers(ctx context.Context, s *Scenario, c LiveConsumer
 			last = began
 		}
 		idle := time.Since(last)
-		quiet := idle >= s.Drain.Idle.D() && (s.Consumers.OnDelivery != ConsumerAck || ledger.AllConfirmedDelivered())
+		quiet := idle >= s.Drain.Idle.D() && (s.Consumers.OnDelivery != scenario.ConsumerAck || ledger.AllConfirmedDelivered())
 		if quiet || idle >= s.Drain.LostWait.D() {
 			return nil
 		}
@@ -633,20 +634,20 @@ type faultState struct {
 	consumers    LiveConsumers // nil without live consumers
 	misroute     chan struct{}
 	misrouteOnce sync.Once
-	pending      Action // recovery a manual_recovery step left for a later step
+	pending      scenario.Action // recovery a manual_recovery step left for a later step
 }
 
 // inject applies one fault step and, unless the step says manual_recovery,
 // runs its recovery after Down. Once a step has started it is applied and
 // recovered under a context that ignores Ctrl-C (half a fault, a kill whose
 // restart was skipped, is the worst outcome), with its own deadline.
-func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *Fault, trigger string, tl *metrics.Timeline, start time.Time, st *faultState, ledger *metrics.Ledger) (FaultRecord, error) {
-	rec := FaultRecord{Action: f.Action, Signal: f.Signal, Trigger: trigger, DownMS: metrics.Millis(f.Down.D())}
+func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *scenario.Scenario, f *scenario.Fault, trigger string, tl *metrics.Timeline, start time.Time, st *faultState, ledger *metrics.Ledger) (scenario.FaultRecord, error) {
+	rec := scenario.FaultRecord{Action: f.Action, Signal: f.Signal, Trigger: trigger, DownMS: metrics.Millis(f.Down.D())}
 	at := time.Now()
 	rec.AtMS = metrics.Millis(at.Sub(start))
 	tl.AddAt(at, metrics.EvTrigger, fmt.Sprintf("%s (%s)", f.Action, rec.Trigger))
 	switch f.Action {
-	case Start, Unpause, Reconnect:
+	case scenario.Start, scenario.Unpause, scenario.Reconnect:
 		st.pending = ""
 		out, err := r.recoverBroker(ctx, log, s, f.Action, tl)
 		out.Trigger, out.AtMS = rec.Trigger, rec.AtMS
@@ -660,31 +661,31 @@ func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *F
 	var err error
 	detail := string(f.Action)
 	switch f.Action {
-	case Kill:
+	case scenario.Kill:
 		err = r.Injector.Kill(fctx, f.Signal)
 		detail = fmt.Sprintf("kill %s (Docker API call returned; the signal lands during the call)", f.Signal)
-	case Stop:
+	case scenario.Stop:
 		err = r.Injector.Stop(fctx, f.Grace.D())
 		detail = fmt.Sprintf("stop (SIGTERM, SIGKILL after %s): the broker exited", f.Grace.D())
-	case Restart:
+	case scenario.Restart:
 		err = r.Injector.Restart(fctx, f.Grace.D())
 		detail = fmt.Sprintf("restart (graceful, %s grace)", f.Grace.D())
-	case Pause:
+	case scenario.Pause:
 		err = r.Injector.Pause(fctx)
 		detail = "pause: broker frozen, connections hang"
-	case Disconnect:
+	case scenario.Disconnect:
 		err = r.Injector.Disconnect(fctx)
 		detail = "disconnect: broker removed from its network, client links fail"
-	case MemoryAlarm:
+	case scenario.MemoryAlarm:
 		err = r.Injector.MemoryAlarm(fctx, true)
 		detail = "memory alarm raised (vm_memory_high_watermark set below use)"
-	case CloseConnections:
+	case scenario.CloseConnections:
 		err = r.Injector.CloseConnections(fctx)
 		detail = "broker closed every client connection (rabbitmqctl close_all_connections)"
-	case PublishToMissingExchange:
+	case scenario.PublishToMissingExchange:
 		st.misrouteOnce.Do(func() { close(st.misroute) })
 		detail = "next publish goes to a missing exchange"
-	case CrashConsumer:
+	case scenario.CrashConsumer:
 		if st.consumers == nil {
 			err = errors.New("no live consumers to crash")
 			break
@@ -700,7 +701,7 @@ func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *F
 			if _, rerr := r.recoverBroker(ctx, log, s, recovery, tl); rerr != nil {
 				log.Warn("recovery after a failed fault", "action", recovery, "err", rerr)
 			}
-		} else if f.Action == MemoryAlarm {
+		} else if f.Action == scenario.MemoryAlarm {
 			_ = r.Injector.MemoryAlarm(fctx, false)
 		}
 		return rec, fmt.Errorf("fault %s: %w", f.Action, err)
@@ -710,7 +711,7 @@ func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *F
 	rec.PublishedAtInject = ledger.Sent()
 	tl.AddAt(applied, metrics.EvFault, detail)
 	log.Info("fault applied", "action", f.Action, "trigger", rec.Trigger, "inject", applied.Sub(at).Round(time.Millisecond), "published", rec.PublishedAtInject)
-	if f.Action == Restart {
+	if f.Action == scenario.Restart {
 		if err := r.Injector.WaitReady(fctx, s.Broker.ReadyTimeout.D()); err != nil {
 			rec.Error = err.Error()
 			tl.Add(metrics.EvBrokerNotReady, err.Error())
@@ -729,7 +730,7 @@ func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *F
 	}
 	// The planned downtime is cut short by Ctrl-C; the recovery is not.
 	_ = Sleep(ctx, f.Down.D())
-	if f.Action == MemoryAlarm {
+	if f.Action == scenario.MemoryAlarm {
 		if err := r.Injector.MemoryAlarm(fctx, false); err != nil {
 			rec.Error = err.Error()
 			return rec, fmt.Errorf("clear memory alarm: %w", err)
@@ -748,18 +749,18 @@ func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *Scenario, f *F
 
 // recoverBroker starts, unpauses or reconnects the broker and waits until it
 // accepts AMQP logins, ignoring Ctrl-C but not its own deadline.
-func (r *Runner) recoverBroker(ctx context.Context, log *slog.Logger, s *Scenario, a Action, tl *metrics.Timeline) (FaultRecord, error) {
-	rec := FaultRecord{Action: a}
+func (r *Runner) recoverBroker(ctx context.Context, log *slog.Logger, s *scenario.Scenario, a scenario.Action, tl *metrics.Timeline) (scenario.FaultRecord, error) {
+	rec := scenario.FaultRecord{Action: a}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout+s.Broker.ReadyTimeout.D())
 	defer cancel()
 	at := time.Now()
 	var err error
 	switch a {
-	case Start:
+	case scenario.Start:
 		err = r.Injector.Start(rctx)
-	case Unpause:
+	case scenario.Unpause:
 		err = r.Injector.Unpause(rctx)
-	case Reconnect:
+	case scenario.Reconnect:
 		err = r.Injector.Reconnect(rctx)
 	}
 	if err != nil {
@@ -781,7 +782,7 @@ func (r *Runner) recoverBroker(ctx context.Context, log *slog.Logger, s *Scenari
 
 // measure derives rates and recovery timings from the publisher's stats and
 // the timeline.
-func (r *Runner) measure(res *ModeResult, st PublishStats, tl *metrics.Timeline, start time.Time) {
+func (r *Runner) measure(res *scenario.ModeResult, st PublishStats, tl *metrics.Timeline, start time.Time) {
 	res.Reconnects = st.Reconnects
 	res.BlockedMS = round1(st.BlockedMS)
 	res.Stalls = st.Stalls

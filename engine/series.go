@@ -1,4 +1,4 @@
-package scenario
+package engine
 
 import (
 	"fmt"
@@ -6,43 +6,22 @@ import (
 	"time"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
 )
-
-// Recovery is how the run came back from one fault, each step in ms since
-// the fault was applied (the fault event), null when it did not happen
-// before the next fault or the end of the run. Sources: the timeline's
-// broker-started, broker-ready, connected and first-progress events, and the
-// series' in-doubt backlog.
-type Recovery struct {
-	// ContainerRunningMS: the container started, unpaused or reconnected
-	// again (0 for restart: the restart call returns with it running).
-	ContainerRunningMS *float64 `json:"container_running_ms"`
-	// AMQPAcceptingMS: an AMQP login succeeded again.
-	AMQPAcceptingMS *float64 `json:"amqp_accepting_ms"`
-	// PublisherReconnectedMS: the publisher's next connection was open.
-	PublisherReconnectedMS *float64 `json:"publisher_reconnected_ms"`
-	// FirstConfirmMS: the first basic.ack or basic.nack on that connection
-	// (confirm modes only).
-	FirstConfirmMS *float64 `json:"first_confirm_ms"`
-	// BacklogDrainedMS: from the first confirm on, the first moment no id was
-	// in doubt or republished and unconfirmed (confirm modes only; null when
-	// in-doubt ids were never republished).
-	BacklogDrainedMS *float64 `json:"backlog_drained_ms"`
-}
 
 // stateAfter is the broker state a fault action leaves behind until the
 // broker accepts AMQP logins again; ok is false for faults that leave the
 // broker up (alarms are seen as connection.blocked events instead).
-func stateAfter(a Action) (s metrics.BrokerState, fromTrigger, ok bool) {
+func stateAfter(a scenario.Action) (s metrics.BrokerState, fromTrigger, ok bool) {
 	switch a {
-	case Kill:
+	case scenario.Kill:
 		return metrics.StateDown, false, true
-	case Stop, Restart:
+	case scenario.Stop, scenario.Restart:
 		// The call itself shuts the broker down: down from the trigger.
 		return metrics.StateDown, true, true
-	case Pause:
+	case scenario.Pause:
 		return metrics.StatePaused, false, true
-	case Disconnect:
+	case scenario.Disconnect:
 		return metrics.StateDisconnected, false, true
 	}
 	return "", false, false
@@ -51,12 +30,12 @@ func stateAfter(a Action) (s metrics.BrokerState, fromTrigger, ok bool) {
 // faultEvents pairs each applied fault with its fault event: the first one
 // at or after its trigger. Records without one (recoveries, failed calls)
 // map to -1.
-func faultEvents(faults []FaultRecord, events []metrics.Event) []int {
+func faultEvents(faults []scenario.FaultRecord, events []metrics.Event) []int {
 	out := make([]int, len(faults))
 	used := -1
 	for i, f := range faults {
 		out[i] = -1
-		if _, recovery := map[Action]bool{Start: true, Unpause: true, Reconnect: true}[f.Action]; recovery {
+		if _, recovery := map[scenario.Action]bool{scenario.Start: true, scenario.Unpause: true, scenario.Reconnect: true}[f.Action]; recovery {
 			continue
 		}
 		for j := used + 1; j < len(events); j++ {
@@ -72,12 +51,12 @@ func faultEvents(faults []FaultRecord, events []metrics.Event) []int {
 // appliedFault is a fault event with its action and trigger time (ms).
 type appliedFault struct {
 	event     int
-	action    Action
+	action    scenario.Action
 	triggerMS float64
 }
 
 // applied lists the faults that have a fault event, from the records.
-func applied(faults []FaultRecord, events []metrics.Event) []appliedFault {
+func applied(faults []scenario.FaultRecord, events []metrics.Event) []appliedFault {
 	var out []appliedFault
 	for i, j := range faultEvents(faults, events) {
 		if j >= 0 {
@@ -99,7 +78,7 @@ func appliedFromEvents(events []metrics.Event) []appliedFault {
 			trigger = e.AtMS
 		case metrics.EvFault:
 			word, _, _ := strings.Cut(e.Detail, " ")
-			out = append(out, appliedFault{j, Action(strings.TrimSuffix(word, ":")), trigger})
+			out = append(out, appliedFault{j, scenario.Action(strings.TrimSuffix(word, ":")), trigger})
 		}
 	}
 	return out
@@ -186,7 +165,7 @@ func BrokerStateNow(events []metrics.Event) metrics.BrokerState {
 }
 
 // seriesOf samples s up to end and marks broker states and reconnects.
-func seriesOf(s *metrics.Series, faults []FaultRecord, events []metrics.Event, end time.Time) *metrics.SeriesData {
+func seriesOf(s *metrics.Series, faults []scenario.FaultRecord, events []metrics.Event, end time.Time) *metrics.SeriesData {
 	d := s.Sample(end)
 	d.Mark(brokerSpans(applied(faults, events), events, metrics.Millis(end.Sub(s.Start()))), reconnects(events))
 	return &d
@@ -194,7 +173,7 @@ func seriesOf(s *metrics.Series, faults []FaultRecord, events []metrics.Event, e
 
 // recoveries fills each applied fault's Recovery from the timeline and the
 // series' backlog (see Recovery).
-func recoveries(faults []FaultRecord, events []metrics.Event, s *metrics.Series, confirmMode bool) {
+func recoveries(faults []scenario.FaultRecord, events []metrics.Event, s *metrics.Series, confirmMode bool) {
 	for i, j := range faultEvents(faults, events) {
 		if j < 0 {
 			continue
@@ -217,8 +196,8 @@ func recoveries(faults []FaultRecord, events []metrics.Event, s *metrics.Series,
 			}
 			return time.Time{}, false
 		}
-		r := &Recovery{}
-		if faults[i].Action == Restart {
+		r := &scenario.Recovery{}
+		if faults[i].Action == scenario.Restart {
 			zero := 0.0
 			r.ContainerRunningMS = &zero
 		} else if t, ok := first(metrics.EvBrokerStarted, nil); ok {

@@ -1,4 +1,4 @@
-package scenario
+package engine
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
 // events builds a timeline from (ms, kind, detail) triples.
@@ -46,17 +47,17 @@ func TestSeriesStatesAndRecoveries(t *testing.T) {
 		10000, metrics.EvBrokerReady, "",
 		11000, metrics.EvBurstEnd, "",
 	)
-	faults := []FaultRecord{
-		{Action: Kill, AtMS: 900, InjectMS: 100},
-		{Action: Pause, AtMS: 8000, InjectMS: 100},
-		{Action: Start, AtMS: 8500}, // a recovery step: no fault event of its own
-		{Action: Restart, AtMS: 9500, InjectMS: 400},
+	faults := []scenario.FaultRecord{
+		{Action: scenario.Kill, AtMS: 900, InjectMS: 100},
+		{Action: scenario.Pause, AtMS: 8000, InjectMS: 100},
+		{Action: scenario.Start, AtMS: 8500}, // a recovery step: no fault event of its own
+		{Action: scenario.Restart, AtMS: 9500, InjectMS: 400},
 	}
 	// The backlog: an id in doubt at 950 ms, republished, confirmed at 7800 ms.
 	s := seriesWithBacklog(t, t0, 950, 7800)
 
 	recoveries(faults, ev, s, true)
-	want := []*Recovery{
+	want := []*scenario.Recovery{
 		{ContainerRunningMS: f64(5000), AMQPAcceptingMS: f64(6000), PublisherReconnectedMS: f64(6500), FirstConfirmMS: f64(6600), BacklogDrainedMS: f64(6800)},
 		// Paused: the publisher never reconnected before the next fault.
 		{ContainerRunningMS: f64(900), AMQPAcceptingMS: f64(1000)},
@@ -123,7 +124,7 @@ func seriesWithBacklog(t *testing.T, t0 time.Time, fromMS, toMS int) *metrics.Se
 	return s
 }
 
-func show(r *Recovery) string {
+func show(r *scenario.Recovery) string {
 	if r == nil {
 		return "nil"
 	}
@@ -146,8 +147,8 @@ func TestRunModeRecordsSeries(t *testing.T) {
 	r := newRunner(b, tr)
 	r.Bucket = time.Hour
 	var live *metrics.Series
-	r.OnBurst = func(m Mode, s *metrics.Series, _ *metrics.Timeline) { live = s }
-	res, _ := r.RunMode(context.Background(), testScenario(200, 50), ConfirmWindow)
+	r.OnBurst = func(m scenario.Mode, s *metrics.Series, _ *metrics.Timeline) { live = s }
+	res, _ := r.RunMode(context.Background(), testScenario(200, 50), scenario.ConfirmWindow)
 	want := &metrics.SeriesData{
 		BucketMS: 3_600_000, Published: []int{200}, Confirmed: []int{200}, Nacked: []int{0}, Returned: []int{0},
 		Delivered: []int{200}, InFlight: []int{0}, Reconnects: []int{0}, Broker: []metrics.BrokerState{metrics.StateDown},
