@@ -34,11 +34,31 @@ const (
 )
 
 // Event is one timeline entry. AtMS is milliseconds since the timeline's start.
+// Detail is text for people only: code reads the typed fields, never Detail.
+// A field that does not apply to the event's kind is left zero (and omitted
+// from result.json).
 type Event struct {
 	At     time.Time `json:"-"`
 	AtMS   float64   `json:"at_ms"`
 	Kind   EventKind `json:"kind"`
 	Detail string    `json:"detail,omitempty"`
+	// Action is the fault action (kill, pause, start…) of trigger, fault,
+	// fault-cleared and broker-started events.
+	Action string `json:"action,omitempty"`
+	// Target is what a fault or recovery acted on, as the engine's target
+	// spells it ("broker" for the single broker).
+	Target string `json:"target,omitempty"`
+	// Epoch numbers the publisher's channel in confirm mode, or its
+	// connection in fire-and-forget (connected, connection-lost,
+	// first-progress, stall, blocked events).
+	Epoch Epoch `json:"epoch,omitempty"`
+	// Publisher is the publisher's index plus one (0: not a publisher event).
+	Publisher int `json:"publisher,omitempty"`
+	// Connection counts the publisher's connections, 1 for its first: above
+	// 1 the event is a reconnect.
+	Connection int `json:"connection,omitempty"`
+	// Progress says what first-progress saw first: "publish" or "confirm".
+	Progress string `json:"progress,omitempty"`
 }
 
 // Timeline is a goroutine-safe, append-only list of events of one burst.
@@ -59,6 +79,17 @@ func (t *Timeline) AddAt(at time.Time, kind EventKind, detail string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.events = append(t.events, Event{At: at, AtMS: Millis(at.Sub(t.start)), Kind: kind, Detail: detail})
+}
+
+// Record appends e; a zero e.At means now.
+func (t *Timeline) Record(e Event) {
+	if e.At.IsZero() {
+		e.At = time.Now()
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e.AtMS = Millis(e.At.Sub(t.start))
+	t.events = append(t.events, e)
 }
 
 // Events returns a copy of the events in time order (stable for equal times).
