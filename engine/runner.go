@@ -285,7 +285,7 @@ func (r *Runner) RunMode(ctx context.Context, s *scenario.Scenario, m scenario.M
 		}
 		discards := s.Queue.Discards()
 		res.LostAllowed = !s.Durability() || discards != ""
-		res.Verdict = scenario.Judge(m, counts, scenario.Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, Transient: res.LostAllowed, Consumers: res.Consumers}, s.Expect, cond)
+		res.Verdict = scenario.Judge(m, counts, scenario.Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, LostAllowed: res.LostAllowed, Consumers: res.Consumers}, s.Expect, cond)
 		switch {
 		case counts.Lost == 0:
 		case discards != "":

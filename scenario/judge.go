@@ -25,9 +25,10 @@ type Conditions struct {
 type Observed struct {
 	BlockedMS     float64
 	ChannelCloses []string
-	// Transient: the messages or the queue were not durable, so a confirmed
-	// message that is gone is counted but fails nothing.
-	Transient bool
+	// LostAllowed: the messages or the queue were not durable, or the queue
+	// discards messages by design, so a confirmed message that is gone is
+	// counted but fails nothing.
+	LostAllowed bool
 	// Consumers is what live consumers measured (nil without them).
 	Consumers *ConsumerStats
 }
@@ -57,7 +58,7 @@ func onlyValue(name string, h map[string]int, want int) string {
 // inconclusive: a measured loss is a finding even when the run was cut short.
 func Judge(mode Mode, c metrics.Counts, obs Observed, e Expect, cond Conditions) Verdict {
 	var fails, doubts []string
-	if c.Lost > 0 && obs.Transient {
+	if c.Lost > 0 && obs.LostAllowed {
 		// Reported in the ledger; a basic.ack of a transient message or of a
 		// non-durable queue never promised disk.
 	} else if c.Lost > 0 {

@@ -463,17 +463,17 @@ type Drain struct {
 // lost confirmed message and an unexpected delivery always fail a run.
 type Expect struct {
 	// Modes holds exact expectations per publishing mode.
-	Modes                 map[Mode]Exact `yaml:"modes,omitempty"`
-	MaxUnconfirmedMissing *int           `yaml:"max_unconfirmed_missing,omitempty"` // fire-and-forget silent loss allowed
-	MaxInDoubt            *int           `yaml:"max_in_doubt,omitempty"`            // in doubt at the end of the run
-	MaxDuplicates         *int           `yaml:"max_duplicates,omitempty"`
-	MaxNacked             *int           `yaml:"max_nacked,omitempty"`
-	MaxReturned           *int           `yaml:"max_returned,omitempty"`
+	Modes                 map[Mode]ModeExpectations `yaml:"modes,omitempty"`
+	MaxUnconfirmedMissing *int                      `yaml:"max_unconfirmed_missing,omitempty"` // fire-and-forget silent loss allowed
+	MaxInDoubt            *int                      `yaml:"max_in_doubt,omitempty"`            // in doubt at the end of the run
+	MaxDuplicates         *int                      `yaml:"max_duplicates,omitempty"`
+	MaxNacked             *int                      `yaml:"max_nacked,omitempty"`
+	MaxReturned           *int                      `yaml:"max_returned,omitempty"`
 }
 
-// Exact holds exact expected counts of one mode's ledger; unset fields are
+// ModeExpectations holds exact expected counts of one mode's ledger; unset fields are
 // not checked.
-type Exact struct {
+type ModeExpectations struct {
 	Sent                 *int `yaml:"sent,omitempty"`
 	Confirmed            *int `yaml:"confirmed,omitempty"`
 	Lost                 *int `yaml:"lost,omitempty"`
@@ -514,7 +514,7 @@ type namedInt struct {
 	v    *int
 }
 
-func (e Exact) fields() []namedInt {
+func (e ModeExpectations) fields() []namedInt {
 	return []namedInt{
 		{"sent", e.Sent}, {"confirmed", e.Confirmed}, {"lost", e.Lost}, {"nacked", e.Nacked},
 		{"returned", e.Returned}, {"in_doubt", e.InDoubt}, {"delivered", e.Delivered},
