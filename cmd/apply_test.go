@@ -1,6 +1,10 @@
 package cmd
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -23,7 +27,7 @@ func TestRunFlagsSingleCellIsApplied(t *testing.T) {
 	if err := c.ParseFlags([]string{"--queue-types", "classic", "--persistence", "transient"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := o.apply(c, &sc); err != nil {
+	if _, err := o.apply(c, "../scenarios.yaml", &sc); err != nil {
 		t.Fatal(err)
 	}
 	if sc.IsMatrix() || sc.Queue.Type != scenario.Classic || sc.Load.IsPersistent() {
@@ -31,5 +35,90 @@ func TestRunFlagsSingleCellIsApplied(t *testing.T) {
 	}
 	if want := "classic, durable; transient messages, mandatory"; sc.Topology() != want {
 		t.Fatalf("topology %q, want %q", sc.Topology(), want)
+	}
+}
+
+// Flag overrides go through the loader's own rules: a classic queue under a
+// nack-requeue consumer is refused whether the file or --queue-types says
+// classic, with the flag named; nothing is started (exit 2).
+func TestRunOverrideCheckedLikeTheFile(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "tcp://127.0.0.1:1")
+	code, _, stderr := runCLI(t, "run", "delivery-limit", "-f", "../scenarios.yaml", "--queue-types", "classic")
+	want := `rmqtorture: --queue-types classic: scenario "delivery-limit": consumers.on_delivery: nack-requeue on a classic queue cycles until drain.timeout: classic queues have no delivery limit (use a quorum queue, or reject)` + "\n"
+	if code != ExitUsage || stderr != want {
+		t.Fatalf("exit %d, stderr\n%q\nwant exit 2 and\n%q", code, stderr, want)
+	}
+	// Two values make a matrix: the classic cell is refused all the same.
+	code, _, stderr = runCLI(t, "run", "delivery-limit", "-f", "../scenarios.yaml", "--queue-types", "quorum,classic")
+	want = `rmqtorture: --queue-types quorum,classic: scenario "delivery-limit": consumers.on_delivery: nack-requeue on a classic queue cycles until drain.timeout: classic queues have no delivery limit (use a quorum queue, or reject)` + "\n"
+	if code != ExitUsage || stderr != want {
+		t.Fatalf("exit %d, stderr\n%q\nwant exit 2 and\n%q", code, stderr, want)
+	}
+}
+
+const expectsConfirmWindow = `version: 1
+scenarios:
+  - name: kill-mid-burst
+    load: {messages: 100, modes: [confirm-each, confirm-window]}
+    faults: [{action: kill, published_percent: 50}]
+    expect:
+      modes:
+        confirm-each: {sent: 100}
+        confirm-window: {sent: 100, lost: 0}
+`
+
+// In a file, an expectation for a mode the scenario does not run is an
+// error (exit 2), for validate and run alike.
+func TestExpectationForModeNotRunIsBadInput(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "tcp://127.0.0.1:1")
+	bad := filepath.Join(t.TempDir(), "s.yaml")
+	data := strings.Replace(expectsConfirmWindow, "modes: [confirm-each, confirm-window]", "modes: [confirm-each]", 1)
+	if err := os.WriteFile(bad, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := "rmqtorture: " + bad + `:9:25: scenarios[0].expect.modes.confirm-window: "confirm-window" is not one of this scenario's load.modes` + "\n"
+	for _, args := range [][]string{{"validate", "-f", bad}, {"run", "kill-mid-burst", "-f", bad}} {
+		code, _, stderr := runCLI(t, args...)
+		if code != ExitUsage || stderr != want {
+			t.Errorf("%v: exit %d, stderr\n%q\nwant exit 2 and\n%q", args, code, stderr, want)
+		}
+	}
+}
+
+// --mode leaving out a mode the scenario expects warns on stderr and
+// returns the warning; the expectation is dropped, the run goes ahead.
+func TestModeFlagWarnsOfUncheckedExpectations(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(file, []byte(expectsConfirmWindow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := scenario.LoadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := f.Scenarios[0]
+	o := &runOpts{}
+	c := newRunWith(&globalOpts{}, o)
+	var stderr bytes.Buffer
+	c.SetErr(&stderr)
+	if err := c.ParseFlags([]string{"--mode", "confirm-each"}); err != nil {
+		t.Fatal(err)
+	}
+	warnings, err := o.apply(c, file, &sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `expect.modes.confirm-window of scenario "kill-mid-burst" is not checked: --mode runs only confirm-each`
+	if len(warnings) != 1 || warnings[0] != want || stderr.String() != "warning: "+want+"\n" {
+		t.Fatalf("warnings %q, stderr %q; want [%q] and it on stderr", warnings, stderr.String(), want)
+	}
+	if _, ok := sc.Expect.Modes[scenario.ConfirmWindow]; ok || len(f.Scenarios[0].Expect.Modes) != 2 {
+		t.Fatalf("expectations: run %v, file %v; want confirm-window dropped from the run only", sc.Expect.Modes, f.Scenarios[0].Expect.Modes)
+	}
+	// Through the command: the warning is printed before Docker is asked.
+	t.Setenv("DOCKER_HOST", "tcp://127.0.0.1:1")
+	code, _, errOut := runCLI(t, "run", "kill-mid-burst", "-f", file, "--mode", "confirm-each")
+	if code != ExitError || !strings.HasPrefix(errOut, "warning: "+want+"\n") {
+		t.Fatalf("exit %d, stderr %q; want exit 4 (no Docker) after the warning", code, errOut)
 	}
 }

@@ -93,106 +93,35 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	return c
 }
 
-// apply checks the flags and applies those that were set to s.
-func (o *runOpts) apply(c *cobra.Command, s *scenario.Scenario) error {
+// scenarioFlags are the flags that override a scenario field, with the
+// field paths they set (as scenario.Validate names them).
+var scenarioFlags = []struct{ flag, field string }{
+	{"mode", "load.modes"}, {"messages", "load.messages"}, {"window", "load.window"}, {"image", "broker.image"},
+	{"queue-types", "queue.type"}, {"queue-types", "matrix.queue_types"},
+	{"persistence", "load.persistent"}, {"persistence", "matrix.persistent"}, {"repeat", "matrix.repeat"},
+}
+
+// apply sets the overrides of the flags that were set on s, then checks s
+// with the loader's own rules (scenario.Validate): an error names the flags
+// that caused it. Expectations of modes --mode leaves out are dropped, and
+// returned as warnings (also printed on stderr), never silently.
+func (o *runOpts) apply(c *cobra.Command, file string, s *scenario.Scenario) ([]string, error) {
 	fl := c.Flags()
-	if fl.Changed("mode") {
-		s.Load.Modes = nil
-		for _, m := range o.modes {
-			mode := scenario.Mode(strings.TrimSpace(m))
-			if !slices.Contains(scenario.Modes, mode) {
-				return fmt.Errorf("--mode: %q is not a mode (fire-and-forget, confirm-each, confirm-window)", m)
-			}
-			if slices.Contains(s.Load.Modes, mode) {
-				return fmt.Errorf("--mode: %q given twice", m)
-			}
-			s.Load.Modes = append(s.Load.Modes, mode)
-		}
-		if len(s.Load.Modes) == 0 {
-			return errors.New("--mode: name at least one mode (fire-and-forget, confirm-each, confirm-window)")
-		}
-	}
-	if fl.Changed("messages") {
-		if o.messages <= 0 || o.messages > scenario.MaxMessages {
-			return fmt.Errorf("--messages must be within 1–%d, got %d", scenario.MaxMessages, o.messages)
-		}
-		s.Load.Messages = o.messages
-	}
-	for i, f := range s.Faults {
-		if f.Published != nil && *f.Published > s.Load.Messages {
-			return fmt.Errorf("--messages %d is below faults[%d].published %d of scenario %q", s.Load.Messages, i, *f.Published, s.Name)
-		}
-	}
-	if fl.Changed("window") {
-		if o.window <= 0 || o.window > 65535 {
-			return fmt.Errorf("--window must be within 1–65535, got %d", o.window)
-		}
-		s.Load.Window = o.window
-	}
-	for i, f := range s.Faults {
-		if f.InFlight == nil {
-			continue
-		}
-		if *f.InFlight > s.Load.Window {
-			return fmt.Errorf("faults[%d].in_flight %d of scenario %q exceeds the window %d: it could never fire", i, *f.InFlight, s.Name, s.Load.Window)
-		}
-		for _, m := range s.Load.Modes {
-			if m == scenario.FireAndForget || (m == scenario.ConfirmEach && *f.InFlight > 1) {
-				return fmt.Errorf("faults[%d].in_flight %d of scenario %q can never fire in %s", i, *f.InFlight, s.Name, m)
-			}
-		}
-	}
-	if fl.Changed("image") {
-		if strings.TrimSpace(o.image) == "" {
-			return errors.New("--image must name an image")
-		}
-		s.Broker.Image = o.image
-	}
-	if fl.Changed("queue-types") {
-		s.Matrix.QueueTypes = nil
-		for _, t := range o.queueTypes {
-			qt := scenario.QueueType(strings.TrimSpace(t))
-			if qt != scenario.Quorum && qt != scenario.Classic {
-				return fmt.Errorf("--queue-types: %q is not a queue type (quorum, classic)", t)
-			}
-			if slices.Contains(s.Matrix.QueueTypes, qt) {
-				return fmt.Errorf("--queue-types: %q given twice", t)
-			}
-			if s.Queue.Durable != nil && !*s.Queue.Durable && qt == scenario.Quorum {
-				return fmt.Errorf("--queue-types: quorum queues are always durable, and scenario %q has queue.durable false", s.Name)
-			}
-			s.Matrix.QueueTypes = append(s.Matrix.QueueTypes, qt)
-		}
-	}
-	if fl.Changed("persistence") {
-		s.Matrix.Persistent = nil
-		for _, p := range o.persistence {
-			switch strings.TrimSpace(p) {
-			case "persistent", "transient":
-				v := strings.TrimSpace(p) == "persistent"
-				if slices.Contains(s.Matrix.Persistent, v) {
-					return fmt.Errorf("--persistence: %q given twice", p)
-				}
-				s.Matrix.Persistent = append(s.Matrix.Persistent, v)
-			default:
-				return fmt.Errorf("--persistence: %q is neither persistent nor transient", p)
-			}
-		}
-	}
-	if fl.Changed("repeat") {
-		if o.repeat < 1 || o.repeat > 100 {
-			return fmt.Errorf("--repeat must be within 1–100, got %d", o.repeat)
-		}
-		s.Matrix.Repeat = o.repeat
-	}
 	if o.bucket < 10*time.Millisecond || o.bucket > time.Minute {
-		return fmt.Errorf("--bucket must be within 10ms–1m, got %s", o.bucket)
+		return nil, fmt.Errorf("--bucket must be within 10ms–1m, got %s", o.bucket)
 	}
 	if fl.Changed("port") && (o.hostPort <= 0 || o.hostPort > 65535) {
-		return fmt.Errorf("--port must be within 1–65535, got %d", o.hostPort)
+		return nil, fmt.Errorf("--port must be within 1–65535, got %d", o.hostPort)
 	}
-	if !s.Queue.IsDurable() && slices.Contains(s.Matrix.QueueTypes, scenario.Quorum) {
-		return fmt.Errorf("--queue-types: scenario %q declares a non-durable queue, and quorum queues are always durable", s.Name)
+	if err := o.set(c, s); err != nil {
+		return nil, err
+	}
+	var warnings []string
+	if fl.Changed("mode") {
+		warnings = s.UncheckedExpectations()
+		for _, w := range warnings {
+			fmt.Fprintln(c.ErrOrStderr(), "warning: "+w)
+		}
 	}
 	// A "matrix" of one cell is the scenario with that cell's settings: a
 	// single --queue-types or --persistence value is applied, not ignored.
@@ -200,7 +129,90 @@ func (o *runOpts) apply(c *cobra.Command, s *scenario.Scenario) error {
 		*s = *s.ForCell(cells[0])
 		s.Matrix.QueueTypes, s.Matrix.Persistent = nil, nil
 	}
+	if errs := scenario.Validate(file, s); len(errs) > 0 {
+		lines := make([]string, len(errs))
+		for i, e := range errs {
+			lines[i] = fmt.Sprintf("scenario %q: %s: %s", s.Name, e.Path, e.Msg)
+			if flags := o.blame(c, e.Path); flags != "" {
+				lines[i] = flags + ": " + lines[i]
+			}
+		}
+		return nil, errors.New(strings.Join(lines, "\n"))
+	}
+	return warnings, nil
+}
+
+// set parses the override flags that were set into s, unchecked.
+func (o *runOpts) set(c *cobra.Command, s *scenario.Scenario) error {
+	fl := c.Flags()
+	if fl.Changed("mode") {
+		s.Load.Modes = nil
+		for _, m := range o.modes {
+			s.Load.Modes = append(s.Load.Modes, scenario.Mode(strings.TrimSpace(m)))
+		}
+	}
+	if fl.Changed("messages") {
+		s.Load.Messages = o.messages
+	}
+	if fl.Changed("window") {
+		s.Load.Window = o.window
+	}
+	if fl.Changed("image") {
+		s.Broker.Image = o.image
+	}
+	if fl.Changed("queue-types") {
+		s.Matrix.QueueTypes = nil
+		for _, t := range o.queueTypes {
+			s.Matrix.QueueTypes = append(s.Matrix.QueueTypes, scenario.QueueType(strings.TrimSpace(t)))
+		}
+	}
+	if fl.Changed("persistence") {
+		s.Matrix.Persistent = nil
+		for _, p := range o.persistence {
+			switch strings.TrimSpace(p) {
+			case "persistent", "transient":
+				s.Matrix.Persistent = append(s.Matrix.Persistent, strings.TrimSpace(p) == "persistent")
+			default:
+				return fmt.Errorf("--persistence: %q is neither persistent nor transient", p)
+			}
+		}
+	}
+	if fl.Changed("repeat") {
+		if o.repeat == 0 {
+			// matrix.repeat 0 reads as unset (1), so the schema cannot see it.
+			return errors.New("--repeat must be within 1–100, got 0")
+		}
+		s.Matrix.Repeat = o.repeat
+	}
 	return nil
+}
+
+// blame names the flags (with their values) an error at path comes from:
+// the flag that set that field, else every override flag that was set (the
+// scenario was valid as loaded, so they caused it together).
+func (o *runOpts) blame(c *cobra.Command, path string) string {
+	var own, all []string
+	for _, sf := range scenarioFlags {
+		f := c.Flags().Lookup(sf.flag)
+		if !f.Changed {
+			continue
+		}
+		v := strings.Trim(f.Value.String(), "[]")
+		if v == "" {
+			v = `""`
+		}
+		name := "--" + sf.flag + " " + v
+		if !slices.Contains(all, name) {
+			all = append(all, name)
+		}
+		if (path == sf.field || strings.HasPrefix(path, sf.field+".") || strings.HasPrefix(path, sf.field+"[")) && !slices.Contains(own, name) {
+			own = append(own, name)
+		}
+	}
+	if len(own) > 0 {
+		return strings.Join(own, " ")
+	}
+	return strings.Join(all, " ")
 }
 
 func newRunID() string {
@@ -232,7 +244,9 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 		}
 		sc := *s
 		sc.Load.Modes = slices.Clone(s.Load.Modes)
-		if err := o.apply(c, &sc); err != nil {
+		// Warnings are printed on stderr by apply; result.json does not
+		// carry them yet.
+		if _, err := o.apply(c, g.file, &sc); err != nil {
 			return usageErr(err)
 		}
 		plans = append(plans, sc)

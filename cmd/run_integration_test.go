@@ -205,17 +205,17 @@ func TestRunBadInputStartsNothing(t *testing.T) {
 	}{
 		{[]string{"run", "x", "-f", bad}, bad + ":4:34: scenarios[0].load.window: must be within 1–65535, got 0"},
 		{[]string{"run", "nope", "-f", "../scenarios.yaml"}, `../scenarios.yaml: no scenario named "nope"`},
-		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--mode", "confirm-al"}, `--mode: "confirm-al" is not a mode`},
-		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--messages", "0"}, "--messages must be within 1–10000000, got 0"},
-		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--messages", "2000000000"}, "--messages must be within 1–10000000, got 2000000000"},
-		{[]string{"run", "transient-messages", "-f", "../scenarios.yaml", "--window", "100"}, `faults[0].in_flight 500 of scenario "transient-messages" exceeds the window 100`},
-		{[]string{"run", "transient-messages", "-f", "../scenarios.yaml", "--mode", "fire-and-forget"}, `can never fire in fire-and-forget`},
-		{[]string{"run", "classic-vs-quorum", "-f", "../scenarios.yaml", "--queue-types", "classic,classic"}, `--queue-types: "classic" given twice`},
-		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--window", "-1"}, "--window must be within 1–65535, got -1"},
+		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--mode", "confirm-al"}, `--mode confirm-al: scenario "kill-mid-burst": load.modes[0]: "confirm-al" is not a mode (fire-and-forget, confirm-each, confirm-window)`},
+		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--messages", "0"}, `--messages 0: scenario "kill-mid-burst": load.messages: must be within 1–10000000, got 0`},
+		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--messages", "2000000000"}, `--messages 2000000000: scenario "kill-mid-burst": load.messages: must be within 1–10000000, got 2000000000`},
+		{[]string{"run", "transient-messages", "-f", "../scenarios.yaml", "--window", "100"}, `--window 100: scenario "transient-messages": faults[0].in_flight: must be within 1–100 (load.window), got 500`},
+		{[]string{"run", "transient-messages", "-f", "../scenarios.yaml", "--mode", "fire-and-forget"}, `--mode fire-and-forget: scenario "transient-messages": faults[0].in_flight: fire-and-forget has nothing in flight`},
+		{[]string{"run", "classic-vs-quorum", "-f", "../scenarios.yaml", "--queue-types", "classic,classic"}, `--queue-types classic,classic: scenario "classic-vs-quorum": matrix.queue_types[1]: "classic" listed twice`},
+		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--window", "-1"}, `--window -1: scenario "kill-mid-burst": load.window: must be within 1–65535, got -1`},
 		{[]string{"validate", "-f", filepath.Join(dir, "missing.yaml")}, "read scenario file: open " + filepath.Join(dir, "missing.yaml")},
 		{[]string{"run", "-f", "../scenarios.yaml"}, "name one or more scenarios, or --all (not both)"},
 		{[]string{"run", "kill-mid-burst", "--all", "-f", "../scenarios.yaml"}, "name one or more scenarios, or --all (not both)"},
-		{[]string{"run", "--all", "--mode", "", "-f", "../scenarios.yaml"}, "--mode: name at least one mode"},
+		{[]string{"run", "--all", "--mode", "", "-f", "../scenarios.yaml"}, `--mode "": scenario "kill-mid-burst": load.modes: must list at least one mode`},
 	} {
 		// An unreachable Docker proves nothing was started: it is never asked.
 		t.Setenv("DOCKER_HOST", "tcp://127.0.0.1:1")
