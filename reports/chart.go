@@ -55,8 +55,13 @@ func perSecond(n int, widthMS float64) int { return int(math.Round(float64(n) * 
 // Mermaid writes the mode's series as a fenced mermaid xychart-beta block
 // (GitHub renders it): a bar at full height for each bucket in which the
 // broker was not up (down, paused, disconnected or blocked), then lines of
-// published and confirmed msg/s. It writes nothing without a series.
+// published and acked msg/s. It writes nothing without a series, and returns
+// the first error writing to w.
 func Mermaid(w io.Writer, m scenario.ModeResult) error {
+	return sticky(w, func(w io.Writer) error { return writeMermaid(w, m) })
+}
+
+func writeMermaid(w io.Writer, m scenario.ModeResult) error {
 	d := m.Series
 	if d == nil || d.Len() == 0 || d.BucketMS <= 0 {
 		return nil
@@ -108,8 +113,11 @@ var (
 // published, confirmed and delivered msg/s per bucket against seconds since
 // the burst start, shaded stretches where the broker was down, paused,
 // disconnected or blocked, and a dashed red line at each fault event. It
-// returns an error when the mode has no series.
-func SVG(w io.Writer, m scenario.ModeResult) error { return renderChart(w, m, "svg") }
+// returns an error when the mode has no series, and the first error writing
+// to w.
+func SVG(w io.Writer, m scenario.ModeResult) error {
+	return sticky(w, func(w io.Writer) error { return renderChart(w, m, "svg") })
+}
 
 // render draws the SVG chart in format (svg, png, pdf…, see plot.WriterTo).
 func renderChart(w io.Writer, m scenario.ModeResult, format string) error {
@@ -232,7 +240,7 @@ func timelineSection(w io.Writer, i int, m scenario.ModeResult) error {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	if m.Series != nil && m.Series.Len() > 0 {
 		p("\n### Timeline\n\n")
-		if err := Mermaid(w, m); err != nil {
+		if err := writeMermaid(w, m); err != nil {
 			return err
 		}
 		p("\nBars: buckets in which the broker was down, paused, disconnected or blocked; first line published msg/s (republishes included), second line confirmed msg/s (basic.ack; none in fire-and-forget). Full chart with deliveries and fault marks: [%s](%s). Counts per bucket are in result.json (`series`).\n", ChartFile(i, m), ChartFile(i, m))

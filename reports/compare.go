@@ -306,8 +306,12 @@ func pct(v float64) string {
 
 // CompareMarkdown writes c as markdown: the outcome, every regression, then
 // one table per mode (metric, baseline, result, change, limit, ok or
-// REGRESSION).
+// REGRESSION). It returns the first error writing to w.
 func CompareMarkdown(w io.Writer, c *Comparison, baseName, resName string) error {
+	return sticky(w, func(w io.Writer) error { return writeCompare(w, c, baseName, resName) })
+}
+
+func writeCompare(w io.Writer, c *Comparison, baseName, resName string) error {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	p("## rmqtorture compare: %s\n\n", c.Scenario)
 	p("Baseline `%s`, result `%s`.\n\n", baseName, resName)
