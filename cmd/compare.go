@@ -46,7 +46,8 @@ Thresholds come from flags only; the scenario's expect block is not read.
 
 Exit codes: 0 no regression, 1 regression, 2 bad input (a file unreadable or
 not a result.json, different scenarios, a schema_version this rmqtorture does
-not read, bad flags).`,
+not read, bad flags), 4 the comparison could not be written (stdout or the
+summary file).`,
 		Example: `  rmqtorture compare baselines/kill-mid-burst.result.json out/kill-mid-burst-*/result.json
   rmqtorture compare --max-throughput-drop 30 --max-recovery-ms 20000 old.json new.json
   rmqtorture compare --summary-file "$GITHUB_STEP_SUMMARY" base.json result.json`,
@@ -108,14 +109,14 @@ func (o *compareOpts) run(c *cobra.Command, basePath, resPath string) error {
 	cmp := reports.Compare(base, res, o.th)
 	var md bytes.Buffer
 	if err := reports.CompareMarkdown(&md, cmp, basePath, resPath); err != nil {
-		return err
+		return opErr(err)
 	}
 	if _, err := c.OutOrStdout().Write(md.Bytes()); err != nil {
-		return err
+		return opErr(fmt.Errorf("write the comparison: %w", err))
 	}
 	if o.summaryFile != "" {
 		if err := appendFile(o.summaryFile, md.Bytes()); err != nil {
-			return usageErr(fmt.Errorf("summary file: %w", err))
+			return opErr(fmt.Errorf("summary file: %w", err))
 		}
 	}
 	if cmp.Regressed() {

@@ -139,7 +139,7 @@ func TestCompareBadInput(t *testing.T) {
 		{[]string{missing, baselineFile}, "baseline " + missing + ": cannot read: no such file or directory"},
 		{[]string{baselineFile, garbage}, "result " + garbage + ": not a result.json: invalid character"},
 		{[]string{baselineFile, otherPath}, otherPath + `: scenario "baseline", but baseline ` + baselineFile + ` is of scenario "kill-mid-burst"`},
-		{[]string{baselineFile, v2Path}, v2Path + ": schema_version 2, this rmqtorture reads schema_version 1"},
+		{[]string{baselineFile, v2Path}, v2Path + ": schema_version 3, this rmqtorture reads schema_version 1 to 2"},
 		{[]string{"--max-throughput-drop", "120", baselineFile, baselineFile}, "max throughput drop must be 0–100 %, got 120"},
 		{[]string{"--max-recovery-ms", "-1", baselineFile, baselineFile}, "max recovery must be ≥ 0 ms, got -1"},
 	}

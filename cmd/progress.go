@@ -96,8 +96,8 @@ func (p *progress) draw(now time.Time) {
 // start, publish attempts, basic.acks, messages in flight, publish rate in
 // msg/s over the last interval, broker state.
 func progressLine(m scenario.Mode, elapsed time.Duration, t metrics.SeriesTotals, rate float64, state metrics.BrokerState) string {
-	return fmt.Sprintf("%s %6.1fs  published %s  confirmed %s  in flight %s  %s msg/s  broker %s",
-		m, elapsed.Seconds(), num(t.Published), num(t.Confirmed), num(t.InFlight), num(int(rate+0.5)), state)
+	return fmt.Sprintf("%s %6.1fs  published %s  acked %s  in flight %s  %s msg/s  broker %s",
+		m, elapsed.Seconds(), num(t.Published), num(t.Acked), num(t.InFlight), num(int(rate+0.5)), state)
 }
 
 // Write passes log output through, erasing the progress line first so a

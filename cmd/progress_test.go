@@ -11,8 +11,8 @@ import (
 
 func TestProgressLine(t *testing.T) {
 	got := progressLine(scenario.ConfirmWindow, 12345*time.Millisecond,
-		metrics.SeriesTotals{Published: 10500, Confirmed: 9000, InFlight: 1000}, 12430.4, metrics.StateDown)
-	want := "confirm-window   12.3s  published 10,500  confirmed 9,000  in flight 1,000  12,430 msg/s  broker down"
+		metrics.SeriesTotals{Published: 10500, Acked: 9000, InFlight: 1000}, 12430.4, metrics.StateDown)
+	want := "confirm-window   12.3s  published 10,500  acked 9,000  in flight 1,000  12,430 msg/s  broker down"
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
@@ -55,7 +55,7 @@ func TestProgressDraw(t *testing.T) {
 	if _, err := p.Write([]byte("log\n")); err != nil {
 		t.Fatal(err)
 	}
-	want := clearLine + "fire-and-forget    2.0s  published 2  confirmed 0  in flight 0  1 msg/s  broker up" + clearLine + "log\n"
+	want := clearLine + "fire-and-forget    2.0s  published 2  acked 0  in flight 0  1 msg/s  broker up" + clearLine + "log\n"
 	if b.String() != want {
 		t.Errorf("got  %q\nwant %q", b.String(), want)
 	}

@@ -36,13 +36,15 @@ func newReport(g *globalOpts) *cobra.Command {
 		Use:   "report RESULT.json",
 		Short: "Re-render a stored result.json as markdown, a table or JSON",
 		Long: `report reads a result.json written by run, checks it against the result
-schema (reports/result.schema.json, schema_version 1) and renders it again:
+schema (reports/result.schema.json; schema_version 1 and 2) and renders it again:
 markdown (as report.md), the terminal tables, or normalised JSON. It prints to
 stdout, or with --out DIR writes DIR/report.md (report.txt, result.json for the
 other formats). It touches no broker.
 
 A file that is not JSON or does not match the schema is bad input (exit 2);
-the error names the file and the JSON path of each problem.`,
+the error names the file and the JSON path of each problem. A report that
+cannot be written (stdout, --out or --summary-file failed) is an error
+(exit 4); --out then leaves no partial file in place.`,
 		Example: `  rmqtorture report rmqtorture-results/kill-mid-burst-20261129T201915Z-6b08aa17/result.json
   rmqtorture report result.json --format table
   rmqtorture report result.json --summary-file "$GITHUB_STEP_SUMMARY" > /dev/null`,
@@ -71,7 +73,10 @@ func (o *reportOpts) run(c *cobra.Command, path string) error {
 		}
 	}
 	if o.out == "" {
-		return format.render(c.OutOrStdout(), res)
+		if err := format.render(c.OutOrStdout(), res); err != nil {
+			return opErr(fmt.Errorf("write the report: %w", err))
+		}
+		return nil
 	}
 	dest := filepath.Join(o.out, format.file)
 	if same(dest, path) {
@@ -83,7 +88,9 @@ func (o *reportOpts) run(c *cobra.Command, path string) error {
 	if err := writeAtomic(dest, func(f *os.File) error { return format.render(f, res) }); err != nil {
 		return opErr(fmt.Errorf("write %s: %w", dest, err))
 	}
-	fmt.Fprintf(c.OutOrStdout(), "report: %s\n", dest)
+	if _, err := fmt.Fprintf(c.OutOrStdout(), "report: %s\n", dest); err != nil {
+		return opErr(err)
+	}
 	return nil
 }
 

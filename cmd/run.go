@@ -416,13 +416,29 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 
 // write renders the tables to stdout and writes result.json and report.md
 // atomically into dir. The tables are printed first, so what was measured
-// reaches stdout even when the files cannot be written.
+// reaches stdout even when the files cannot be written; a failure to print
+// them does not stop the files, but write returns it (with the first file
+// error, if any), so no failed write goes unreported.
 func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *scenario.Result) error {
 	out := c.OutOrStdout()
 	o.prog.hide()
+	var stdoutErr error
 	if err := reports.Table(out, res); err != nil {
-		log.Error("render table", "err", err)
+		log.Error("print the tables", "err", err)
+		stdoutErr = fmt.Errorf("print the tables: %w", err)
 	}
+	if err := o.writeFiles(dir, res); err != nil {
+		return errors.Join(err, stdoutErr)
+	}
+	if _, err := fmt.Fprintf(out, "report: %s\nresult: %s\n", filepath.Join(dir, "report.md"), filepath.Join(dir, "result.json")); err != nil && stdoutErr == nil {
+		stdoutErr = fmt.Errorf("print the report paths: %w", err)
+	}
+	return stdoutErr
+}
+
+// writeFiles writes result.json, report.md and the charts atomically into
+// dir, and appends the markdown to --summary-file.
+func (o *runOpts) writeFiles(dir string, res *scenario.Result) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create report folder: %w", err)
 	}
@@ -445,12 +461,12 @@ func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *sce
 			return err
 		}
 	}
-	fmt.Fprintf(out, "report: %s\nresult: %s\n", filepath.Join(dir, "report.md"), filepath.Join(dir, "result.json"))
 	return nil
 }
 
 // writeAtomic writes path through a temporary file and a rename, so a reader
-// never sees half a report.
+// never sees half a report: when render (or closing the file) fails, the
+// temporary file is removed and path is left as it was.
 func writeAtomic(path string, render func(*os.File) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {

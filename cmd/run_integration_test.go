@@ -175,9 +175,9 @@ func TestKillMidBurstAllModes(t *testing.T) {
 				}
 				return s
 			}
-			if sum(sr.Published) != m.Sent+m.Republished || sum(sr.Confirmed) != m.Confirmed || sum(sr.Delivered) != m.Deliveries+m.Redeliveries || sum(sr.Reconnects) != m.Reconnects {
-				t.Fatalf("series published %d (sent %d + republished %d), confirmed %d (%d), delivered %d (%d+%d), reconnects %d (%d)",
-					sum(sr.Published), m.Sent, m.Republished, sum(sr.Confirmed), m.Confirmed, sum(sr.Delivered), m.Deliveries, m.Redeliveries, sum(sr.Reconnects), m.Reconnects)
+			if sum(sr.Published) != m.Sent+m.Republished || sum(sr.Acked) != m.Confirmed || sum(sr.Delivered) != m.Deliveries+m.Redeliveries || sum(sr.Reconnects) != m.Reconnects {
+				t.Fatalf("series published %d (sent %d + republished %d), acked %d (confirmed %d), delivered %d (%d+%d), reconnects %d (%d)",
+					sum(sr.Published), m.Sent, m.Republished, sum(sr.Acked), m.Confirmed, sum(sr.Delivered), m.Deliveries, m.Redeliveries, sum(sr.Reconnects), m.Reconnects)
 			}
 			down := 0
 			for _, st := range sr.Broker {

@@ -150,7 +150,7 @@ func TestRunModeRecordsSeries(t *testing.T) {
 	r.OnBurst = func(m scenario.Mode, s *metrics.Series, _ *metrics.Timeline) { live = s }
 	res, _ := r.RunMode(context.Background(), testScenario(200, 50), scenario.ConfirmWindow)
 	want := &metrics.SeriesData{
-		BucketMS: 3_600_000, Published: []int{200}, Confirmed: []int{200}, Nacked: []int{0}, Returned: []int{0},
+		BucketMS: 3_600_000, Published: []int{200}, Acked: []int{200}, Nacked: []int{0}, Returned: []int{0},
 		Delivered: []int{200}, InFlight: []int{0}, Reconnects: []int{0}, Broker: []metrics.BrokerState{metrics.StateDown},
 	}
 	if !reflect.DeepEqual(res.Series, want) {

@@ -46,28 +46,29 @@ type StateSpan struct {
 // seriesBucket is what happened in one bucket; the gauges are their values
 // after the bucket's last event (set says there was one).
 type seriesBucket struct {
-	published, confirmed, nacked, returned, delivered int
-	inFlight                                          int
-	set                                               bool
+	published, acked, nacked, returned, delivered int
+	inFlight                                      int
+	set                                           bool
 }
 
 // SeriesTotals are a Series' running totals, for a live progress line.
 type SeriesTotals struct {
 	Published int // publish attempts, republishes included
-	Confirmed int // basic.acks
+	Acked     int // basic.acks received (an acked id is confirmed only once the drain delivers it: see Counts.Confirmed)
 	Nacked    int // basic.nacks
 	Returned  int // basic.returns
 	Delivered int // deliveries of this burst's ids (duplicates and redeliveries included)
 	InFlight  int // published in confirm mode, no confirm yet and not given up
-	Backlog   int // ids in doubt, or republished after being in doubt and not yet confirmed
+	Backlog   int // ids in doubt, or republished after being in doubt and not yet acked
 }
 
 // Series counts a burst's publishes, confirms, returns and deliveries in
 // fixed buckets by offset from the burst start, and tracks two gauges: in
-// flight (published in confirm mode, unconfirmed) and the in-doubt backlog
-// (ids whose confirm was lost and that are not settled since). A Ledger the
-// Series is attached to (Ledger.Attach) feeds it; it is safe for concurrent
-// use and costs one short lock and one clock read per event.
+// flight (published in confirm mode, no basic.ack or basic.nack yet) and the
+// in-doubt backlog (ids whose confirm was lost and that are not settled
+// since). A Ledger the Series is attached to (Ledger.Attach) feeds it; it is
+// safe for concurrent use and costs one short lock and one clock read per
+// event.
 type Series struct {
 	mu      sync.Mutex
 	start   time.Time
@@ -151,7 +152,7 @@ func (s *Series) published(dFlight, dBacklog int) {
 
 func (s *Series) settled(ack bool, dBacklog int) {
 	if ack {
-		s.event(func(b *seriesBucket, t *SeriesTotals) { b.confirmed++; t.Confirmed++ }, -1, dBacklog)
+		s.event(func(b *seriesBucket, t *SeriesTotals) { b.acked++; t.Acked++ }, -1, dBacklog)
 	} else {
 		s.event(func(b *seriesBucket, t *SeriesTotals) { b.nacked++; t.Nacked++ }, -1, dBacklog)
 	}
@@ -195,11 +196,11 @@ func (s *Series) BacklogClearedAfter(t time.Time) (time.Time, bool) {
 type SeriesData struct {
 	BucketMS  float64 `json:"bucket_ms"`
 	Published []int   `json:"published"` // publish attempts (republishes included)
-	Confirmed []int   `json:"confirmed"` // basic.acks
+	Acked     []int   `json:"acked"`     // basic.acks received (not Counts.Confirmed, which also needs the drain to deliver the id)
 	Nacked    []int   `json:"nacked"`    // basic.nacks
 	Returned  []int   `json:"returned"`  // basic.returns (mandatory, unroutable)
 	Delivered []int   `json:"delivered"` // deliveries of this burst's ids (drain, consumers)
-	// InFlight is published in confirm mode and not yet confirmed nor given
+	// InFlight is published in confirm mode and not yet acked or nacked nor given
 	// up as in doubt, at the bucket's end; always 0 in fire-and-forget.
 	InFlight   []int         `json:"in_flight"`
 	Reconnects []int         `json:"reconnects"` // publisher reconnections
@@ -219,7 +220,7 @@ func (s *Series) Sample(end time.Time) SeriesData {
 	d := SeriesData{
 		BucketMS:   Millis(s.bucket),
 		Published:  make([]int, n),
-		Confirmed:  make([]int, n),
+		Acked:      make([]int, n),
 		Nacked:     make([]int, n),
 		Returned:   make([]int, n),
 		Delivered:  make([]int, n),
@@ -231,7 +232,7 @@ func (s *Series) Sample(end time.Time) SeriesData {
 	for i := range n {
 		if i < len(s.buckets) {
 			b := s.buckets[i]
-			d.Published[i], d.Confirmed[i], d.Nacked[i], d.Returned[i], d.Delivered[i] = b.published, b.confirmed, b.nacked, b.returned, b.delivered
+			d.Published[i], d.Acked[i], d.Nacked[i], d.Returned[i], d.Delivered[i] = b.published, b.acked, b.nacked, b.returned, b.delivered
 			if b.set {
 				flight = b.inFlight
 			}

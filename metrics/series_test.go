@@ -23,7 +23,7 @@ func TestSeriesBuckets(t *testing.T) {
 	at(100, step{"ack", 0})
 	at(260, step{"ret", 1}, step{"ack", 1})
 	at(300, step{"doubt", 2})
-	if got := s.Totals(); got.InFlight != 0 || got.Backlog != 1 || got.Published != 3 || got.Confirmed != 2 {
+	if got := s.Totals(); got.InFlight != 0 || got.Backlog != 1 || got.Published != 3 || got.Acked != 2 {
 		t.Fatalf("totals at 300 ms: %+v", got)
 	}
 	at(600, step{"pub", 2}) // republish: still in the backlog until confirmed
@@ -36,7 +36,7 @@ func TestSeriesBuckets(t *testing.T) {
 	want := SeriesData{
 		BucketMS:   250,
 		Published:  []int{3, 0, 1, 1},
-		Confirmed:  []int{1, 1, 0, 1},
+		Acked:      []int{1, 1, 0, 1},
 		Nacked:     []int{0, 0, 0, 0},
 		Returned:   []int{0, 1, 0, 0},
 		Delivered:  []int{0, 0, 0, 1},

@@ -28,20 +28,20 @@ const maxMermaidPoints = 60
 
 // merged is a series regrouped into buckets of factor original buckets.
 type merged struct {
-	widthMS              float64
-	published, confirmed []int
-	notUp                []bool
+	widthMS          float64
+	published, acked []int
+	notUp            []bool
 }
 
 func merge(d *metrics.SeriesData, maxPoints int) merged {
 	factor := (d.Len() + maxPoints - 1) / maxPoints
 	factor = max(factor, 1)
 	n := (d.Len() + factor - 1) / factor
-	m := merged{widthMS: d.BucketMS * float64(factor), published: make([]int, n), confirmed: make([]int, n), notUp: make([]bool, n)}
+	m := merged{widthMS: d.BucketMS * float64(factor), published: make([]int, n), acked: make([]int, n), notUp: make([]bool, n)}
 	for i := range d.Len() {
 		j := i / factor
 		m.published[j] += d.Published[i]
-		m.confirmed[j] += d.Confirmed[i]
+		m.acked[j] += d.Acked[i]
 		if d.Broker[i] != metrics.StateUp {
 			m.notUp[j] = true
 		}
@@ -55,8 +55,13 @@ func perSecond(n int, widthMS float64) int { return int(math.Round(float64(n) * 
 // Mermaid writes the mode's series as a fenced mermaid xychart-beta block
 // (GitHub renders it): a bar at full height for each bucket in which the
 // broker was not up (down, paused, disconnected or blocked), then lines of
-// published and confirmed msg/s. It writes nothing without a series.
+// published and acked msg/s. It writes nothing without a series, and returns
+// the first error writing to w.
 func Mermaid(w io.Writer, m scenario.ModeResult) error {
+	return sticky(w, func(w io.Writer) error { return writeMermaid(w, m) })
+}
+
+func writeMermaid(w io.Writer, m scenario.ModeResult) error {
 	d := m.Series
 	if d == nil || d.Len() == 0 || d.BucketMS <= 0 {
 		return nil
@@ -67,12 +72,12 @@ func Mermaid(w io.Writer, m scenario.ModeResult) error {
 	bars, pub, conf := make([]string, n), make([]string, n), make([]string, n)
 	top := 1
 	for i := range n {
-		top = max(top, perSecond(g.published[i], g.widthMS), perSecond(g.confirmed[i], g.widthMS))
+		top = max(top, perSecond(g.published[i], g.widthMS), perSecond(g.acked[i], g.widthMS))
 	}
 	for i := range n {
 		xs[i] = strconv.FormatFloat(float64(i)*g.widthMS/1000, 'f', -1, 64)
 		pub[i] = strconv.Itoa(perSecond(g.published[i], g.widthMS))
-		conf[i] = strconv.Itoa(perSecond(g.confirmed[i], g.widthMS))
+		conf[i] = strconv.Itoa(perSecond(g.acked[i], g.widthMS))
 		bars[i] = "0"
 		if g.notUp[i] {
 			bars[i] = strconv.Itoa(top)
@@ -92,7 +97,7 @@ func Mermaid(w io.Writer, m scenario.ModeResult) error {
 
 var (
 	colPublished = color.RGBA{0x1f, 0x77, 0xb4, 0xff}
-	colConfirmed = color.RGBA{0x2c, 0xa0, 0x2c, 0xff}
+	colAcked     = color.RGBA{0x2c, 0xa0, 0x2c, 0xff}
 	colDelivered = color.RGBA{0x94, 0x67, 0xbd, 0xff}
 	colFault     = color.RGBA{0xd6, 0x27, 0x28, 0xff}
 	// Translucent (non-premultiplied) so grid and lines show through.
@@ -105,11 +110,14 @@ var (
 )
 
 // SVG writes the mode's timeline as an SVG chart (gonum.org/v1/plot):
-// published, confirmed and delivered msg/s per bucket against seconds since
+// published, acked and delivered msg/s per bucket against seconds since
 // the burst start, shaded stretches where the broker was down, paused,
 // disconnected or blocked, and a dashed red line at each fault event. It
-// returns an error when the mode has no series.
-func SVG(w io.Writer, m scenario.ModeResult) error { return renderChart(w, m, "svg") }
+// returns an error when the mode has no series, and the first error writing
+// to w.
+func SVG(w io.Writer, m scenario.ModeResult) error {
+	return sticky(w, func(w io.Writer) error { return renderChart(w, m, "svg") })
+}
 
 // render draws the SVG chart in format (svg, png, pdf…, see plot.WriterTo).
 func renderChart(w io.Writer, m scenario.ModeResult, format string) error {
@@ -148,7 +156,7 @@ func renderChart(w io.Writer, m scenario.ModeResult, format string) error {
 		counts []int
 		col    color.Color
 	}
-	lines := []series{{"published", d.Published, colPublished}, {"confirmed", d.Confirmed, colConfirmed}, {"delivered", d.Delivered, colDelivered}}
+	lines := []series{{"published", d.Published, colPublished}, {"acked", d.Acked, colAcked}, {"delivered", d.Delivered, colDelivered}}
 	xys := make([]plotter.XYs, len(lines))
 	for i, s := range lines {
 		xys[i] = rates(s.counts)
@@ -232,10 +240,10 @@ func timelineSection(w io.Writer, i int, m scenario.ModeResult) error {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	if m.Series != nil && m.Series.Len() > 0 {
 		p("\n### Timeline\n\n")
-		if err := Mermaid(w, m); err != nil {
+		if err := writeMermaid(w, m); err != nil {
 			return err
 		}
-		p("\nBars: buckets in which the broker was down, paused, disconnected or blocked; first line published msg/s (republishes included), second line confirmed msg/s (basic.ack; none in fire-and-forget). Full chart with deliveries and fault marks: [%s](%s). Counts per bucket are in result.json (`series`).\n", ChartFile(i, m), ChartFile(i, m))
+		p("\nBars: buckets in which the broker was down, paused, disconnected or blocked; first line published msg/s (republishes included), second line acked msg/s (basic.acks received; none in fire-and-forget). Full chart with deliveries and fault marks: [%s](%s). Counts per bucket are in result.json (`series`).\n", ChartFile(i, m), ChartFile(i, m))
 	}
 	var rows [][]string
 	for _, f := range m.Faults {

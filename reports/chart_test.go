@@ -20,7 +20,7 @@ func chartMode() scenario.ModeResult {
 		Series: &metrics.SeriesData{
 			BucketMS:   250,
 			Published:  []int{10, 20, 0, 0, 5, 5},
-			Confirmed:  []int{5, 20, 0, 0, 0, 10},
+			Acked:      []int{5, 20, 0, 0, 0, 10},
 			Nacked:     make([]int, 6),
 			Returned:   make([]int, 6),
 			Delivered:  []int{0, 0, 0, 0, 0, 30},
@@ -62,7 +62,7 @@ func TestMermaid(t *testing.T) {
 // A long series is merged into at most maxMermaidPoints buckets: 130
 // buckets of 250 ms become 44 of 750 ms, the last holding one bucket.
 func TestMergeLongSeries(t *testing.T) {
-	d := &metrics.SeriesData{BucketMS: 250, Published: make([]int, 130), Confirmed: make([]int, 130), Broker: make([]metrics.BrokerState, 130)}
+	d := &metrics.SeriesData{BucketMS: 250, Published: make([]int, 130), Acked: make([]int, 130), Broker: make([]metrics.BrokerState, 130)}
 	for i := range 130 {
 		d.Published[i], d.Broker[i] = 1, metrics.StateUp
 	}
@@ -106,7 +106,7 @@ func TestSVG(t *testing.T) {
 		t.Errorf("root element %q", root)
 	}
 	all := strings.Join(text, "|")
-	for _, w := range []string{"published", "confirmed", "delivered", "broker down", "broker blocked", "fault: kill", "s since burst start", "msg/s"} {
+	for _, w := range []string{"published", "acked", "delivered", "broker down", "broker blocked", "fault: kill", "s since burst start", "msg/s"} {
 		if !strings.Contains(all, w) {
 			t.Errorf("SVG text lacks %q: %s", w, all)
 		}

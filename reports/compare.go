@@ -89,16 +89,17 @@ type Comparison struct {
 func (c *Comparison) Regressed() bool { return len(c.Regressions) > 0 }
 
 // Comparable reports why base (read from baseName) and res (read from
-// resName) cannot be compared: a schema_version other than
-// scenario.SchemaVersion in either file, or different scenarios. The error
+// resName) cannot be compared: a schema_version outside OldestSchemaVersion
+// to scenario.SchemaVersion in either file (the versions differ only in the
+// series, which compare does not read), or different scenarios. The error
 // names the file at fault.
 func Comparable(baseName string, base *scenario.Result, resName string, res *scenario.Result) error {
 	for _, f := range []struct {
 		name string
 		r    *scenario.Result
 	}{{baseName, base}, {resName, res}} {
-		if f.r.SchemaVersion != scenario.SchemaVersion {
-			return fmt.Errorf("%s: schema_version %d, this rmqtorture reads schema_version %d", f.name, f.r.SchemaVersion, scenario.SchemaVersion)
+		if f.r.SchemaVersion < OldestSchemaVersion || f.r.SchemaVersion > scenario.SchemaVersion {
+			return fmt.Errorf("%s: schema_version %d, this rmqtorture reads schema_version %d to %d", f.name, f.r.SchemaVersion, OldestSchemaVersion, scenario.SchemaVersion)
 		}
 		if f.r.Scenario == "" {
 			return fmt.Errorf("%s: no scenario name: not an rmqtorture result.json", f.name)
@@ -306,8 +307,12 @@ func pct(v float64) string {
 
 // CompareMarkdown writes c as markdown: the outcome, every regression, then
 // one table per mode (metric, baseline, result, change, limit, ok or
-// REGRESSION).
+// REGRESSION). It returns the first error writing to w.
 func CompareMarkdown(w io.Writer, c *Comparison, baseName, resName string) error {
+	return sticky(w, func(w io.Writer) error { return writeCompare(w, c, baseName, resName) })
+}
+
+func writeCompare(w io.Writer, c *Comparison, baseName, resName string) error {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	p("## rmqtorture compare: %s\n\n", c.Scenario)
 	p("Baseline `%s`, result `%s`.\n\n", baseName, resName)

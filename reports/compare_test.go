@@ -215,6 +215,10 @@ func TestComparable(t *testing.T) {
 	other.Scenario = "baseline"
 	v2 := result()
 	v2.SchemaVersion = scenario.SchemaVersion + 1
+	v0 := result()
+	v0.SchemaVersion = 0
+	v1 := result()
+	v1.SchemaVersion = 1
 	empty := &scenario.Result{SchemaVersion: scenario.SchemaVersion}
 	cases := []struct {
 		base, res *scenario.Result
@@ -222,8 +226,11 @@ func TestComparable(t *testing.T) {
 	}{
 		{result(), result(), ""},
 		{result(), other, `new.json: scenario "baseline", but baseline old.json is of scenario "kill-mid-burst"`},
-		{v2, result(), "old.json: schema_version 2, this rmqtorture reads schema_version 1"},
-		{result(), v2, "new.json: schema_version 2, this rmqtorture reads schema_version 1"},
+		{v2, result(), "old.json: schema_version 3, this rmqtorture reads schema_version 1 to 2"},
+		{result(), v2, "new.json: schema_version 3, this rmqtorture reads schema_version 1 to 2"},
+		{v0, result(), "old.json: schema_version 0, this rmqtorture reads schema_version 1 to 2"},
+		{v1, result(), ""}, // a version 1 baseline still compares: only the series differ
+		{result(), v1, ""},
 		{result(), empty, "new.json: no scenario name: not an rmqtorture result.json"},
 	}
 	for _, tc := range cases {

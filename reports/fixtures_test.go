@@ -30,7 +30,7 @@ func lostRanges() []metrics.Range {
 // closes, notes, and text that needs escaping in markdown.
 func fullResult() *scenario.Result {
 	return &scenario.Result{
-		SchemaVersion: 1, Tool: "v0.3.0", Client: "amqp091-go v1.16.0",
+		SchemaVersion: scenario.SchemaVersion, Tool: "v0.3.0", Client: "amqp091-go v1.16.0",
 		Scenario: "kill-classic", Description: "A classic queue | killed at 40%.", File: "scenarios.yaml",
 		Command: "rmqtorture run kill-classic --messages 200", RunID: "0badc0de",
 		Image: "rmqtorture/rabbitmq:4.0-trixie", BrokerVersion: "4.0.5", Container: "rmqt-0badc0de",
@@ -97,7 +97,7 @@ func matrixResult() *scenario.Result {
 		}
 	}
 	return &scenario.Result{
-		SchemaVersion: 1, Tool: "dev", Client: "amqp091-go v1.16.0", Scenario: "classic-vs-quorum", File: "scenarios.yaml",
+		SchemaVersion: scenario.SchemaVersion, Tool: "dev", Client: "amqp091-go v1.16.0", Scenario: "classic-vs-quorum", File: "scenarios.yaml",
 		Command: "rmqtorture run classic-vs-quorum --repeat 2", RunID: "feedf00d", Image: "rabbitmq:4", BrokerVersion: "4.0.5", Container: "rmqt-feedf00d",
 		QueueType: scenario.Quorum, Topology: "matrix: quorum, classic × persistent, transient", Messages: 1000,
 		StartedAt: time.Date(2026, 11, 30, 8, 0, 0, 0, time.FixedZone("CET", 3600)), DurationMS: 120000,
@@ -116,7 +116,7 @@ func matrixResult() *scenario.Result {
 // deadlineResult has message deadlines: not published and pending orders.
 func deadlineResult() *scenario.Result {
 	return &scenario.Result{
-		SchemaVersion: 1, Tool: "dev", Client: "amqp091-go v1.16.0", Scenario: "deadline-kill", File: "scenarios.yaml",
+		SchemaVersion: scenario.SchemaVersion, Tool: "dev", Client: "amqp091-go v1.16.0", Scenario: "deadline-kill", File: "scenarios.yaml",
 		Command: "rmqtorture run deadline-kill", RunID: "00000001", Image: "rmqtorture/rabbitmq:4.0-trixie", Container: "rmqt-00000001",
 		QueueType: scenario.Quorum, Topology: "quorum, durable", Messages: 100, StartedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
 		Modes: []scenario.ModeResult{{

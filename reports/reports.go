@@ -4,6 +4,7 @@
 package reports
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,11 +21,28 @@ import (
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
-// JSON writes r as indented JSON (the result.json format, schema_version 1).
+// sticky runs render on a bufio.Writer over w and returns render's error or,
+// failing that, the first error writing to w. A bufio.Writer keeps its first
+// write error: every later write (fmt.Fprintf, tablewriter, the chart
+// encoder) is a no-op returning it, and Flush returns it, so a renderer that
+// ignores fmt.Fprintf's result still cannot drop a write error (a full disk,
+// a closed pipe). w receives nothing after the first failure.
+func sticky(w io.Writer, render func(w io.Writer) error) error {
+	bw := bufio.NewWriter(w)
+	if err := render(bw); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// JSON writes r as indented JSON (the result.json format, schema_version
+// scenario.SchemaVersion). It returns the first error writing to w.
 func JSON(w io.Writer, r *scenario.Result) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(r)
+	return sticky(w, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	})
 }
 
 var ledgerHeader = []string{"mode", "sent", "confirmed", "lost", "nacked", "returned", "in doubt", "went in doubt", "republished", "delivered", "unconfirmed missing", "duplicates", "redeliveries", "unexpected", "verdict"}
@@ -150,8 +168,12 @@ func table(w io.Writer, markdown bool, header []string, rows [][]string) error {
 }
 
 // Table writes the terminal tables: the ledger and speed/recovery, one row
-// per mode, then the verdict.
+// per mode, then the verdict. It returns the first error writing to w.
 func Table(w io.Writer, r *scenario.Result) error {
+	return sticky(w, func(w io.Writer) error { return writeTable(w, r) })
+}
+
+func writeTable(w io.Writer, r *scenario.Result) error {
 	fmt.Fprintf(w, "%s — %s, %s orders, %s\n", r.Scenario, r.BrokerVersionOrImage(), num(r.Messages), r.Topology)
 	var ledger, speed [][]string
 	for _, m := range r.Modes {
@@ -191,8 +213,13 @@ const maxRanges = 50
 // ledger and speed tables; a matrix summary when there is one; then one
 // section per mode with its faults, confirm latency, affected ids as ranges
 // and its timeline. Figures carry their unit (ms, msg/s) in the text or in
-// the column header; times are ms since the mode's burst started.
+// the column header; times are ms since the mode's burst started. It returns
+// the first error writing to w.
 func Markdown(w io.Writer, r *scenario.Result) error {
+	return sticky(w, func(w io.Writer) error { return writeMarkdown(w, r) })
+}
+
+func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	p("# rmqtorture: %s\n\n", r.Scenario)
 	if r.Description != "" {

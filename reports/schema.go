@@ -19,8 +19,9 @@ import (
 )
 
 // Schema is result.schema.json, the JSON Schema (draft 2020-12) of
-// result.json, schema_version 1: every field's type, whether it is required,
-// and its unit. Objects allow no properties beyond those it names.
+// result.json, schema_version scenario.SchemaVersion: every field's type,
+// whether it is required, and its unit. Objects allow no properties beyond
+// those it names.
 //
 //go:embed result.schema.json
 var Schema []byte
@@ -78,7 +79,7 @@ func (e *InvalidResultError) Error() string {
 	for i, p := range e.Problems {
 		parts[i] = p.String()
 	}
-	return "does not match result.schema.json (schema_version 1): " + strings.Join(parts, "; ")
+	return fmt.Sprintf("does not match result.schema.json (schema_version %d): ", scenario.SchemaVersion) + strings.Join(parts, "; ")
 }
 
 // Validate checks that data is one JSON document matching result.schema.json.
@@ -152,9 +153,18 @@ func position(data []byte, off int64) (line, col int) {
 	return line, col
 }
 
+// OldestSchemaVersion is the oldest result.json layout Decode and Comparable
+// read. Version 1 differs from version 2 only in naming series.acked
+// (basic.acks received per bucket) "confirmed".
+const OldestSchemaVersion = 1
+
 // Decode validates data against result.schema.json and decodes it into a
-// Result. Errors are *InvalidResultError for bad input.
+// Result. A schema_version 1 document is first upgraded to the current
+// layout (each mode's series.confirmed becomes series.acked) and comes back
+// with SchemaVersion scenario.SchemaVersion. Errors are
+// *InvalidResultError for bad input.
 func Decode(data []byte) (*scenario.Result, error) {
+	data = upgrade(data)
 	if err := Validate(data); err != nil {
 		return nil, err
 	}
@@ -166,4 +176,44 @@ func Decode(data []byte) (*scenario.Result, error) {
 		return nil, fmt.Errorf("decode result: %w", err)
 	}
 	return &r, nil
+}
+
+// upgrade rewrites a schema_version 1 document in the current layout: the
+// key confirmed in each mode's series becomes acked, and schema_version
+// becomes scenario.SchemaVersion. Any other document, or one that is not
+// JSON (Validate then says why), comes back unchanged.
+func upgrade(data []byte) []byte {
+	var doc map[string]json.RawMessage
+	var version int
+	if json.Unmarshal(data, &doc) != nil || json.Unmarshal(doc["schema_version"], &version) != nil || version != 1 {
+		return data
+	}
+	var modes []map[string]json.RawMessage
+	if json.Unmarshal(doc["modes"], &modes) != nil {
+		return data
+	}
+	for _, m := range modes {
+		var series map[string]json.RawMessage
+		if json.Unmarshal(m["series"], &series) != nil || series == nil {
+			continue // no series (or not an object: Validate says so)
+		}
+		if c, ok := series["confirmed"]; ok {
+			series["acked"] = c
+			delete(series, "confirmed")
+		}
+		m["series"] = mustMarshal(series)
+	}
+	doc["modes"] = mustMarshal(modes)
+	doc["schema_version"] = mustMarshal(scenario.SchemaVersion)
+	return mustMarshal(doc)
+}
+
+// mustMarshal encodes values decoded from JSON a moment ago, which cannot
+// fail.
+func mustMarshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

@@ -6,8 +6,11 @@ import (
 	"github.com/rmqtorture/rmqtorture/metrics"
 )
 
-// SchemaVersion is the version of the result.json layout.
-const SchemaVersion = 1
+// SchemaVersion is the version of the result.json layout. Version 2 renamed
+// series.confirmed (basic.acks received) to series.acked, so "confirmed"
+// means only acked and delivered (metrics.Counts.Confirmed); reports.Decode
+// still reads version 1.
+const SchemaVersion = 2
 
 // Status is a verdict's outcome.
 type Status string
