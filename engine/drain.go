@@ -11,8 +11,9 @@ import (
 
 // interruptGrace is how long the waits after the burst go on once Ctrl-C
 // came: enough to collect what is already on its way.
+var interruptGrace = 5 * time.Second // a variable for tests
+
 const (
-	interruptGrace      = 5 * time.Second
 	interruptDrainLimit = 20 * time.Second
 	deleteTimeout       = 10 * time.Second
 )
