@@ -23,6 +23,9 @@ import (
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/docker/go-connections/nat"
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/rmqtorture/rmqtorture/engine"
+	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
 // Labels put on every container rmqtorture creates. Faults and cleanup act
@@ -195,7 +198,10 @@ func (c *Container) guard(ctx context.Context) (container.InspectResponse, error
 // straight to the API (the container's identity was checked when it was
 // created or attached): every millisecond between trigger and kill is
 // publishing the scenario did not plan.
-func (c *Container) Kill(ctx context.Context, signal string) error {
+func (c *Container) Kill(ctx context.Context, target scenario.Target, signal string) error {
+	if err := single(target); err != nil {
+		return err
+	}
 	if err := c.cli.ContainerKill(ctx, c.ID, signal); err != nil {
 		return fmt.Errorf("kill container %q with %s: %w", c.Name, signal, err)
 	}
@@ -205,7 +211,10 @@ func (c *Container) Kill(ctx context.Context, signal string) error {
 
 // Stop stops the broker gracefully: SIGTERM, then SIGKILL after grace (the
 // node closes client connections with 320 CONNECTION_FORCED, ~1.4 s here).
-func (c *Container) Stop(ctx context.Context, grace time.Duration) error {
+func (c *Container) Stop(ctx context.Context, target scenario.Target, grace time.Duration) error {
+	if err := single(target); err != nil {
+		return err
+	}
 	secs := int(grace.Round(time.Second) / time.Second)
 	if err := c.cli.ContainerStop(ctx, c.ID, container.StopOptions{Timeout: &secs}); err != nil {
 		return fmt.Errorf("stop container %q: %w", c.Name, err)
@@ -214,7 +223,10 @@ func (c *Container) Stop(ctx context.Context, grace time.Duration) error {
 }
 
 // Restart stops the broker gracefully (SIGKILL after grace) and starts it.
-func (c *Container) Restart(ctx context.Context, grace time.Duration) error {
+func (c *Container) Restart(ctx context.Context, target scenario.Target, grace time.Duration) error {
+	if err := single(target); err != nil {
+		return err
+	}
 	secs := int(grace.Round(time.Second) / time.Second)
 	if err := c.cli.ContainerRestart(ctx, c.ID, container.StopOptions{Timeout: &secs}); err != nil {
 		return fmt.Errorf("restart container %q: %w", c.Name, err)
@@ -225,7 +237,10 @@ func (c *Container) Restart(ctx context.Context, grace time.Duration) error {
 // Pause freezes every process of the broker (cgroup freezer): connections
 // stay open and hang, new TCP connects succeed but the AMQP handshake does
 // not.
-func (c *Container) Pause(ctx context.Context) error {
+func (c *Container) Pause(ctx context.Context, target scenario.Target) error {
+	if err := single(target); err != nil {
+		return err
+	}
 	if err := c.cli.ContainerPause(ctx, c.ID); err != nil {
 		return fmt.Errorf("pause container %q: %w", c.Name, err)
 	}
@@ -233,7 +248,10 @@ func (c *Container) Pause(ctx context.Context) error {
 }
 
 // Unpause thaws a paused broker.
-func (c *Container) Unpause(ctx context.Context) error {
+func (c *Container) Unpause(ctx context.Context, target scenario.Target) error {
+	if err := single(target); err != nil {
+		return err
+	}
 	if err := c.cli.ContainerUnpause(ctx, c.ID); err != nil {
 		return fmt.Errorf("unpause container %q: %w", c.Name, err)
 	}
@@ -243,7 +261,10 @@ func (c *Container) Unpause(ctx context.Context) error {
 // Disconnect removes the broker from every Docker network it is on: Docker
 // drops its port mapping, so every client link fails at once (EOF/reset)
 // while the node keeps running. Reconnect puts it back.
-func (c *Container) Disconnect(ctx context.Context) error {
+func (c *Container) Disconnect(ctx context.Context, target scenario.Target) error {
+	if err := single(target); err != nil {
+		return err
+	}
 	info, err := c.cli.ContainerInspect(ctx, c.ID)
 	if err != nil {
 		return fmt.Errorf("inspect container %q: %w", c.Name, err)
@@ -268,7 +289,10 @@ func (c *Container) Disconnect(ctx context.Context) error {
 
 // Reconnect reattaches the broker to the networks Disconnect removed it from
 // and re-reads its published port (an ephemeral one changes).
-func (c *Container) Reconnect(ctx context.Context) error {
+func (c *Container) Reconnect(ctx context.Context, target scenario.Target) error {
+	if err := single(target); err != nil {
+		return err
+	}
 	info, err := c.cli.ContainerInspect(ctx, c.ID)
 	if err != nil {
 		return fmt.Errorf("inspect container %q: %w", c.Name, err)
@@ -297,7 +321,10 @@ func (c *Container) rereadPort(ctx context.Context) error {
 // take a moment to end the node). For an attached container it re-reads the
 // published port, which changes on every start with an ephemeral binding;
 // a container rmqtorture created has its port fixed at creation.
-func (c *Container) Start(ctx context.Context) error {
+func (c *Container) Start(ctx context.Context, target scenario.Target) error {
+	if err := single(target); err != nil {
+		return err
+	}
 	for {
 		info, err := c.guard(ctx)
 		if err != nil {
@@ -328,7 +355,10 @@ func (c *Container) Start(ctx context.Context) error {
 // WaitReady polls (every 100 ms) until an AMQP connection with login succeeds
 // or timeout passes. A TCP connect alone proves nothing: Docker's userland
 // proxy accepts on the published port before RabbitMQ listens.
-func (c *Container) WaitReady(ctx context.Context, timeout time.Duration) error {
+func (c *Container) WaitReady(ctx context.Context, target scenario.Target, timeout time.Duration) error {
+	if err := single(target); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
@@ -424,4 +454,16 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Container implements every fault port for the single broker.
+var _ engine.Broker = (*Container)(nil)
+
+// single accepts the targets a single broker container can act on (the
+// broker, or all of it) and refuses the cluster kinds.
+func single(t scenario.Target) error {
+	if !t.Single() {
+		return fmt.Errorf("target %s needs a cluster", t)
+	}
+	return nil
 }

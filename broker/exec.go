@@ -9,6 +9,8 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
 // Exec runs cmd inside the broker container (as the container's user, whose
@@ -58,7 +60,10 @@ var watermarkTerm = regexp.MustCompile(`^(\d+(\.\d+)?|\{absolute,\s*\d+\})$`)
 // CLI start-up; RabbitMQ then blocks every publishing connection
 // (connection.blocked; https://www.rabbitmq.com/docs/memory). Clearing
 // restores the value read. Each call is bounded by ctx.
-func (c *Container) MemoryAlarm(ctx context.Context, on bool) error {
+func (c *Container) MemoryAlarm(ctx context.Context, target scenario.Target, on bool) error {
+	if err := single(target); err != nil {
+		return err
+	}
 	if on {
 		out, err := c.Exec(ctx, "rabbitmqctl", "-q", "eval",
 			"W = vm_memory_monitor:get_vm_memory_high_watermark(), ok = vm_memory_monitor:set_vm_memory_high_watermark(0.00001), W.")
@@ -81,7 +86,10 @@ func (c *Container) MemoryAlarm(ctx context.Context, on bool) error {
 
 // CloseConnections makes the broker close every client connection, as an
 // operator's `rabbitmqctl close_all_connections` does.
-func (c *Container) CloseConnections(ctx context.Context) error {
+func (c *Container) CloseConnections(ctx context.Context, target scenario.Target) error {
+	if err := single(target); err != nil {
+		return err
+	}
 	_, err := c.Exec(ctx, "rabbitmqctl", "-q", "close_all_connections", "rmqtorture fault: close-connections")
 	return err
 }

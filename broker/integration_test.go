@@ -60,7 +60,7 @@ func startBroker(t *testing.T) (*client.Client, *Container) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.WaitReady(ctx, 90*time.Second); err != nil {
+	if err := c.WaitReady(ctx, scenario.BrokerTarget(), 90*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	return cli, c
@@ -88,7 +88,7 @@ func TestContainerLifecycleKillStartSamePort(t *testing.T) {
 		t.Fatal(err)
 	}
 	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
-	if err := c.Kill(ctx, "SIGKILL"); err != nil {
+	if err := c.Kill(ctx, scenario.BrokerTarget(), "SIGKILL"); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -103,15 +103,15 @@ func TestContainerLifecycleKillStartSamePort(t *testing.T) {
 	if _, err := amqp.DialConfig(c.URL(), amqp.Config{Dial: amqp.DefaultDial(time.Second)}); err == nil {
 		t.Fatal("AMQP login succeeded on a killed broker")
 	}
-	if err := c.WaitReady(ctx, 500*time.Millisecond); err == nil || !strings.Contains(err.Error(), "did not accept an AMQP login on "+addr+" within 500ms") {
+	if err := c.WaitReady(ctx, scenario.BrokerTarget(), 500*time.Millisecond); err == nil || !strings.Contains(err.Error(), "did not accept an AMQP login on "+addr+" within 500ms") {
 		t.Fatalf("WaitReady on a dead broker: %v", err)
 	}
 
 	start := time.Now()
-	if err := c.Start(ctx); err != nil {
+	if err := c.Start(ctx, scenario.BrokerTarget()); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.WaitReady(ctx, 90*time.Second); err != nil {
+	if err := c.WaitReady(ctx, scenario.BrokerTarget(), 90*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("start → AMQP login: %s", time.Since(start).Round(time.Millisecond))

@@ -353,7 +353,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	}
 	res.Container, res.Image = ctr.Name, ctr.Image
 	log.Info("waiting for AMQP", "addr", ctr.Addr(), "timeout", s.Broker.ReadyTimeout.D())
-	if err := ctr.WaitReady(ctx, s.Broker.ReadyTimeout.D()); err != nil {
+	if err := ctr.WaitReady(ctx, scenario.BrokerTarget(), s.Broker.ReadyTimeout.D()); err != nil {
 		res.Error = err.Error()
 		res.Verdict = scenario.Verdict{Status: scenario.Inconclusive, Reasons: []string{err.Error()}}
 		_ = o.write(c, log, dir, res)
@@ -365,7 +365,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	res.BrokerVersion = ctr.ServerVersion()
 
 	runner := &engine.Runner{
-		Injector:     ctr,
+		Ports:        engine.PortsOf(ctr),
 		Traffic:      &broker.AMQP{URL: ctr.URL, Log: log},
 		Log:          log,
 		RunID:        runID,

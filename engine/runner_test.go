@@ -6,128 +6,11 @@ import (
 	"io"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
-
-// fakeBroker records faults; readyErr makes the broker never come back.
-type fakeBroker struct {
-	mu       sync.Mutex
-	kills    []string
-	starts   int
-	readyErr error
-	killErr  error
-	ops      []string
-}
-
-func (b *fakeBroker) Kill(_ context.Context, sig string) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.kills = append(b.kills, sig)
-	b.ops = append(b.ops, "kill")
-	return b.killErr
-}
-func (b *fakeBroker) Start(context.Context) error {
-	b.mu.Lock()
-	b.starts++
-	b.ops = append(b.ops, "start")
-	b.mu.Unlock()
-	return nil
-}
-func (b *fakeBroker) WaitReady(context.Context, time.Duration) error { return b.readyErr }
-func (b *fakeBroker) MemoryAlarm(context.Context, bool) error        { return nil }
-func (b *fakeBroker) CloseConnections(context.Context) error         { return nil }
-func (b *fakeBroker) Stop(context.Context, time.Duration) error      { b.record("stop"); return nil }
-func (b *fakeBroker) Restart(context.Context, time.Duration) error   { b.record("restart"); return nil }
-func (b *fakeBroker) Pause(context.Context) error                    { b.record("pause"); return nil }
-func (b *fakeBroker) Unpause(context.Context) error                  { b.record("unpause"); return nil }
-func (b *fakeBroker) Disconnect(context.Context) error               { b.record("disconnect"); return nil }
-func (b *fakeBroker) Reconnect(context.Context) error                { b.record("reconnect"); return nil }
-func (b *fakeBroker) record(op string) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.ops = append(b.ops, op)
-}
-
-// fakeTraffic publishes synchronously: every message is acked except those
-// published while "down" (between the trigger and the restart), which go in
-// doubt and are then republished. The drain delivers every acked id once,
-// except lose, which it drops.
-type fakeTraffic struct {
-	perPublish time.Duration // pace of the fake burst
-	lose       map[int]bool
-	drained    bool
-	declared   []string
-	consumers  *fakeConsumers
-	crashErr   error
-}
-
-func (f *fakeTraffic) Declare(_ context.Context, q QueueSpec) error {
-	f.declared = append(f.declared, q.Name)
-	return nil
-}
-func (f *fakeTraffic) Delete(context.Context, string) error { return nil }
-func (f *fakeTraffic) Publish(ctx context.Context, p PublishPlan) (PublishStats, error) {
-	var st PublishStats
-	for seq := range p.Messages {
-		if ctx.Err() != nil {
-			return st, ctx.Err()
-		}
-		time.Sleep(f.perPublish)
-		p.Ledger.Published(seq, p.Mode.ConfirmMode())
-		st.Publishes++
-		st.LastPublish = time.Now()
-		p.OnPublished(p.Ledger.Sent(), 0)
-		if p.Mode.ConfirmMode() {
-			if err := p.Ledger.Settle(seq, true); err != nil {
-				return st, err
-			}
-			st.Acked++
-		}
-	}
-	return st, nil
-}
-func (f *fakeTraffic) Drain(_ context.Context, d DrainPlan) error {
-	f.drained = true
-	for seq := range d.Ledger.Size() {
-		if !f.lose[seq] && d.Ledger.Outcome(seq) != 0 {
-			d.Ledger.Delivered(d.Ledger.MessageID(seq), false)
-		}
-	}
-	return nil
-}
-
-// Consume starts fake live consumers that record nothing themselves (the
-// fake drain delivers): they count crash requests.
-func (f *fakeTraffic) Consume(_ context.Context, c ConsumePlan) (LiveConsumers, error) {
-	f.consumers = &fakeConsumers{plan: c, crashErr: f.crashErr}
-	return f.consumers, nil
-}
-
-type fakeConsumers struct {
-	crashErr error
-	plan     ConsumePlan
-	mu       sync.Mutex
-	crashes  []time.Duration
-	stopped  bool
-}
-
-func (c *fakeConsumers) Crash(down time.Duration) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.crashes = append(c.crashes, down)
-	return 7, c.crashErr
-}
-func (c *fakeConsumers) LastDelivery() time.Time { return time.Time{} }
-func (c *fakeConsumers) Stop() scenario.ConsumerStats {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.stopped = true
-	return scenario.ConsumerStats{Count: c.plan.Consumers.Count, Crashes: len(c.crashes), UnackedAtCrash: 7 * len(c.crashes)}
-}
 
 func testScenario(messages int, pct float64) *scenario.Scenario {
 	f, err := scenario.Parse("t.yaml", []byte(`version: 1
@@ -146,8 +29,8 @@ scenarios:
 	return &s
 }
 
-func newRunner(b FaultInjector, tr Traffic) *Runner {
-	return &Runner{Injector: b, Traffic: tr, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), RunID: "t1"}
+func newRunner(b *fakeBroker, tr Traffic) *Runner {
+	return &Runner{Ports: PortsOf(b), Traffic: tr, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), RunID: "t1"}
 }
 
 func TestRunModeTriggersAtThresholdAndPasses(t *testing.T) {
@@ -373,7 +256,7 @@ scenarios:
     queue: {settle_before_burst: 0s}
     load: {messages: 50}
     consumers: {count: 2}
-    drain: {idle: 1ms}
+    drain: {idle: 1ms, lost_wait: 20ms}
     faults: [{action: crash-consumer, published: 10, down: 3s}]
 `)
 	tr := &fakeTraffic{}
@@ -396,7 +279,7 @@ scenarios:
     queue: {settle_before_burst: 0s}
     load: {messages: 50}
     consumers: {count: 1}
-    drain: {idle: 1ms}
+    drain: {idle: 1ms, lost_wait: 20ms}
     faults: [{action: crash-consumer, published: 10}]
 `)
 	tr := &fakeTraffic{crashErr: errors.New("consumer 0 received no delivery to crash on within 30s")}

@@ -11,20 +11,10 @@ import (
 
 // stateAfter is the broker state a fault action leaves behind until the
 // broker accepts AMQP logins again; ok is false for faults that leave the
-// broker up (alarms are seen as connection.blocked events instead).
+// broker up (alarms are seen as connection.blocked events instead). The
+// action table (scenario.ActionSpec) says it.
 func stateAfter(a scenario.Action) (s metrics.BrokerState, fromTrigger, ok bool) {
-	switch a {
-	case scenario.Kill:
-		return metrics.StateDown, false, true
-	case scenario.Stop, scenario.Restart:
-		// The call itself shuts the broker down: down from the trigger.
-		return metrics.StateDown, true, true
-	case scenario.Pause:
-		return metrics.StatePaused, false, true
-	case scenario.Disconnect:
-		return metrics.StateDisconnected, false, true
-	}
-	return "", false, false
+	return a.LeavesState()
 }
 
 // faultEvents pairs each applied fault with its fault event: the first one
@@ -35,7 +25,7 @@ func faultEvents(faults []scenario.FaultRecord, events []metrics.Event) []int {
 	used := -1
 	for i, f := range faults {
 		out[i] = -1
-		if _, recovery := map[scenario.Action]bool{scenario.Start: true, scenario.Unpause: true, scenario.Reconnect: true}[f.Action]; recovery {
+		if f.Action.IsRecovery() {
 			continue
 		}
 		for j := used + 1; j < len(events); j++ {

@@ -1,0 +1,314 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// fakeBroker models one broker through the fault ports: its state (up,
+// down, paused, disconnected), the ids it stores, and the operations asked
+// of it. readyErr makes it never come back; killErr and alarmErr fail those
+// calls (alarmErr every memory-alarm call, raise and clear).
+type fakeBroker struct {
+	mu       sync.Mutex
+	state    metrics.BrokerState
+	kills    []string
+	starts   int
+	readyErr error
+	killErr  error
+	alarmErr error
+	ops      []string
+	targets  []string
+	stored   map[int]int // seq → copies in the queue
+}
+
+func (b *fakeBroker) set(op string, t scenario.Target, st metrics.BrokerState) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.ops = append(b.ops, op)
+	b.targets = append(b.targets, t.String())
+	if st != "" {
+		b.state = st
+	}
+}
+
+func (b *fakeBroker) Kill(_ context.Context, t scenario.Target, sig string) error {
+	b.mu.Lock()
+	b.kills = append(b.kills, sig)
+	err := b.killErr
+	b.mu.Unlock()
+	if err != nil {
+		b.set("kill", t, "")
+		return err
+	}
+	b.set("kill", t, metrics.StateDown)
+	return nil
+}
+func (b *fakeBroker) Start(_ context.Context, t scenario.Target) error {
+	b.mu.Lock()
+	b.starts++
+	b.mu.Unlock()
+	b.set("start", t, metrics.StateUp)
+	return nil
+}
+func (b *fakeBroker) WaitReady(context.Context, scenario.Target, time.Duration) error {
+	return b.readyErr
+}
+func (b *fakeBroker) MemoryAlarm(_ context.Context, t scenario.Target, on bool) error {
+	b.set(fmt.Sprintf("alarm-%v", on), t, "")
+	return b.alarmErr
+}
+func (b *fakeBroker) CloseConnections(_ context.Context, t scenario.Target) error {
+	b.set("close", t, "")
+	return nil
+}
+func (b *fakeBroker) Stop(_ context.Context, t scenario.Target, _ time.Duration) error {
+	b.set("stop", t, metrics.StateDown)
+	return nil
+}
+func (b *fakeBroker) Restart(_ context.Context, t scenario.Target, _ time.Duration) error {
+	b.set("restart", t, "")
+	return nil
+}
+func (b *fakeBroker) Pause(_ context.Context, t scenario.Target) error {
+	b.set("pause", t, metrics.StatePaused)
+	return nil
+}
+func (b *fakeBroker) Unpause(_ context.Context, t scenario.Target) error {
+	b.set("unpause", t, metrics.StateUp)
+	return nil
+}
+func (b *fakeBroker) Disconnect(_ context.Context, t scenario.Target) error {
+	b.set("disconnect", t, metrics.StateDisconnected)
+	return nil
+}
+func (b *fakeBroker) Reconnect(_ context.Context, t scenario.Target) error {
+	b.set("reconnect", t, metrics.StateUp)
+	return nil
+}
+
+func (b *fakeBroker) current() metrics.BrokerState {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state == "" {
+		return metrics.StateUp
+	}
+	return b.state
+}
+
+func (b *fakeBroker) store(seq int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.stored == nil {
+		b.stored = map[int]int{}
+	}
+	b.stored[seq]++
+}
+
+// fakeTraffic publishes synchronously. Without a broker (b nil) every
+// message is acked and stored. With one it models a confirm window against
+// the broker's state: ids are published until Window are unconfirmed, then
+// the oldest is acked (and stored); when the publisher finds the broker
+// down or disconnected, its unconfirmed ids go in doubt (the broker had
+// written them: they are stored once), the next new id it tries fails in
+// doubt, and once the broker is up again it republishes them all (same id)
+// before going on. A paused broker just holds the publisher. holdAt, when
+// set, makes the publisher wait after that many ids until the broker leaves
+// up, so a fault lands with exactly the window in flight. The drain
+// delivers each stored copy once, except lose, which it drops.
+type fakeTraffic struct {
+	b          *fakeBroker
+	holdAt     int
+	perPublish time.Duration // pace of the fake burst
+	lose       map[int]bool
+	drained    bool
+	declared   []string
+	consumers  *fakeConsumers
+	crashErr   error
+	mu         sync.Mutex
+	ownStore   map[int]int
+}
+
+func (f *fakeTraffic) Declare(_ context.Context, q QueueSpec) error {
+	f.declared = append(f.declared, q.Name)
+	return nil
+}
+func (f *fakeTraffic) Delete(context.Context, string) error { return nil }
+
+func (f *fakeTraffic) store(seq int) {
+	if f.b != nil {
+		f.b.store(seq)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ownStore == nil {
+		f.ownStore = map[int]int{}
+	}
+	f.ownStore[seq]++
+}
+
+// pub is one fake publisher's state.
+type pub struct {
+	f       *fakeTraffic
+	p       PublishPlan
+	st      PublishStats
+	confirm bool
+	window  int
+	next    int
+	pending []int // published, unconfirmed, oldest first
+	redo    []int // in doubt, to republish
+	conns   int
+}
+
+func (f *fakeTraffic) Publish(ctx context.Context, p PublishPlan) (PublishStats, error) {
+	u := &pub{f: f, p: p, confirm: p.Mode.ConfirmMode(), window: max(1, p.Window), conns: 1}
+	for u.next < p.Messages || len(u.pending) > 0 || len(u.redo) > 0 {
+		if ctx.Err() != nil {
+			return u.st, ctx.Err()
+		}
+		time.Sleep(f.perPublish)
+		if f.b != nil && f.b.current() != metrics.StateUp {
+			if err := u.outage(ctx); err != nil {
+				return u.st, err
+			}
+			continue
+		}
+		if err := u.step(); err != nil {
+			return u.st, err
+		}
+		if f.holdAt > 0 && u.p.Ledger.Sent() == f.holdAt && u.next == f.holdAt {
+			f.holdAt = 0
+			for f.b.current() == metrics.StateUp && ctx.Err() == nil {
+				time.Sleep(100 * time.Microsecond)
+			}
+		}
+	}
+	return u.st, nil
+}
+
+// step makes one move: republish, publish the next id, or take a confirm.
+func (u *pub) step() error {
+	switch {
+	case len(u.redo) > 0:
+		u.publish(u.redo[0])
+		u.redo = u.redo[1:]
+	case u.next < u.p.Messages && (!u.confirm || len(u.pending) < u.window):
+		u.publish(u.next)
+		u.next++
+	default:
+		seq := u.pending[0]
+		u.pending = u.pending[1:]
+		if err := u.p.Ledger.Settle(seq, true); err != nil {
+			return err
+		}
+		u.f.store(seq)
+		u.st.Acked++
+		u.st.LastConfirm = time.Now()
+	}
+	u.p.OnPublished(u.p.Ledger.Sent(), len(u.pending))
+	return nil
+}
+
+func (u *pub) publish(seq int) {
+	u.p.Ledger.Published(seq, u.confirm)
+	u.st.Publishes++
+	u.st.LastPublish = time.Now()
+	if u.confirm {
+		u.pending = append(u.pending, seq)
+	} else {
+		u.f.store(seq)
+	}
+}
+
+// outage plays what the publisher sees of a broker that went away: its
+// unconfirmed ids in doubt (stored by the broker before it went), one
+// failed attempt of the next id, then a wait for the broker and a
+// reconnect.
+func (u *pub) outage(ctx context.Context) error {
+	b := u.f.b
+	if b.current() != metrics.StatePaused {
+		for _, seq := range u.pending {
+			b.store(seq)
+			u.p.Ledger.MarkInDoubt(seq)
+		}
+		u.redo = append(u.redo, u.pending...)
+		u.pending = nil
+		if u.confirm && u.next < u.p.Messages {
+			u.p.Ledger.Published(u.next, true)
+			u.p.Ledger.PublishFailed(u.next, true)
+			u.redo = append(u.redo, u.next)
+			u.next++
+		}
+		u.p.Timeline.Record(metrics.Event{Kind: metrics.EvConnectionLost, Publisher: 1, Connection: u.conns})
+	}
+	for b.current() != metrics.StateUp {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+	if u.p.Republish == scenario.RepublishNone {
+		u.redo = nil
+	}
+	u.conns++
+	u.st.Reconnects++
+	u.p.Timeline.Record(metrics.Event{Kind: metrics.EvConnected, Publisher: 1, Connection: u.conns, Epoch: metrics.Epoch(u.conns),
+		Detail: fmt.Sprintf("epoch %d: publisher 0, connection %d", u.conns, u.conns)})
+	return nil
+}
+
+func (f *fakeTraffic) Drain(_ context.Context, d DrainPlan) error {
+	f.drained = true
+	stored := f.ownStore
+	if f.b != nil {
+		stored = f.b.stored
+	}
+	for seq := range d.Ledger.Size() {
+		for range stored[seq] {
+			if !f.lose[seq] {
+				d.Ledger.Delivered(d.Ledger.MessageID(seq), false)
+			}
+		}
+	}
+	return nil
+}
+
+// Consume starts fake live consumers that record nothing themselves (the
+// fake drain delivers): they count crash requests.
+func (f *fakeTraffic) Consume(_ context.Context, c ConsumePlan) (LiveConsumers, error) {
+	f.consumers = &fakeConsumers{plan: c, crashErr: f.crashErr}
+	return f.consumers, nil
+}
+
+type fakeConsumers struct {
+	crashErr error
+	plan     ConsumePlan
+	mu       sync.Mutex
+	crashes  []time.Duration
+	stopped  bool
+	last     time.Time
+}
+
+func (c *fakeConsumers) Crash(down time.Duration) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.crashes = append(c.crashes, down)
+	return 7, c.crashErr
+}
+func (c *fakeConsumers) LastDelivery() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.last
+}
+func (c *fakeConsumers) Stop() scenario.ConsumerStats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.stopped = true
+	return scenario.ConsumerStats{Count: c.plan.Consumers.Count, Crashes: len(c.crashes), UnackedAtCrash: 7 * len(c.crashes)}
+}

@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// The fault ports are small and each method names its target, as pumba's
+// are: a single broker accepts scenario.TargetBroker (and TargetAll) and
+// refuses the cluster kinds with an error ("target leader of q needs a
+// cluster"). Implementations act only on containers rmqtorture created or
+// one the user named.
+
+// Lifecycle kills, starts, stops and restarts the target's broker nodes.
+type Lifecycle interface {
+	// Kill delivers signal (e.g. "SIGKILL") to the target's containers.
+	Kill(ctx context.Context, target scenario.Target, signal string) error
+	// Start starts the target's containers again after a kill or stop.
+	Start(ctx context.Context, target scenario.Target) error
+	// Stop stops the target gracefully (SIGTERM), SIGKILL after grace.
+	Stop(ctx context.Context, target scenario.Target, grace time.Duration) error
+	// Restart stops the target gracefully (SIGKILL after grace) and starts
+	// it again.
+	Restart(ctx context.Context, target scenario.Target, grace time.Duration) error
+}
+
+// Freezer freezes the target's processes (cgroup freezer) and thaws them.
+type Freezer interface {
+	Pause(ctx context.Context, target scenario.Target) error
+	Unpause(ctx context.Context, target scenario.Target) error
+}
+
+// Network cuts the target from its network and restores it.
+type Network interface {
+	Disconnect(ctx context.Context, target scenario.Target) error
+	Reconnect(ctx context.Context, target scenario.Target) error
+}
+
+// Operator plays an operator's commands on the target.
+type Operator interface {
+	// MemoryAlarm raises (on) or clears (off) a memory alarm; clearing
+	// restores the watermark the target had before.
+	MemoryAlarm(ctx context.Context, target scenario.Target, on bool) error
+	// CloseConnections makes the target close every client connection.
+	CloseConnections(ctx context.Context, target scenario.Target) error
+}
+
+// Readiness says when the target accepts clients again.
+type Readiness interface {
+	// WaitReady returns once an AMQP connection with login succeeds, or an
+	// error once timeout has passed or ctx is done.
+	WaitReady(ctx context.Context, target scenario.Target, timeout time.Duration) error
+}
+
+// Ports are the fault ports a Runner drives. A nil port fails the steps that
+// need it with an error, never a panic.
+type Ports struct {
+	Lifecycle Lifecycle
+	Freezer   Freezer
+	Network   Network
+	Operator  Operator
+	Readiness Readiness
+}
+
+// Broker is something that implements every fault port (a broker
+// container).
+type Broker interface {
+	Lifecycle
+	Freezer
+	Network
+	Operator
+	Readiness
+}
+
+// PortsOf uses b for every port.
+func PortsOf(b Broker) Ports {
+	return Ports{Lifecycle: b, Freezer: b, Network: b, Operator: b, Readiness: b}
+}
+
+// LiveConsumers is a running set of live consumers.
+type LiveConsumers interface {
+	// Crash makes the first consumer crash before its ack: it stops at once
+	// and closes its connection with what it processed unacknowledged, then
+	// comes back after down. It returns how many processed deliveries it
+	// left unacknowledged.
+	Crash(down time.Duration) (unacked int, err error)
+	// LastDelivery is when any consumer last received a delivery (the zero
+	// time before the first).
+	LastDelivery() time.Time
+	// Stop ends every consumer gracefully (acknowledging what it processed)
+	// and returns what they measured.
+	Stop() scenario.ConsumerStats
+}
+
+// Traffic publishes, drains and manages the queue under test over AMQP.
+type Traffic interface {
+	Declare(ctx context.Context, q QueueSpec) error
+	Publish(ctx context.Context, p PublishPlan) (PublishStats, error)
+	// Drain consumes with manual acks until idle, recording each delivery's
+	// message id in the plan's ledger.
+	Drain(ctx context.Context, d DrainPlan) error
+	Delete(ctx context.Context, queue string) error
+	// Consume starts live consumers; they run until Stop or ctx is done.
+	Consume(ctx context.Context, c ConsumePlan) (LiveConsumers, error)
+}

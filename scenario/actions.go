@@ -1,0 +1,180 @@
+package scenario
+
+import (
+	"slices"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+)
+
+// Action is a fault action applied to a target (today: the broker
+// container). What each action is (its parameters, its recovery, the state
+// it leaves) is said once, in the table below; every other part of
+// rmqtorture asks the table.
+type Action string
+
+const (
+	// Kill sends a signal (default SIGKILL) to the broker container, then
+	// starts it again after Down.
+	Kill Action = "kill"
+	// MemoryAlarm sets the broker's memory high watermark far below its use
+	// (rabbitmqctl set_vm_memory_high_watermark through the Docker exec API),
+	// which blocks every publishing connection (connection.blocked), and
+	// restores the previous watermark after Down.
+	MemoryAlarm Action = "memory-alarm"
+	// CloseConnections makes the broker close every client connection
+	// (rabbitmqctl close_all_connections), as an operator would.
+	CloseConnections Action = "close-connections"
+	// PublishToMissingExchange makes the publisher send its next message to an
+	// exchange that does not exist: the broker closes the channel with 404
+	// NOT_FOUND (rabbitmq/amqp091-go#14). A client-side fault.
+	PublishToMissingExchange Action = "publish-to-missing-exchange"
+	// Stop stops the broker gracefully (SIGTERM, SIGKILL after Grace; the
+	// node closes connections with 320 CONNECTION_FORCED), then starts it
+	// again after Down.
+	Stop Action = "stop"
+	// Restart stops the broker gracefully and starts it at once (docker
+	// restart); no Down.
+	Restart Action = "restart"
+	// Pause freezes the broker (cgroup freezer): connections hang rather than
+	// fail; unpaused after Down.
+	Pause Action = "pause"
+	// Disconnect removes the broker from its Docker network: every client
+	// link fails at once while the node keeps running; reconnected after Down.
+	Disconnect Action = "disconnect"
+	// Start, Unpause and Reconnect are the explicit recoveries of a step with
+	// manual_recovery (kill or stop, pause, disconnect).
+	Start     Action = "start"
+	Unpause   Action = "unpause"
+	Reconnect Action = "reconnect"
+	// CrashConsumer makes the first live consumer crash before its ack: it
+	// stops processing and closes its connection with the deliveries it
+	// processed still unacknowledged, so the broker requeues them and hands
+	// them out again flagged redelivered. It comes back after Down. A
+	// client-side fault; needs consumers.
+	CrashConsumer Action = "crash-consumer"
+)
+
+// Param is a parameter a fault step may take beyond its trigger.
+type Param string
+
+const (
+	ParamSignal Param = "signal" // kill: the signal to send
+	ParamGrace  Param = "grace"  // stop, restart: graceful shutdown time before SIGKILL
+	ParamDown   Param = "down"   // how long the fault lasts before its recovery runs
+)
+
+// ActionSpec is what one fault action is.
+type ActionSpec struct {
+	// Params are the parameters the action takes.
+	Params []Param
+	// RecoveredBy is the explicit recovery step that undoes the action
+	// (start, unpause, reconnect); "" when none does: the action leaves
+	// nothing down, or it is recovered in place (memory-alarm).
+	RecoveredBy Action
+	// Recovers is true when the action takes the broker (or part of it)
+	// down and its recovery runs after Down: by RecoveredBy, or in place.
+	Recovers bool
+	// IsRecovery marks the explicit recovery steps (start, unpause,
+	// reconnect) that bring back a broker a manual_recovery step left down.
+	IsRecovery bool
+	// Leaves is the state the action leaves the broker in until recovered,
+	// in the words of validation messages: "stopped", "paused",
+	// "disconnected", "alarmed" or "up".
+	Leaves string
+	// State is the broker state the series marks after the action until the
+	// broker accepts AMQP logins again ("" for none: alarms are seen as
+	// connection.blocked instead); FromTrigger marks the state from the
+	// trigger rather than from the fault event (the call itself shuts the
+	// broker down).
+	State       metrics.BrokerState
+	FromTrigger bool
+	// ClientSide actions are played by rmqtorture's own clients, not on the
+	// broker: their failure says nothing about the broker.
+	ClientSide bool
+	// Repeatable actions may repeat with every/count.
+	Repeatable bool
+}
+
+var (
+	downOnly    = []Param{ParamDown}
+	graceDown   = []Param{ParamGrace, ParamDown}
+	signalDown  = []Param{ParamSignal, ParamDown}
+	actionTable = map[Action]ActionSpec{
+		Kill:                     {Params: signalDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, Repeatable: true},
+		Stop:                     {Params: graceDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true},
+		Restart:                  {Params: []Param{ParamGrace}, Leaves: "up", State: metrics.StateDown, FromTrigger: true, Repeatable: true},
+		Pause:                    {Params: downOnly, RecoveredBy: Unpause, Recovers: true, Leaves: "paused", State: metrics.StatePaused, Repeatable: true},
+		Disconnect:               {Params: downOnly, RecoveredBy: Reconnect, Recovers: true, Leaves: "disconnected", State: metrics.StateDisconnected, Repeatable: true},
+		Start:                    {IsRecovery: true, Leaves: "up"},
+		Unpause:                  {IsRecovery: true, Leaves: "up"},
+		Reconnect:                {IsRecovery: true, Leaves: "up"},
+		MemoryAlarm:              {Params: downOnly, Recovers: true, Leaves: "alarmed", Repeatable: true},
+		CloseConnections:         {Leaves: "up", Repeatable: true},
+		PublishToMissingExchange: {Leaves: "up", ClientSide: true},
+		CrashConsumer:            {Params: downOnly, Leaves: "up", ClientSide: true, Repeatable: true},
+	}
+)
+
+// Actions lists every fault action.
+var Actions = []Action{Kill, Stop, Restart, Pause, Disconnect, Start, Unpause, Reconnect, MemoryAlarm, CloseConnections, PublishToMissingExchange, CrashConsumer}
+
+// Spec returns what the action is, and false for an unknown action.
+func (a Action) Spec() (ActionSpec, bool) {
+	s, ok := actionTable[a]
+	return s, ok
+}
+
+// Known reports whether a is a fault action.
+func (a Action) Known() bool { _, ok := actionTable[a]; return ok }
+
+// Recovers reports whether the action takes the broker (or part of it) down
+// and has a recovery after Down: kill and stop (start), pause (unpause),
+// disconnect (reconnect), memory-alarm (restore the watermark).
+func (a Action) Recovers() bool { return actionTable[a].Recovers }
+
+// ClientSide reports whether the action is played by rmqtorture's own
+// clients (crash-consumer, publish-to-missing-exchange) rather than on the
+// broker: its failure says nothing about the broker.
+func (a Action) ClientSide() bool { return actionTable[a].ClientSide }
+
+// Recovery is the action that undoes a ("" when none does) and the broker
+// state a leaves ("stopped", "paused", "disconnected", "alarmed", "up").
+func (a Action) Recovery() (Action, string) {
+	s, ok := actionTable[a]
+	if !ok {
+		return "", "up"
+	}
+	return s.RecoveredBy, s.Leaves
+}
+
+// IsRecovery reports whether a is an explicit recovery step (start,
+// unpause, reconnect).
+func (a Action) IsRecovery() bool { return actionTable[a].IsRecovery }
+
+// Takes reports whether the action takes parameter p.
+func (a Action) Takes(p Param) bool {
+	return slices.Contains(actionTable[a].Params, p)
+}
+
+// LeavesState is the broker state the series marks after a until the broker
+// accepts AMQP logins again; fromTrigger marks it from the trigger rather
+// than the fault event; ok is false for actions that leave the broker up.
+func (a Action) LeavesState() (state metrics.BrokerState, fromTrigger, ok bool) {
+	s := actionTable[a]
+	return s.State, s.FromTrigger, s.State != ""
+}
+
+// Repeatable reports whether a step with this action may repeat
+// (every/count).
+func (a Action) Repeatable() bool { return actionTable[a].Repeatable }
+
+// RecoveredState is the state an explicit recovery step brings the broker
+// back from ("stopped" for start); "" for other actions.
+func (a Action) RecoveredState() string {
+	for _, b := range Actions {
+		if s := actionTable[b]; s.RecoveredBy == a && a != "" {
+			return s.Leaves
+		}
+	}
+	return ""
+}

@@ -1,0 +1,81 @@
+package scenario
+
+import (
+	"testing"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+)
+
+// Every action listed has a row in the table, and the lookups other code
+// relies on answer from it.
+func TestActionTable(t *testing.T) {
+	for _, a := range Actions {
+		if !a.Known() {
+			t.Errorf("%s has no row in the action table", a)
+		}
+	}
+	if len(actionTable) != len(Actions) {
+		t.Errorf("table has %d rows, Actions lists %d", len(actionTable), len(Actions))
+	}
+	type want struct {
+		recovery          Action
+		leaves            string
+		recovers, client  bool
+		isRecovery, takes bool // takes: down
+		state             metrics.BrokerState
+		fromTrigger       bool
+	}
+	for a, w := range map[Action]want{
+		Kill:                     {Start, "stopped", true, false, false, true, metrics.StateDown, false},
+		Stop:                     {Start, "stopped", true, false, false, true, metrics.StateDown, true},
+		Restart:                  {"", "up", false, false, false, false, metrics.StateDown, true},
+		Pause:                    {Unpause, "paused", true, false, false, true, metrics.StatePaused, false},
+		Disconnect:               {Reconnect, "disconnected", true, false, false, true, metrics.StateDisconnected, false},
+		MemoryAlarm:              {"", "alarmed", true, false, false, true, "", false},
+		Start:                    {"", "up", false, false, true, false, "", false},
+		CrashConsumer:            {"", "up", false, true, false, true, "", false},
+		PublishToMissingExchange: {"", "up", false, true, false, false, "", false},
+	} {
+		r, l := a.Recovery()
+		st, ft, ok := a.LeavesState()
+		if r != w.recovery || l != w.leaves || a.Recovers() != w.recovers || a.ClientSide() != w.client ||
+			a.IsRecovery() != w.isRecovery || a.Takes(ParamDown) != w.takes || st != w.state || ft != w.fromTrigger || ok != (w.state != "") {
+			t.Errorf("%s: recovery %q %q recovers %v client %v isRecovery %v down %v state %q %v %v", a, r, l, a.Recovers(), a.ClientSide(), a.IsRecovery(), a.Takes(ParamDown), st, ft, ok)
+		}
+	}
+	if !Kill.Takes(ParamSignal) || Stop.Takes(ParamSignal) || !Restart.Takes(ParamGrace) || Kill.Takes(ParamGrace) {
+		t.Error("signal is kill's, grace is stop's and restart's")
+	}
+	if Start.Repeatable() || PublishToMissingExchange.Repeatable() || !Kill.Repeatable() {
+		t.Error("recoveries and publish-to-missing-exchange cannot repeat; kill can")
+	}
+	if Start.RecoveredState() != "stopped" || Unpause.RecoveredState() != "paused" || Reconnect.RecoveredState() != "disconnected" || Kill.RecoveredState() != "" {
+		t.Error("RecoveredState")
+	}
+	if r, l := Action("nope").Recovery(); r != "" || l != "up" || Action("nope").Known() {
+		t.Error("unknown action")
+	}
+}
+
+func TestTargetString(t *testing.T) {
+	for want, tg := range map[string]Target{
+		"broker":                  BrokerTarget(),
+		"broker ":                 {}, // zero target is the broker
+		"node rmq2":               {Kind: TargetNode, Node: "rmq2"},
+		"leader of q":             {Kind: TargetLeader, Queue: "q"},
+		"follower of q":           {Kind: TargetFollower, Queue: "q"},
+		"minority":                {Kind: TargetMinority},
+		"2 nodes (majority of q)": {Kind: TargetMajority, Queue: "q", Count: 2},
+		"all":                     {Kind: TargetAll},
+	} {
+		if want == "broker " {
+			want = "broker"
+		}
+		if got := tg.String(); got != want {
+			t.Errorf("%+v: %q, want %q", tg, got, want)
+		}
+	}
+	if !BrokerTarget().Single() || !(Target{Kind: TargetAll}).Single() || (Target{Kind: TargetLeader}).Single() {
+		t.Error("Single")
+	}
+}
