@@ -378,7 +378,6 @@ func (p *publisher) published(n int) {
 	}
 }
 
-
 // openChannel opens a channel, in confirm mode when confirm is set, each
 // call bounded by rpcTimeout. Errors wrap errEpochOver.
 func openChannel(ctx context.Context, conn *amqp.Connection, confirm bool) (*amqp.Channel, error) {
