@@ -218,14 +218,21 @@ func (a *AMQP) drainOnce(ctx context.Context, d engine.DrainPlan) (bool, error) 
 		return false, err
 	}
 	defer closeConn(conn)
-	ch, err := conn.Channel()
-	if err != nil {
-		return false, err
-	}
-	if err := ch.Qos(2*drainAckEvery, 0, false); err != nil {
-		return false, err
-	}
-	deliveries, err := ch.Consume(d.Queue, "rmqtorture-drain", false, false, false, false, nil)
+	// Cancelling ctx closes the connection: no basic.ack or other call
+	// outlives the drain's deadline.
+	defer context.AfterFunc(ctx, func() { closeConn(conn) })()
+	var ch *amqp.Channel
+	var deliveries <-chan amqp.Delivery
+	err = bounded(ctx, rpcTimeout, func() { closeConn(conn) }, func() (err error) {
+		if ch, err = conn.Channel(); err != nil {
+			return err
+		}
+		if err := ch.Qos(2*drainAckEvery, 0, false); err != nil {
+			return err
+		}
+		deliveries, err = ch.Consume(d.Queue, "rmqtorture-drain", false, false, false, false, nil)
+		return err
+	})
 	var ae *amqp.Error
 	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
 		// The queue itself is gone (a non-durable queue after a restart):
