@@ -645,7 +645,7 @@ func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *scenario.Scena
 	rec := scenario.FaultRecord{Action: f.Action, Signal: f.Signal, Trigger: trigger, DownMS: metrics.Millis(f.Down.D())}
 	at := time.Now()
 	rec.AtMS = metrics.Millis(at.Sub(start))
-	tl.AddAt(at, metrics.EvTrigger, fmt.Sprintf("%s (%s)", f.Action, rec.Trigger))
+	tl.Record(metrics.Event{At: at, Kind: metrics.EvTrigger, Action: string(f.Action), Target: "broker", Detail: fmt.Sprintf("%s (%s)", f.Action, rec.Trigger)})
 	switch f.Action {
 	case scenario.Start, scenario.Unpause, scenario.Reconnect:
 		st.pending = ""
@@ -709,7 +709,7 @@ func (r *Runner) inject(ctx context.Context, log *slog.Logger, s *scenario.Scena
 	applied := time.Now()
 	rec.InjectMS = metrics.Millis(applied.Sub(at))
 	rec.PublishedAtInject = ledger.Sent()
-	tl.AddAt(applied, metrics.EvFault, detail)
+	tl.Record(metrics.Event{At: applied, Kind: metrics.EvFault, Action: string(f.Action), Target: "broker", Detail: detail})
 	log.Info("fault applied", "action", f.Action, "trigger", rec.Trigger, "inject", applied.Sub(at).Round(time.Millisecond), "published", rec.PublishedAtInject)
 	if f.Action == scenario.Restart {
 		if err := r.Injector.WaitReady(fctx, s.Broker.ReadyTimeout.D()); err != nil {
@@ -769,7 +769,7 @@ func (r *Runner) recoverBroker(ctx context.Context, log *slog.Logger, s *scenari
 		return rec, fmt.Errorf("%s broker: %w", a, err)
 	}
 	rec.InjectMS = metrics.Millis(time.Since(at))
-	tl.Add(metrics.EvBrokerStarted, string(a))
+	tl.Record(metrics.Event{Kind: metrics.EvBrokerStarted, Action: string(a), Target: "broker", Detail: string(a)})
 	if err := r.Injector.WaitReady(rctx, s.Broker.ReadyTimeout.D()); err != nil {
 		rec.Error = err.Error()
 		tl.Add(metrics.EvBrokerNotReady, err.Error())
