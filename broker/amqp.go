@@ -43,6 +43,31 @@ func closeConn(c *amqp.Connection) {
 	}
 }
 
+// rpcTimeout bounds every AMQP call that waits for the broker's reply
+// (channel.open, confirm.select, basic.qos, basic.consume): amqp091-go
+// checks no context while it waits, and only the heartbeat (10 s, about
+// 30 s before the connection is declared dead) would end the wait on a
+// paused or partitioned broker.
+const rpcTimeout = 10 * time.Second
+
+// errNoReply marks a call that bounded cut short.
+var errNoReply = errors.New("no reply from the broker")
+
+// bounded runs fn, a call that waits for the broker, and calls abort (which
+// must make fn return, e.g. by closing its connection) when fn has not
+// returned within d or ctx ends first. It returns fn's error, wrapped with
+// errNoReply when abort ran.
+func bounded(ctx context.Context, d time.Duration, abort func(), fn func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	stop := context.AfterFunc(ctx, abort)
+	err := fn()
+	if !stop() { // abort ran (or is running): the connection is gone
+		return fmt.Errorf("%w within %s: %w", errNoReply, d, errors.Join(err, ctx.Err()))
+	}
+	return err
+}
+
 // withChannel runs fn on a fresh connection and channel, closed afterwards.
 func (a *AMQP) withChannel(ctx context.Context, name string, fn func(*amqp.Channel) error) error {
 	if err := ctx.Err(); err != nil {
@@ -193,14 +218,21 @@ func (a *AMQP) drainOnce(ctx context.Context, d engine.DrainPlan) (bool, error) 
 		return false, err
 	}
 	defer closeConn(conn)
-	ch, err := conn.Channel()
-	if err != nil {
-		return false, err
-	}
-	if err := ch.Qos(2*drainAckEvery, 0, false); err != nil {
-		return false, err
-	}
-	deliveries, err := ch.Consume(d.Queue, "rmqtorture-drain", false, false, false, false, nil)
+	// Cancelling ctx closes the connection: no basic.ack or other call
+	// outlives the drain's deadline.
+	defer context.AfterFunc(ctx, func() { closeConn(conn) })()
+	var ch *amqp.Channel
+	var deliveries <-chan amqp.Delivery
+	err = bounded(ctx, rpcTimeout, func() { closeConn(conn) }, func() (err error) {
+		if ch, err = conn.Channel(); err != nil {
+			return err
+		}
+		if err := ch.Qos(2*drainAckEvery, 0, false); err != nil {
+			return err
+		}
+		deliveries, err = ch.Consume(d.Queue, "rmqtorture-drain", false, false, false, false, nil)
+		return err
+	})
 	var ae *amqp.Error
 	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
 		// The queue itself is gone (a non-durable queue after a restart):

@@ -214,53 +214,84 @@ func (c *consumer) wait(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// consumerSession is one live consumer connection: its consuming channel
+// and, for on_delivery: retry, a confirm-mode channel to republish on.
+type consumerSession struct {
+	c          *consumer
+	conn       *amqp.Connection
+	ch         *amqp.Channel
+	pub        *amqp.Channel // nil unless on_delivery: retry
+	confirms   chan amqp.Confirmation
+	deliveries <-chan amqp.Delivery
+	unacked    uint64 // delivery tag of the latest processed, unacknowledged delivery
+	pending    int    // processed deliveries not yet acknowledged
+}
+
+// open sets up a session's channels, each broker call bounded by
+// rpcTimeout (the connection is closed if the broker does not answer).
+func (c *consumer) open(ctx context.Context, conn *amqp.Connection) (*consumerSession, error) {
+	s := &consumerSession{c: c, conn: conn}
+	cs := c.set.plan.Consumers
+	call := func(fn func() error) error { return bounded(ctx, rpcTimeout, func() { closeConn(conn) }, fn) }
+	err := call(func() (err error) {
+		if s.ch, err = conn.Channel(); err != nil {
+			return err
+		}
+		return s.ch.Qos(cs.Prefetch, 0, false)
+	})
+	if err == nil && cs.OnDelivery == scenario.ConsumerRetry {
+		err = call(func() (err error) {
+			if s.pub, err = conn.Channel(); err != nil {
+				return err
+			}
+			return s.pub.Confirm(false)
+		})
+		if err == nil {
+			s.confirms = s.pub.NotifyPublish(make(chan amqp.Confirmation, 1))
+		}
+	}
+	if err == nil {
+		err = call(func() (err error) {
+			s.deliveries, err = s.ch.Consume(c.set.plan.Queue, fmt.Sprintf("rmqtorture-consumer-%d", c.index), false, false, false, false, nil)
+			return err
+		})
+	}
+	return s, err
+}
+
+// flush acknowledges every processed delivery (basic.ack multiple).
+func (s *consumerSession) flush() error {
+	if s.pending == 0 {
+		return nil
+	}
+	err := s.ch.Ack(s.unacked, true)
+	n := s.pending
+	s.c.set.update(func(st *scenario.ConsumerStats) { st.Acked += n })
+	s.pending = 0
+	return err
+}
+
 // session is one connection's life. It returns nil after a crash (the
 // caller waits until downUntil), errStopped after Stop, or the error that
-// ended the connection.
+// ended the connection. Cancelling ctx closes the connection, so no broker
+// call outlives it.
 func (c *consumer) session(ctx context.Context, sessions *int, downUntil *time.Time) error {
 	conn, err := c.set.a.dial(fmt.Sprintf("consumer-%d", c.index))
 	if err != nil {
 		return err
 	}
 	defer closeConn(conn)
-	ch, err := conn.Channel()
+	defer context.AfterFunc(ctx, func() { closeConn(conn) })()
+	s, err := c.open(ctx, conn)
 	if err != nil {
 		return err
 	}
-	cs := c.set.plan.Consumers
-	if err := ch.Qos(cs.Prefetch, 0, false); err != nil {
-		return err
-	}
-	var pub *amqp.Channel // confirm-mode channel for retries and parking
-	var confirms chan amqp.Confirmation
-	if cs.OnDelivery == scenario.ConsumerRetry {
-		if pub, err = conn.Channel(); err != nil {
-			return err
-		}
-		if err := pub.Confirm(false); err != nil {
-			return err
-		}
-		confirms = pub.NotifyPublish(make(chan amqp.Confirmation, 1))
-	}
-	deliveries, err := ch.Consume(c.set.plan.Queue, fmt.Sprintf("rmqtorture-consumer-%d", c.index), false, false, false, false, nil)
-	if err != nil {
-		return err
-	}
-	if *sessions++; *sessions > 1 {
+	*sessions++
+	if *sessions > 1 {
 		c.set.update(func(st *scenario.ConsumerStats) { st.Reconnects++ })
 	}
-	c.set.plan.Timeline.Add(metrics.EvConsumerConnected, fmt.Sprintf("consumer %d", c.index))
-	var unacked uint64 // delivery tag of the latest processed, unacknowledged delivery
-	pendingAcks := 0
-	flush := func() error {
-		if pendingAcks == 0 {
-			return nil
-		}
-		err := ch.Ack(unacked, true)
-		c.set.update(func(st *scenario.ConsumerStats) { st.Acked += pendingAcks })
-		pendingAcks = 0
-		return err
-	}
+	c.set.plan.Timeline.Record(metrics.Event{Kind: metrics.EvConsumerConnected, Consumer: c.index + 1, Connection: *sessions,
+		Detail: fmt.Sprintf("consumer %d", c.index)})
 	idle := time.NewTicker(200 * time.Millisecond)
 	defer idle.Stop()
 	lastDelivery := time.Now()
@@ -268,7 +299,7 @@ func (c *consumer) session(ctx context.Context, sessions *int, downUntil *time.T
 	for {
 		select {
 		case <-c.stop:
-			_ = flush()
+			_ = s.flush()
 			return errStopped
 		case <-ctx.Done():
 			return ctx.Err()
@@ -280,53 +311,65 @@ func (c *consumer) session(ctx context.Context, sessions *int, downUntil *time.T
 			// A consumer that went quiet settles what it processed, as a
 			// batching application does on a timer.
 			if time.Since(lastDelivery) >= 200*time.Millisecond {
-				if err := flush(); err != nil {
+				if err := s.flush(); err != nil {
 					return err
 				}
 			}
-		case d, ok := <-deliveries:
+		case d, ok := <-s.deliveries:
 			if !ok {
 				return errors.New("delivery channel closed (connection or channel lost)")
 			}
 			lastDelivery = time.Now()
-			c.set.lastDelivery.Store(lastDelivery.UnixNano())
-			if sent, ok := d.Headers[SentAtHeader].(int64); ok {
-				c.set.endToEnd.Record(lastDelivery.Sub(time.Unix(0, sent)))
-			}
-			c.set.plan.Ledger.DeliveredAttempt(d.MessageId, d.Redelivered, headerInt(d.Headers, AttemptHeader))
-			c.set.mu.Lock()
-			c.set.perMessage[d.MessageId]++
-			c.set.stats.Deliveries++
-			if d.Redelivered {
-				c.set.stats.RedeliveredFlagged++
-			}
-			c.set.mu.Unlock()
-			if delay := cs.ProcessingDelay.D(); delay > 0 {
-				time.Sleep(delay)
-			}
+			c.process(d, lastDelivery)
 			if crash != nil {
-				// Crash before the ack: nothing more is processed or
-				// acknowledged; the broker requeues what it had delivered.
-				unackedNow := pendingAcks + 1
-				crash.reply <- unackedNow
-				c.set.update(func(st *scenario.ConsumerStats) {
-					st.Crashes++
-					st.UnackedAtCrash += unackedNow
-				})
-				c.set.plan.Timeline.Add(metrics.EvConsumerCrashed, fmt.Sprintf("consumer %d: %d processed deliveries unacknowledged", c.index, unackedNow))
-				*downUntil = time.Now().Add(crash.down)
-				closeConn(conn)
+				c.crashNow(s, crash, *sessions, downUntil)
 				return nil
 			}
-			if err := c.settle(ch, pub, confirms, d, &unacked, &pendingAcks, flush); err != nil {
+			if err := c.settle(s, d); err != nil {
 				return err
 			}
 		}
 	}
 }
 
+// process records one delivery (ledger, stats, end-to-end latency) and
+// spends the configured processing delay on it.
+func (c *consumer) process(d amqp.Delivery, at time.Time) {
+	c.set.lastDelivery.Store(at.UnixNano())
+	if sent, ok := d.Headers[SentAtHeader].(int64); ok {
+		c.set.endToEnd.Record(at.Sub(time.Unix(0, sent)))
+	}
+	c.set.plan.Ledger.DeliveredAttempt(d.MessageId, d.Redelivered, headerInt(d.Headers, AttemptHeader))
+	c.set.mu.Lock()
+	c.set.perMessage[d.MessageId]++
+	c.set.stats.Deliveries++
+	if d.Redelivered {
+		c.set.stats.RedeliveredFlagged++
+	}
+	c.set.mu.Unlock()
+	if delay := c.set.plan.Consumers.ProcessingDelay.D(); delay > 0 {
+		time.Sleep(delay)
+	}
+}
+
+// crashNow crashes the consumer after a processed delivery and before its
+// ack: nothing more is processed or acknowledged; the broker requeues what
+// it had delivered.
+func (c *consumer) crashNow(s *consumerSession, crash *crashRequest, connection int, downUntil *time.Time) {
+	unackedNow := s.pending + 1
+	crash.reply <- unackedNow
+	c.set.update(func(st *scenario.ConsumerStats) {
+		st.Crashes++
+		st.UnackedAtCrash += unackedNow
+	})
+	c.set.plan.Timeline.Record(metrics.Event{Kind: metrics.EvConsumerCrashed, Consumer: c.index + 1, Connection: connection,
+		Detail: fmt.Sprintf("consumer %d: %d processed deliveries unacknowledged", c.index, unackedNow)})
+	*downUntil = time.Now().Add(crash.down)
+	closeConn(s.conn)
+}
+
 // settle applies on_delivery to one processed delivery.
-func (c *consumer) settle(ch, pub *amqp.Channel, confirms chan amqp.Confirmation, d amqp.Delivery, unacked *uint64, pendingAcks *int, flush func() error) error {
+func (c *consumer) settle(s *consumerSession, d amqp.Delivery) error {
 	cs := c.set.plan.Consumers
 	switch cs.OnDelivery {
 	case scenario.ConsumerNackRequeue:
@@ -350,7 +393,7 @@ func (c *consumer) settle(ch, pub *amqp.Channel, confirms chan amqp.Confirmation
 		}
 		msg := amqp.Publishing{Headers: headers, ContentType: d.ContentType, DeliveryMode: d.DeliveryMode,
 			MessageId: d.MessageId, Timestamp: d.Timestamp, Body: d.Body}
-		if err := publishConfirmed(pub, confirms, exchange, key, msg); err != nil {
+		if err := publishConfirmed(s.pub, s.confirms, exchange, key, msg); err != nil {
 			// Not acknowledged: the broker will hand it out again.
 			_ = d.Nack(false, true)
 			return fmt.Errorf("republish for retry: %w", err)
@@ -370,10 +413,10 @@ func (c *consumer) settle(ch, pub *amqp.Channel, confirms chan amqp.Confirmation
 		}
 		c.set.mu.Unlock()
 	}
-	*unacked = d.DeliveryTag
-	*pendingAcks++
-	if *pendingAcks >= max(1, cs.AckEvery) {
-		return flush()
+	s.unacked = d.DeliveryTag
+	s.pending++
+	if s.pending >= max(1, cs.AckEvery) {
+		return s.flush()
 	}
 	return nil
 }

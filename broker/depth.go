@@ -14,6 +14,7 @@ import (
 type depthMonitor struct {
 	done     chan struct{}
 	stop     chan struct{}
+	cancel   context.CancelFunc // ends the monitor, closing its connection
 	maxCount int
 	maxAt    time.Time
 }
@@ -21,11 +22,17 @@ type depthMonitor struct {
 // depthPoll is the interval between queue-depth samples.
 const depthPoll = 20 * time.Millisecond
 
+// depthSettle bounds how long wait lets the monitor watch the queue settle.
+const depthSettle = 10 * time.Second
+
 // startDepthMonitor polls until its connection fails (the kill ends it: the
 // last sample is what the broker had absorbed just before), ctx ends, or wait
-// is called and the depth has been stable for half a second.
+// is called and the depth has been stable for half a second. A poll the
+// broker does not answer (paused) is cut short by closing the connection
+// when ctx ends or depthSettle after wait.
 func startDepthMonitor(ctx context.Context, a *AMQP, queue string) *depthMonitor {
 	m := &depthMonitor{done: make(chan struct{}), stop: make(chan struct{})}
+	ctx, m.cancel = context.WithCancel(ctx)
 	go func() {
 		defer close(m.done)
 		conn, err := a.dial("depth-monitor")
@@ -33,6 +40,7 @@ func startDepthMonitor(ctx context.Context, a *AMQP, queue string) *depthMonitor
 			return
 		}
 		defer closeConn(conn)
+		defer context.AfterFunc(ctx, func() { closeConn(conn) })()
 		ch, err := conn.Channel()
 		if err != nil {
 			return
@@ -49,7 +57,7 @@ func startDepthMonitor(ctx context.Context, a *AMQP, queue string) *depthMonitor
 				return
 			case <-stop:
 				if !stopping {
-					stopping, stableSince, deadline = true, time.Now(), time.Now().Add(10*time.Second)
+					stopping, stableSince, deadline = true, time.Now(), time.Now().Add(depthSettle)
 				}
 				stop = nil
 			case <-tick.C:
@@ -74,7 +82,10 @@ func startDepthMonitor(ctx context.Context, a *AMQP, queue string) *depthMonitor
 // msg/s from the timeline's start, or 0 when nothing was observed.
 func (m *depthMonitor) wait(tl *metrics.Timeline) float64 {
 	close(m.stop)
+	stuck := time.AfterFunc(depthSettle+time.Second, m.cancel)
 	<-m.done
+	stuck.Stop()
+	m.cancel()
 	if m.maxCount == 0 {
 		return 0
 	}

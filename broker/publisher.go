@@ -151,17 +151,18 @@ func (p *publisher) runOne(ctx context.Context, index int) error {
 		if err != nil {
 			return err
 		}
-		epoch := metrics.Epoch(p.epochs.Add(1))
-		if sessions++; sessions > 1 {
+		sessions++
+		s := session{epoch: metrics.Epoch(p.epochs.Add(1)), publisher: index + 1, connection: sessions}
+		if sessions > 1 {
 			p.statsMu.Lock()
 			p.stats.Reconnects++
 			p.statsMu.Unlock()
 		}
-		p.p.Timeline.Add(metrics.EvConnected, fmt.Sprintf("epoch %d: publisher %d, connection %d", epoch, index, sessions))
+		p.p.Timeline.Record(s.event(metrics.EvConnected, fmt.Sprintf("epoch %d: publisher %d, connection %d", s.epoch, index, sessions)))
 		if p.p.Mode.ConfirmMode() {
-			err = p.confirmEpoch(ctx, conn, epoch)
+			err = p.confirmEpoch(ctx, conn, s)
 		} else {
-			err = p.fireAndForgetEpoch(ctx, conn, epoch)
+			err = p.fireAndForgetEpoch(ctx, conn, s)
 		}
 		closeConn(conn)
 		if ctx.Err() != nil {
@@ -255,6 +256,11 @@ func (p *publisher) putBack(seq int) {
 // republish: in-doubt, queues it for the next connection.
 func (p *publisher) inDoubt(seq int) {
 	p.p.Ledger.MarkInDoubt(seq)
+	p.requeue(seq)
+}
+
+// requeue queues seq, in doubt, for a republish under republish: in-doubt.
+func (p *publisher) requeue(seq int) {
 	if p.p.Republish == scenario.RepublishInDoubt {
 		p.mu.Lock()
 		p.retry = append(p.retry, seq)
@@ -341,8 +347,9 @@ const MissingExchange = "rmqtorture.missing"
 
 // route returns the exchange and routing key for seq: normally the burst's
 // queue; every UnroutableEvery-th order a key nothing is bound to; and once
-// after a publish-to-missing-exchange fault, an exchange that does not exist.
-func (p *publisher) route(seq int) (exchange, key string) {
+// after a publish-to-missing-exchange fault, an exchange that does not exist
+// (recorded as a misrouted event of session s).
+func (p *publisher) route(s session, seq int) (exchange, key string) {
 	exchange, key = Exchange, p.p.Queue
 	if n := p.p.UnroutableEvery; n > 0 && (seq+1)%n == 0 {
 		key = p.p.Queue + ".unroutable"
@@ -354,7 +361,7 @@ func (p *publisher) route(seq int) (exchange, key string) {
 		case <-p.misroute:
 			p.misroute = nil
 			exchange = MissingExchange
-			p.p.Timeline.Add(metrics.EvMisrouted, strconv.Itoa(seq))
+			p.p.Timeline.Record(s.event(metrics.EvMisrouted, strconv.Itoa(seq)))
 		default:
 		}
 	}
@@ -371,23 +378,45 @@ func (p *publisher) published(n int) {
 	}
 }
 
+// openChannel opens a channel, in confirm mode when confirm is set, each
+// call bounded by rpcTimeout. Errors wrap errEpochOver.
+func openChannel(ctx context.Context, conn *amqp.Connection, confirm bool) (*amqp.Channel, error) {
+	var ch *amqp.Channel
+	abort := func() { closeConn(conn) }
+	if err := bounded(ctx, rpcTimeout, abort, func() (err error) { ch, err = conn.Channel(); return err }); err != nil {
+		return nil, fmt.Errorf("%w: open channel: %v", errEpochOver, err)
+	}
+	if !confirm {
+		return ch, nil
+	}
+	if err := bounded(ctx, rpcTimeout, abort, func() error { return ch.Confirm(false) }); err != nil {
+		return nil, fmt.Errorf("%w: confirm.select: %v", errEpochOver, err)
+	}
+	return ch, nil
+}
+
+// recordReturn records a basic.return of one of the burst's messages.
+func recordReturn(l *metrics.Ledger, ret amqp.Return) {
+	if seq, ok := l.ParseID(ret.MessageId); ok {
+		l.Returned(seq)
+	}
+}
+
 // fireAndForgetEpoch publishes without confirm mode. A publish that returned
 // no error only reached a local buffer; the ledger can only later learn
 // whether it was delivered. A publish call that fails is retried on the next
 // connection (an application sees that error), and is not counted as sent.
-func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connection, epoch metrics.Epoch) error {
-	ch, err := conn.Channel()
+func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connection, s session) error {
+	ch, err := openChannel(ctx, conn, false)
 	if err != nil {
-		return fmt.Errorf("%w: open channel: %v", errEpochOver, err)
+		return err
 	}
 	returns := ch.NotifyReturn(make(chan amqp.Return, 1024))
 	returnsDone := make(chan struct{})
 	go func() {
 		defer close(returnsDone)
 		for r := range returns {
-			if seq, ok := p.p.Ledger.ParseID(r.MessageId); ok {
-				p.p.Ledger.Returned(seq)
-			}
+			recordReturn(p.p.Ledger, r)
 		}
 	}()
 	// Returns can trail the last publish: closing the connection (its
@@ -397,14 +426,14 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 		closeConn(conn)
 		<-returnsDone
 	}()
-	w := p.watch(conn, ch, epoch, nil, nil)
+	w := p.watch(conn, ch, s, nil, nil)
 	defer w.stop()
 	first := true
 	for {
 		seq, ok := p.take()
 		if !ok {
 			w.stopDeadlines()
-			p.finalClose(conn, epoch)
+			p.finalClose(conn, s)
 			return nil
 		}
 		if err := ctx.Err(); err != nil {
@@ -418,20 +447,13 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 			p.putBack(seq)
 			return err
 		}
-		exchange, key := p.route(seq)
-		w.callStarted()
-		err := ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq, 0))
-		w.progress()
-		if err != nil {
-			p.p.Ledger.PublishFailed(seq, false)
-			p.putBack(seq)
-			p.p.Timeline.Add(metrics.EvConnectionLost, "publish: "+err.Error())
-			return fmt.Errorf("%w: %v", errEpochOver, err)
+		if err := p.handOff(ctx, ch, w, s, seq); err != nil {
+			return err
 		}
-		p.p.Ledger.Published(seq, false)
-		p.published(p.p.Ledger.Sent())
 		if first {
-			p.p.Timeline.Add(metrics.EvFirstProgress, fmt.Sprintf("epoch %d: first publish", epoch))
+			e := s.event(metrics.EvFirstProgress, fmt.Sprintf("epoch %d: first publish", s.epoch))
+			e.Progress = metrics.ProgressPublish
+			p.p.Timeline.Record(e)
 			first = false
 		}
 		select {
@@ -442,28 +464,44 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 	}
 }
 
+// handOff publishes seq without confirm mode. A failed call puts seq back
+// for the next connection and ends the epoch (errEpochOver).
+func (p *publisher) handOff(ctx context.Context, ch *amqp.Channel, w *watcher, s session, seq int) error {
+	exchange, key := p.route(s, seq)
+	w.callStarted()
+	err := ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq, 0))
+	w.progress()
+	if err != nil {
+		p.p.Ledger.PublishFailed(seq, false)
+		p.putBack(seq)
+		p.p.Timeline.Record(s.event(metrics.EvConnectionLost, "publish: "+err.Error()))
+		return fmt.Errorf("%w: %v", errEpochOver, err)
+	}
+	p.p.Ledger.Published(seq, false)
+	p.published(p.p.Ledger.Sent())
+	return nil
+}
+
 // finalClose ends a fire-and-forget connection whose publishes all
 // returned: a publish that returned may still sit in socket buffers (after
 // a pause, seconds of them), and the broker sends connection.close-ok only
 // after every earlier frame, so waiting for it (up to the confirm timeout,
 // at least 10 s) lets them land. Abandoning the socket sooner can reset it
 // and discard them: a loss the tool, not the broker, would have caused.
-func (p *publisher) finalClose(conn *amqp.Connection, epoch metrics.Epoch) {
+func (p *publisher) finalClose(conn *amqp.Connection, s session) {
 	wait := max(p.p.ConfirmTimeout, 10*time.Second)
 	if err := conn.CloseDeadline(time.Now().Add(wait)); err != nil {
-		p.p.Timeline.Add(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: final close not acknowledged within %s (%v): publishes still buffered may be lost", epoch, wait, err))
+		p.p.Timeline.Record(s.event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: final close not acknowledged within %s (%v): publishes still buffered may be lost", s.epoch, wait, err)))
 	}
 }
 
 // confirmEpoch publishes in confirm mode with at most plan.Window messages
-// unconfirmed (1 for confirm-each) until the burst is done or the channel dies.
-func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epoch metrics.Epoch) error {
-	ch, err := conn.Channel()
+// unconfirmed (1 for confirm-each) until the burst is done or the channel
+// dies; its confirmReader settles what it publishes.
+func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, s session) error {
+	ch, err := openChannel(ctx, conn, true)
 	if err != nil {
-		return fmt.Errorf("%w: open channel: %v", errEpochOver, err)
-	}
-	if err := ch.Confirm(false); err != nil {
-		return fmt.Errorf("%w: confirm.select: %v", errEpochOver, err)
+		return err
 	}
 	window := p.p.Window
 	// The listener never has less capacity than the window: a full listener
@@ -471,103 +509,18 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 	// amqp091-go 1.13, drops confirms after ~5 s.
 	confirms := ch.NotifyPublish(make(chan amqp.Confirmation, max(window, p.p.ListenerBuffer)))
 	returns := ch.NotifyReturn(make(chan amqp.Return, window))
-	slots := make(chan struct{}, window)
-	var trackMu sync.Mutex // Track+Published vs CloseEpoch: a message is in the tracker and the ledger, or in neither
-	epochOver := make(chan struct{})
-	var lastConfirm atomic.Int64 // unix ns of the latest confirm, read by the watcher
-	var closing atomic.Bool      // the epoch is ending by rmqtorture's choice
-
-	// Confirm reader: the only place confirms are matched to messages.
-	go func() {
-		defer close(epochOver)
-		first := true
-		onReturn := func(r amqp.Return) {
-			if seq, ok := p.p.Ledger.ParseID(r.MessageId); ok {
-				p.p.Ledger.Returned(seq)
-			}
-		}
-		for {
-			select {
-			case r, ok := <-returns:
-				if ok {
-					onReturn(r)
-				} else {
-					returns = nil
-				}
-				continue
-			case c, ok := <-confirms:
-				if !ok {
-					trackMu.Lock()
-					pending := p.tracker.CloseEpoch(epoch)
-					trackMu.Unlock()
-					now := time.Now()
-					for _, pend := range pending {
-						p.inDoubt(pend.Seq)
-						p.markPastDeadline(now, pend.Seq)
-						<-slots
-					}
-					if !closing.Load() || len(pending) > 0 {
-						p.p.Timeline.Add(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: channel closed, %d in doubt", epoch, len(pending)))
-					}
-					p.signalSettled()
-					return
-				}
-				// A basic.return precedes its basic.ack on the wire and
-				// amqp091-go hands it over first: take every return queued.
-				for drained := false; !drained; {
-					select {
-					case r, ok := <-returns:
-						if ok {
-							onReturn(r)
-						} else {
-							returns, drained = nil, true
-						}
-					default:
-						drained = true
-					}
-				}
-				pend, ok := p.tracker.Settle(epoch, c.DeliveryTag)
-				if !ok {
-					p.a.Log.Warn("confirm for an unknown delivery tag ignored", "epoch", epoch, "tag", c.DeliveryTag)
-					continue
-				}
-				now := time.Now()
-				p.p.Latency.Record(now.Sub(pend.PublishedAt))
-				if p.p.IntendedLatency != nil && p.intended != nil {
-					if due := p.intended[pend.Seq].Load(); due != 0 {
-						p.p.IntendedLatency.Record(now.Sub(time.Unix(0, due)))
-					}
-				}
-				p.markPastDeadline(now, pend.Seq)
-				if err := p.p.Ledger.Settle(pend.Seq, c.Ack); err != nil {
-					p.a.Log.Error("ledger", "err", err)
-				}
-				p.statsMu.Lock()
-				if c.Ack {
-					p.stats.Acked++
-				}
-				p.stats.LastConfirm = now
-				p.statsMu.Unlock()
-				<-slots
-				p.signalSettled()
-				lastConfirm.Store(now.UnixNano())
-				if first {
-					p.p.Timeline.Add(metrics.EvFirstProgress, fmt.Sprintf("epoch %d: first confirm", epoch))
-					first = false
-				}
-			}
-		}
-	}()
-
-	w := p.watch(conn, ch, epoch, func() (time.Time, bool) { return p.tracker.Oldest(epoch) }, &lastConfirm)
+	r := newConfirmReader(p, s, window)
+	go r.run(confirms, returns)
+	w := p.watch(conn, ch, s, func() (time.Time, bool) { return p.tracker.Oldest(s.epoch) }, &r.lastConfirm)
 	defer w.stop()
 
 	end := func(err error) error {
-		// Closing the connection closes the listener; wait for the reader to
-		// turn what is pending into in-doubt before the next epoch starts.
-		closing.Store(true)
+		// Closing the connection (bounded) closes the listener; wait for the
+		// reader to turn what is pending into in-doubt before the next
+		// epoch starts.
+		r.closing.Store(true)
 		closeConn(conn)
-		<-epochOver
+		<-r.done
 		return err
 	}
 	for {
@@ -576,13 +529,14 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 		if !ok {
 			// Nothing left to publish: wait for the last confirms (any
 			// publisher's: their in-doubt ids may come back to republish).
+			// Each publisher's watcher bounds its own confirms.
 			if p.tracker.InFlight() == 0 {
 				return end(nil)
 			}
 			select {
 			case <-wake:
 				continue
-			case <-epochOver:
+			case <-r.done:
 				return end(errEpochOver)
 			case <-ctx.Done():
 				return end(ctx.Err())
@@ -595,75 +549,72 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, epo
 			p.putBack(seq)
 			return end(err)
 		}
-		// A never-attempted order waits for a slot only until its deadline.
-		var expire <-chan time.Time
-		var timer *time.Timer
-		if d, ok := p.deadline(seq); ok && p.p.Ledger.Outcome(seq) == metrics.NotSent {
-			timer = time.NewTimer(time.Until(d))
-			expire = timer.C
+		got, err := p.acquire(ctx, r, seq)
+		if err == nil && got {
+			err = p.publishTracked(ctx, ch, w, r, seq)
 		}
-		acquired, expired := false, false
-		select {
-		case slots <- struct{}{}:
-			acquired = true
-		case <-expire:
-			expired = true
-		case <-epochOver:
-		case <-ctx.Done():
-		}
-		if timer != nil {
-			timer.Stop()
-		}
-		switch {
-		case expired:
-			p.p.Ledger.MarkNotPublished(seq)
-			continue
-		case !acquired:
-			p.putBack(seq)
-			if err := ctx.Err(); err != nil {
-				return end(err)
-			}
-			return end(errEpochOver)
-		case ctx.Err() != nil:
-			// Both were ready: an order that was not written stays unsent.
-			<-slots
-			p.putBack(seq)
-			return end(ctx.Err())
-		}
-		tag := ch.GetNextPublishSeqNo()
-		now := time.Now()
-		trackMu.Lock()
-		tracked, err := p.tracker.Track(epoch, tag, seq, now)
-		attempt := 0
-		if tracked {
-			attempt = p.p.Ledger.Published(seq, true)
-		}
-		trackMu.Unlock()
 		if err != nil {
-			return end(err) // a bookkeeping bug: stop rather than miscount
+			return end(err)
 		}
-		if !tracked {
-			<-slots
-			p.putBack(seq)
-			return end(errEpochOver)
-		}
-		exchange, key := p.route(seq)
-		w.callStarted()
-		err = ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq, attempt))
-		w.progress()
-		if err != nil {
-			if _, still := p.tracker.Settle(epoch, tag); still {
-				p.p.Ledger.PublishFailed(seq, true)
-				if p.p.Republish == scenario.RepublishInDoubt {
-					p.mu.Lock()
-					p.retry = append(p.retry, seq)
-					p.mu.Unlock()
-				}
-				<-slots
-			}
-			p.p.Timeline.Add(metrics.EvConnectionLost, "publish: "+err.Error())
-			return end(errEpochOver)
-		}
-		p.published(p.p.Ledger.Sent())
 	}
+}
+
+// acquire takes a window slot for seq. A never-attempted order waits only
+// until its deadline: got is false, err nil, and seq is marked not
+// published. When the epoch or ctx ends first, seq is put back and err is
+// errEpochOver or ctx's error.
+func (p *publisher) acquire(ctx context.Context, r *confirmReader, seq int) (got bool, err error) {
+	var expire <-chan time.Time
+	if d, ok := p.deadline(seq); ok && p.p.Ledger.Outcome(seq) == metrics.NotSent {
+		timer := time.NewTimer(time.Until(d))
+		defer timer.Stop()
+		expire = timer.C
+	}
+	select {
+	case r.slots <- struct{}{}:
+		if err := ctx.Err(); err != nil {
+			// Both were ready: an order that was not written stays unsent.
+			<-r.slots
+			p.putBack(seq)
+			return false, err
+		}
+		return true, nil
+	case <-expire:
+		p.p.Ledger.MarkNotPublished(seq)
+		return false, nil
+	case <-r.done:
+	case <-ctx.Done():
+	}
+	p.putBack(seq)
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	return false, errEpochOver
+}
+
+// publishTracked publishes seq, holding a window slot, in confirm mode:
+// tracked under the channel's next delivery tag before the call, so the
+// reader can match its confirm however fast it comes.
+func (p *publisher) publishTracked(ctx context.Context, ch *amqp.Channel, w *watcher, r *confirmReader, seq int) error {
+	tag := ch.GetNextPublishSeqNo()
+	attempt, tracked, err := r.track(tag, seq, time.Now())
+	if err != nil {
+		return err // a bookkeeping bug: stop rather than miscount
+	}
+	if !tracked { // the channel closed meanwhile
+		<-r.slots
+		p.putBack(seq)
+		return errEpochOver
+	}
+	exchange, key := p.route(r.s, seq)
+	w.callStarted()
+	err = ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq, attempt))
+	w.progress()
+	if err != nil {
+		r.publishFailed(tag, seq)
+		p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, "publish: "+err.Error()))
+		return errEpochOver
+	}
+	p.published(p.p.Ledger.Sent())
+	return nil
 }

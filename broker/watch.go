@@ -23,7 +23,7 @@ import (
 type watcher struct {
 	p           *publisher
 	conn        *amqp.Connection
-	epoch       metrics.Epoch
+	s           session
 	oldest      func() (time.Time, bool) // oldest pending confirm; nil in fire-and-forget
 	lastConfirm *atomic.Int64            // unix ns of the latest confirm; nil in fire-and-forget
 
@@ -39,8 +39,8 @@ type watcher struct {
 
 // watch starts a watcher for one epoch; stop ends it.
 // oldest and lastConfirm are nil in fire-and-forget.
-func (p *publisher) watch(conn *amqp.Connection, ch *amqp.Channel, epoch metrics.Epoch, oldest func() (time.Time, bool), lastConfirm *atomic.Int64) *watcher {
-	w := &watcher{p: p, conn: conn, epoch: epoch, oldest: oldest, lastConfirm: lastConfirm, closed: make(chan struct{}), done: make(chan struct{})}
+func (p *publisher) watch(conn *amqp.Connection, ch *amqp.Channel, s session, oldest func() (time.Time, bool), lastConfirm *atomic.Int64) *watcher {
+	w := &watcher{p: p, conn: conn, s: s, oldest: oldest, lastConfirm: lastConfirm, closed: make(chan struct{}), done: make(chan struct{})}
 	w.lastCall.Store(time.Now().UnixNano())
 	chClose := ch.NotifyClose(make(chan *amqp.Error, 1))
 	connClose := conn.NotifyClose(make(chan *amqp.Error, 1))
@@ -94,7 +94,7 @@ func (w *watcher) closes(chClose, connClose chan *amqp.Error) {
 	w.p.statsMu.Lock()
 	w.p.stats.ChannelCloses = append(w.p.stats.ChannelCloses, reason)
 	w.p.statsMu.Unlock()
-	w.p.p.Timeline.Add(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: %s", w.epoch, reason))
+	w.p.p.Timeline.Record(w.s.event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: %s", w.s.epoch, reason)))
 }
 
 func (w *watcher) blocks(blocks chan amqp.Blocking) {
@@ -110,17 +110,24 @@ func (w *watcher) blocks(blocks chan amqp.Blocking) {
 		case b.Active && !w.blocked.Load():
 			since = time.Now()
 			w.blocked.Store(true)
-			w.p.p.Timeline.AddAt(since, metrics.EvBlocked, fmt.Sprintf("epoch %d: %s", w.epoch, b.Reason))
+			w.record(since, metrics.EvBlocked, fmt.Sprintf("epoch %d: %s", w.s.epoch, b.Reason))
 		case !b.Active && w.blocked.Load():
 			now := time.Now()
 			account(now)
 			w.blocked.Store(false)
-			w.p.p.Timeline.AddAt(now, metrics.EvUnblocked, fmt.Sprintf("epoch %d", w.epoch))
+			w.record(now, metrics.EvUnblocked, fmt.Sprintf("epoch %d", w.s.epoch))
 		}
 	}
 	if w.blocked.Load() { // the connection closed while blocked
 		account(time.Now())
 	}
+}
+
+// record adds an event of the watched session at at.
+func (w *watcher) record(at time.Time, kind metrics.EventKind, detail string) {
+	e := w.s.event(kind, detail)
+	e.At = at
+	w.p.p.Timeline.Record(e)
 }
 
 func (w *watcher) deadlines() {
@@ -140,13 +147,13 @@ func (w *watcher) deadlines() {
 		now := time.Now()
 		if w.oldest != nil {
 			if t, ok := w.oldest(); ok && now.Sub(t) > timeout {
-				w.p.p.Timeline.Add(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: no confirm within %s: closing the connection, its pending messages are in doubt", w.epoch, timeout))
+				w.record(now, metrics.EvConnectionLost, fmt.Sprintf("epoch %d: no confirm within %s: closing the connection, its pending messages are in doubt", w.s.epoch, timeout))
 				closeConn(w.conn)
 				return
 			}
 		}
 		if t := w.inCall.Load(); t != 0 && now.Sub(time.Unix(0, t)) > timeout {
-			w.p.p.Timeline.Add(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: a publish call was stuck for %s: closing the connection", w.epoch, timeout))
+			w.record(now, metrics.EvConnectionLost, fmt.Sprintf("epoch %d: a publish call was stuck for %s: closing the connection", w.s.epoch, timeout))
 			closeConn(w.conn)
 			return
 		}
@@ -164,7 +171,7 @@ func (w *watcher) deadlines() {
 			w.p.statsMu.Lock()
 			w.p.stats.Stalls++
 			w.p.statsMu.Unlock()
-			w.p.p.Timeline.Add(metrics.EvStall, fmt.Sprintf("epoch %d: connected, nothing published or confirmed for %s", w.epoch, idle.Round(time.Millisecond)))
+			w.record(now, metrics.EvStall, fmt.Sprintf("epoch %d: connected, nothing published or confirmed for %s", w.s.epoch, idle.Round(time.Millisecond)))
 		case idle <= w.p.p.StallTimeout:
 			stalled = false
 		}

@@ -1,8 +1,6 @@
 package engine
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
@@ -56,8 +54,8 @@ func applied(faults []scenario.FaultRecord, events []metrics.Event) []appliedFau
 	return out
 }
 
-// appliedFromEvents lists the fault events with the action their detail
-// starts with and the preceding trigger, for a live view taken while the
+// appliedFromEvents lists the fault events with their action and the
+// preceding trigger, for a live view taken while the
 // fault records are still being written.
 func appliedFromEvents(events []metrics.Event) []appliedFault {
 	var out []appliedFault
@@ -67,8 +65,7 @@ func appliedFromEvents(events []metrics.Event) []appliedFault {
 		case metrics.EvTrigger:
 			trigger = e.AtMS
 		case metrics.EvFault:
-			word, _, _ := strings.Cut(e.Detail, " ")
-			out = append(out, appliedFault{j, scenario.Action(strings.TrimSuffix(word, ":")), trigger})
+			out = append(out, appliedFault{j, scenario.Action(e.Action), trigger})
 		}
 	}
 	return out
@@ -122,14 +119,10 @@ func brokerSpans(faults []appliedFault, events []metrics.Event, endMS float64) [
 func reconnects(events []metrics.Event) []float64 {
 	var out []float64
 	for _, e := range events {
-		// "epoch E: publisher P, connection C": a reconnect is a publisher's
-		// second or later connection (epochs count all publishers'
-		// connections together).
-		var epoch, publisher, conn int
-		if e.Kind == metrics.EvConnected {
-			if _, err := fmt.Sscanf(e.Detail, "epoch %d: publisher %d, connection %d", &epoch, &publisher, &conn); err == nil && conn > 1 {
-				out = append(out, e.AtMS)
-			}
+		// A reconnect is a publisher's second or later connection (epochs
+		// count all publishers' connections together).
+		if e.Kind == metrics.EvConnected && e.Publisher > 0 && e.Connection > 1 {
+			out = append(out, e.AtMS)
 		}
 	}
 	return out
@@ -196,11 +189,11 @@ func recoveries(faults []scenario.FaultRecord, events []metrics.Event, s *metric
 		if t, ok := first(metrics.EvBrokerReady, nil); ok {
 			r.AMQPAcceptingMS = since(t)
 		}
-		if t, ok := first(metrics.EvConnected, func(e metrics.Event) bool { return strings.HasPrefix(e.Detail, "epoch ") }); ok {
+		if t, ok := first(metrics.EvConnected, func(e metrics.Event) bool { return e.Publisher > 0 }); ok {
 			r.PublisherReconnectedMS = since(t)
 		}
 		if confirmMode {
-			if t, ok := first(metrics.EvFirstProgress, func(e metrics.Event) bool { return strings.HasSuffix(e.Detail, "first confirm") }); ok {
+			if t, ok := first(metrics.EvFirstProgress, func(e metrics.Event) bool { return e.Progress == metrics.ProgressConfirm }); ok {
 				r.FirstConfirmMS = since(t)
 				if s != nil {
 					if d, ok := s.BacklogClearedAfter(t); ok {

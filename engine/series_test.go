@@ -10,15 +10,32 @@ import (
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
-// events builds a timeline from (ms, kind, detail) triples.
+// events builds a timeline from (ms, event) pairs: typed fields only, no
+// Detail, so a change of an event's wording cannot change what is derived.
 func events(t0 time.Time, es ...any) []metrics.Event {
 	var out []metrics.Event
-	for i := 0; i < len(es); i += 3 {
+	for i := 0; i < len(es); i += 2 {
 		ms := es[i].(int)
-		out = append(out, metrics.Event{At: t0.Add(time.Duration(ms) * time.Millisecond), AtMS: float64(ms), Kind: es[i+1].(metrics.EventKind), Detail: es[i+2].(string)})
+		e := es[i+1].(metrics.Event)
+		e.At, e.AtMS = t0.Add(time.Duration(ms)*time.Millisecond), float64(ms)
+		out = append(out, e)
 	}
 	return out
 }
+
+// typed is an event of kind with its typed fields from e.
+func typed(kind metrics.EventKind, e metrics.Event) metrics.Event { e.Kind = kind; return e }
+
+// Typed events of the timelines below.
+var (
+	kindOnly  = func(k metrics.EventKind) metrics.Event { return metrics.Event{Kind: k} }
+	connected = func(epoch metrics.Epoch, publisher, connection int) metrics.Event {
+		return metrics.Event{Kind: metrics.EvConnected, Epoch: epoch, Publisher: publisher, Connection: connection}
+	}
+	faultEv = func(k metrics.EventKind, a scenario.Action) metrics.Event {
+		return metrics.Event{Kind: k, Action: string(a), Target: "broker"}
+	}
+)
 
 func f64(v float64) *float64 { return &v }
 
@@ -27,25 +44,26 @@ func f64(v float64) *float64 { return &v }
 func TestSeriesStatesAndRecoveries(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ev := events(t0,
-		0, metrics.EvBurstStart, "",
-		0, metrics.EvConnected, "epoch 1: publisher 0, connection 1",
-		900, metrics.EvTrigger, "kill (50% published)",
-		950, metrics.EvConnectionLost, "epoch 1: channel closed, 3 in doubt",
-		1000, metrics.EvFault, "kill SIGKILL (Docker API call returned; the signal lands during the call)",
-		6000, metrics.EvBrokerStarted, "start",
-		7000, metrics.EvBrokerReady, "",
-		7500, metrics.EvConnected, "epoch 2: publisher 0, connection 2",
-		7600, metrics.EvFirstProgress, "epoch 2: first confirm",
-		8000, metrics.EvTrigger, "pause (after 8s)",
-		8100, metrics.EvFault, "pause: broker frozen, connections hang",
-		8200, metrics.EvBlocked, "epoch 2: low on memory",
-		8400, metrics.EvUnblocked, "epoch 2",
-		9000, metrics.EvBrokerStarted, "unpause",
-		9100, metrics.EvBrokerReady, "",
-		9500, metrics.EvTrigger, "restart (after 9.5s)",
-		9900, metrics.EvFault, "restart (graceful, 10s grace)",
-		10000, metrics.EvBrokerReady, "",
-		11000, metrics.EvBurstEnd, "",
+		0, kindOnly(metrics.EvBurstStart),
+		0, connected(1, 1, 1),
+		900, faultEv(metrics.EvTrigger, scenario.Kill),
+		950, typed(metrics.EvConnectionLost, metrics.Event{Epoch: 1, Publisher: 1, Connection: 1}),
+		1000, faultEv(metrics.EvFault, scenario.Kill),
+		6000, faultEv(metrics.EvBrokerStarted, scenario.Start),
+		7000, kindOnly(metrics.EvBrokerReady),
+		7500, connected(2, 1, 2),
+		7550, typed(metrics.EvFirstProgress, metrics.Event{Epoch: 2, Publisher: 1, Connection: 2, Progress: metrics.ProgressPublish}),
+		7600, typed(metrics.EvFirstProgress, metrics.Event{Epoch: 2, Publisher: 1, Connection: 2, Progress: metrics.ProgressConfirm}),
+		8000, faultEv(metrics.EvTrigger, scenario.Pause),
+		8100, faultEv(metrics.EvFault, scenario.Pause),
+		8200, typed(metrics.EvBlocked, metrics.Event{Epoch: 2, Publisher: 1, Connection: 2}),
+		8400, typed(metrics.EvUnblocked, metrics.Event{Epoch: 2, Publisher: 1, Connection: 2}),
+		9000, faultEv(metrics.EvBrokerStarted, scenario.Unpause),
+		9100, kindOnly(metrics.EvBrokerReady),
+		9500, faultEv(metrics.EvTrigger, scenario.Restart),
+		9900, faultEv(metrics.EvFault, scenario.Restart),
+		10000, kindOnly(metrics.EvBrokerReady),
+		11000, kindOnly(metrics.EvBurstEnd),
 	)
 	faults := []scenario.FaultRecord{
 		{Action: scenario.Kill, AtMS: 900, InjectMS: 100},
@@ -80,9 +98,9 @@ func TestSeriesStatesAndRecoveries(t *testing.T) {
 	if !reflect.DeepEqual(spans, wantSpans) {
 		t.Errorf("spans %+v\nwant %+v", spans, wantSpans)
 	}
-	// Reading the fault events' details gives the same spans.
+	// Reading the fault events' actions gives the same spans.
 	if got := brokerSpans(appliedFromEvents(ev), ev, 11000); !reflect.DeepEqual(got, wantSpans) {
-		t.Errorf("spans from details %+v", got)
+		t.Errorf("spans from events %+v", got)
 	}
 	if got := reconnects(ev); !reflect.DeepEqual(got, []float64{7500}) {
 		t.Errorf("reconnects %v", got)
@@ -90,13 +108,13 @@ func TestSeriesStatesAndRecoveries(t *testing.T) {
 	for _, c := range []struct {
 		upTo int // number of events seen so far
 		want metrics.BrokerState
-	}{{4, metrics.StateUp}, {5, metrics.StateDown}, {7, metrics.StateUp}, {12, metrics.StatePaused}, {13, metrics.StatePaused}, {15, metrics.StateUp}, {17, metrics.StateDown}, {19, metrics.StateUp}} {
+	}{{4, metrics.StateUp}, {5, metrics.StateDown}, {7, metrics.StateUp}, {13, metrics.StatePaused}, {14, metrics.StatePaused}, {16, metrics.StateUp}, {18, metrics.StateDown}, {20, metrics.StateUp}} {
 		if got := BrokerStateNow(ev[:c.upTo]); got != c.want {
 			t.Errorf("state after %d events (%s): %s, want %s", c.upTo, ev[c.upTo-1].Kind, got, c.want)
 		}
 	}
 
-	if got := BrokerStateNow(events(t0, 5, metrics.EvBlocked, "epoch 1: low on memory")); got != metrics.StateBlocked {
+	if got := BrokerStateNow(events(t0, 5, typed(metrics.EvBlocked, metrics.Event{Epoch: 1, Publisher: 1, Connection: 1}))); got != metrics.StateBlocked {
 		t.Errorf("blocked alone: %s", got)
 	}
 
@@ -168,12 +186,11 @@ func TestRunModeRecordsSeries(t *testing.T) {
 // Several publishers: each one's first connection is not a reconnect, even
 // though epochs count every publisher's connections together.
 func TestReconnectsCountOnlyLaterConnectionsOfEachPublisher(t *testing.T) {
-	ev := func(ms float64, detail string) metrics.Event {
-		return metrics.Event{AtMS: ms, Kind: metrics.EvConnected, Detail: detail}
-	}
+	at := func(ms float64, e metrics.Event) metrics.Event { e.AtMS = ms; return e }
 	got := reconnects([]metrics.Event{
-		ev(1, "epoch 1: publisher 0, connection 1"), ev(2, "epoch 2: publisher 1, connection 1"),
-		ev(3, "epoch 3: publisher 2, connection 1"), ev(900, "epoch 4: publisher 1, connection 2"),
+		at(1, connected(1, 1, 1)), at(2, connected(2, 2, 1)), at(3, connected(3, 3, 1)),
+		at(5, metrics.Event{Kind: metrics.EvConsumerConnected, Consumer: 1, Connection: 2}), // a consumer's, not a publisher's
+		at(900, connected(4, 2, 2)),
 	})
 	if len(got) != 1 || got[0] != 900 {
 		t.Fatalf("reconnects at %v, want [900]", got)

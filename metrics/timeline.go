@@ -33,6 +33,12 @@ const (
 	EvConsumersStopped  EventKind = "consumers-stopped"  // live consumers stopped after the burst went quiet
 )
 
+// Progress values of first-progress events (Event.Progress).
+const (
+	ProgressPublish = "publish" // fire-and-forget: the first publish call returned
+	ProgressConfirm = "confirm" // confirm modes: the first basic.ack or basic.nack
+)
+
 // Event is one timeline entry. AtMS is milliseconds since the timeline's start.
 // Detail is text for people only: code reads the typed fields, never Detail.
 // A field that does not apply to the event's kind is left zero (and omitted
@@ -54,10 +60,15 @@ type Event struct {
 	Epoch Epoch `json:"epoch,omitempty"`
 	// Publisher is the publisher's index plus one (0: not a publisher event).
 	Publisher int `json:"publisher,omitempty"`
-	// Connection counts the publisher's connections, 1 for its first: above
-	// 1 the event is a reconnect.
+	// Connection counts the publisher's (or, on consumer events, the live
+	// consumer's) connections, 1 for its first: above 1 the event is a
+	// reconnect.
 	Connection int `json:"connection,omitempty"`
-	// Progress says what first-progress saw first: "publish" or "confirm".
+	// Consumer is the live consumer's index plus one (0: not a consumer
+	// event).
+	Consumer int `json:"consumer,omitempty"`
+	// Progress says what first-progress saw first: ProgressPublish or
+	// ProgressConfirm.
 	Progress string `json:"progress,omitempty"`
 }
 

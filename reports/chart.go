@@ -209,9 +209,8 @@ func renderChart(w io.Writer, m scenario.ModeResult, format string) error {
 		}
 		l.Color, l.Dashes = colFault, []vg.Length{vg.Points(4), vg.Points(3)}
 		p.Add(l)
-		word, _, _ := strings.Cut(e.Detail, " ")
 		marks.XYs = append(marks.XYs, plotter.XY{X: x, Y: top * 0.97})
-		marks.Labels = append(marks.Labels, " fault: "+strings.TrimSuffix(word, ":"))
+		marks.Labels = append(marks.Labels, " fault: "+e.Action)
 	}
 	if len(marks.XYs) > 0 {
 		lbl, err := plotter.NewLabels(marks)

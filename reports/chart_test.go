@@ -28,7 +28,7 @@ func chartMode() scenario.ModeResult {
 			Reconnects: []int{0, 0, 0, 1, 0, 0},
 			Broker:     []metrics.BrokerState{up, down, down, up, up, blocked},
 		},
-		Events: []metrics.Event{{AtMS: 300, Kind: metrics.EvFault, Detail: "kill SIGKILL (Docker API call returned)"}},
+		Events: []metrics.Event{{AtMS: 300, Kind: metrics.EvFault, Action: "kill", Detail: "kill SIGKILL (Docker API call returned)"}},
 		Faults: []scenario.FaultRecord{{Action: scenario.Kill, Recovery: &scenario.Recovery{ContainerRunningMS: v(250.5), AMQPAcceptingMS: v(400)}}},
 	}
 }

@@ -1,0 +1,172 @@
+package broker
+
+import (
+	"context"
+	"net"
+	"reflect"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/rmqtorture/rmqtorture/engine"
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// bareWatcher is a watcher without a connection (closeConn ignores nil).
+func bareWatcher(p *publisher) *watcher {
+	return &watcher{p: p, s: testSession, closed: make(chan struct{}), done: make(chan struct{})}
+}
+
+func kinds(tl *metrics.Timeline) (out []metrics.Event) {
+	for _, e := range tl.Events() {
+		e.At, e.AtMS = time.Time{}, 0
+		out = append(out, e)
+	}
+	return out
+}
+
+// The broker's close reason is recorded, typed with the session; a close
+// by rmqtorture itself (nil error) records nothing.
+func TestWatcherRecordsCloseReason(t *testing.T) {
+	p := testPublisher(1, scenario.RepublishNone)
+	w := bareWatcher(p)
+	chClose, connClose := make(chan *amqp.Error, 1), make(chan *amqp.Error, 1)
+	connClose <- &amqp.Error{Code: amqp.ConnectionForced, Reason: "CONNECTION_FORCED - shutdown", Server: true}
+	w.wg.Add(1)
+	w.closes(chClose, connClose)
+	want := "connection closed by broker: 320 CONNECTION_FORCED - shutdown"
+	if !reflect.DeepEqual(p.stats.ChannelCloses, []string{want}) {
+		t.Errorf("closes %v", p.stats.ChannelCloses)
+	}
+	wantEv := []metrics.Event{{Kind: metrics.EvConnectionLost, Epoch: 7, Publisher: 2, Connection: 3, Detail: "epoch 7: " + want}}
+	if got := kinds(p.p.Timeline); !reflect.DeepEqual(got, wantEv) {
+		t.Errorf("events %+v, want %+v", got, wantEv)
+	}
+	q := testPublisher(1, scenario.RepublishNone)
+	w = bareWatcher(q)
+	close(chClose)
+	w.wg.Add(1)
+	w.closes(chClose, make(chan *amqp.Error))
+	if len(q.stats.ChannelCloses) != 0 || len(q.p.Timeline.Events()) != 0 {
+		t.Errorf("own close recorded: %v", q.stats.ChannelCloses)
+	}
+}
+
+// connection.blocked/unblocked: one blocked interval per pair, repeated
+// notifications ignored, time accounted also when the connection closes
+// while blocked.
+func TestWatcherBlockedTime(t *testing.T) {
+	p := testPublisher(1, scenario.RepublishNone)
+	w := bareWatcher(p)
+	blocks := make(chan amqp.Blocking, 8)
+	blocks <- amqp.Blocking{Active: true, Reason: "low on memory"}
+	blocks <- amqp.Blocking{Active: true, Reason: "low on memory"}
+	w.wg.Add(1)
+	go w.blocks(blocks)
+	time.Sleep(20 * time.Millisecond)
+	blocks <- amqp.Blocking{Active: false}
+	blocks <- amqp.Blocking{Active: true, Reason: "low on disk"}
+	close(blocks)
+	w.wg.Wait()
+	if p.stats.BlockedMS < 20 {
+		t.Errorf("blocked %.1f ms, want at least 20", p.stats.BlockedMS)
+	}
+	var got []string
+	for _, e := range kinds(p.p.Timeline) {
+		if e.Epoch != 7 || e.Publisher != 2 {
+			t.Errorf("untyped event %+v", e)
+		}
+		got = append(got, string(e.Kind)+": "+e.Detail)
+	}
+	want := []string{"blocked: epoch 7: low on memory", "unblocked: epoch 7", "blocked: epoch 7: low on disk"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("events %q, want %q", got, want)
+	}
+}
+
+// A confirm older than the confirm timeout ends the connection; so does a
+// publish call stuck that long; an idle connection is one client stall.
+func TestWatcherDeadlines(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		setup  func(w *watcher)
+		detail string
+	}{
+		{"confirm", func(w *watcher) {
+			w.oldest = func() (time.Time, bool) { return time.Now().Add(-time.Second), true }
+		}, "epoch 7: no confirm within 40ms: closing the connection, its pending messages are in doubt"},
+		{"call", func(w *watcher) { w.inCall.Store(time.Now().Add(-time.Second).UnixNano()) },
+			"epoch 7: a publish call was stuck for 40ms: closing the connection"},
+	} {
+		p := testPublisher(1, scenario.RepublishNone)
+		p.p.ConfirmTimeout, p.p.StallTimeout = 40*time.Millisecond, time.Hour
+		w := bareWatcher(p)
+		c.setup(w)
+		w.wg.Add(1)
+		w.deadlines() // returns once it has closed the connection
+		if got := kinds(p.p.Timeline); len(got) != 1 || got[0].Kind != metrics.EvConnectionLost || got[0].Detail != c.detail || got[0].Publisher != 2 {
+			t.Errorf("%s: events %+v", c.name, got)
+		}
+	}
+	p := testPublisher(1, scenario.RepublishNone)
+	p.p.ConfirmTimeout, p.p.StallTimeout = 40*time.Millisecond, 20*time.Millisecond
+	w := bareWatcher(p)
+	w.lastCall.Store(time.Now().Add(-time.Second).UnixNano())
+	w.wg.Add(1)
+	go w.deadlines()
+	time.Sleep(150 * time.Millisecond)
+	w.stopDeadlines()
+	w.wg.Wait()
+	ev := kinds(p.p.Timeline)
+	if p.stats.Stalls != 1 || len(ev) != 1 || ev[0].Kind != metrics.EvStall || ev[0].Epoch != 7 {
+		t.Errorf("stalls %d, events %+v: want one stall", p.stats.Stalls, ev)
+	}
+}
+
+// closedPort returns a URL nothing listens on.
+func closedPort(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return "amqp://guest:guest@" + addr + "/"
+}
+
+// Without a broker: the publisher gives up after its reconnect timeout,
+// the drain at its deadline, the live consumers stop when asked, and
+// setup calls fail with the dial error.
+func TestNoBroker(t *testing.T) {
+	url := closedPort(t)
+	a := &AMQP{URL: func() string { return url }, Log: quiet}
+	ledger := metrics.NewLedger("n-", 2)
+	plan := engine.PublishPlan{Queue: "q", Mode: scenario.ConfirmWindow, Messages: 2, Window: 2, ConfirmTimeout: time.Second,
+		ReconnectTimeout: 100 * time.Millisecond, Ledger: ledger, Latency: metrics.NewLatency(), Timeline: metrics.NewTimeline(time.Now())}
+	if _, err := a.Publish(context.Background(), plan); err == nil || ledger.Sent() != 0 {
+		t.Errorf("publish without a broker: %v, %d sent", err, ledger.Sent())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if err := a.Drain(ctx, engine.DrainPlan{Queue: "q", Ledger: ledger}); err == nil {
+		t.Error("drain without a broker succeeded")
+	}
+	if err := a.Declare(context.Background(), engine.QueueSpec{Name: "q"}); err == nil {
+		t.Error("declare without a broker succeeded")
+	}
+	if err := a.Delete(context.Background(), "q"); err == nil {
+		t.Error("delete without a broker succeeded")
+	}
+	lc, err := a.Consume(context.Background(), engine.ConsumePlan{Queue: "q", Ledger: ledger, Timeline: plan.Timeline,
+		Consumers: scenario.Consumers{Count: 2, Prefetch: 10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	st := lc.Stop()
+	if st.Count != 2 || st.Deliveries != 0 || len(st.Errors) == 0 || !lc.LastDelivery().IsZero() {
+		t.Errorf("consumer stats %+v", st)
+	}
+}
