@@ -41,6 +41,7 @@ type runOpts struct {
 	summaryFile string
 	bucket      time.Duration
 	prog        *progress // nil unless stderr is a terminal
+	warnings    [][]string // per plan, from apply
 }
 
 func newRun(g *globalOpts) *cobra.Command { return newRunWith(g, &runOpts{}) }
@@ -244,12 +245,13 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 		}
 		sc := *s
 		sc.Load.Modes = slices.Clone(s.Load.Modes)
-		// Warnings are printed on stderr by apply; result.json does not
-		// carry them yet.
-		if _, err := o.apply(c, g.file, &sc); err != nil {
+		// apply prints its warnings on stderr; result.json carries them too.
+		warnings, err := o.apply(c, g.file, &sc)
+		if err != nil {
 			return usageErr(err)
 		}
 		plans = append(plans, sc)
+		o.warnings = append(o.warnings, warnings)
 	}
 
 	cli, err := broker.Docker(ctx)
@@ -260,7 +262,7 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 
 	worst := ExitPass
 	for i := range plans {
-		code, err := o.runScenario(ctx, c, g, log, cli, &plans[i])
+		code, err := o.runScenario(ctx, c, g, log, cli, &plans[i], o.warnings[i])
 		if err != nil {
 			// An earlier scenario's failed verdict outranks this error.
 			return &exitError{worse(worst, code), err}
@@ -305,7 +307,7 @@ func worse(a, b int) int {
 // runScenario provisions the broker, runs every mode, and always writes the
 // report; it returns the scenario's exit code, and an error only when no
 // broker could be had at all.
-func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOpts, log *slog.Logger, cli *client.Client, s *scenario.Scenario) (int, error) {
+func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOpts, log *slog.Logger, cli *client.Client, s *scenario.Scenario, warnings []string) (int, error) {
 	runID := newRunID()
 	// Every random choice comes from one seed, reported so the run can be
 	// replayed with --seed.
@@ -320,7 +322,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		SchemaVersion: scenario.SchemaVersion, Tool: toolVersion(), Client: clientVersion(),
 		Scenario: s.Name, Description: strings.Join(strings.Fields(s.Description), " "), File: g.file,
 		Command: "rmqtorture " + strings.Join(os.Args[1:], " "), RunID: runID, Image: s.Broker.Image,
-		QueueType: s.Queue.Type, Topology: s.Topology(), Messages: s.Load.Messages, StartedAt: time.Now(),
+		QueueType: s.Queue.Type, Topology: s.Topology(), Messages: s.Load.Messages, StartedAt: time.Now(), Warnings: warnings,
 	}
 	dir := filepath.Join(o.out, fmt.Sprintf("%s-%s-%s", s.Name, res.StartedAt.UTC().Format("20060102T150405Z"), runID))
 	log = log.With("scenario", s.Name, "run", runID)

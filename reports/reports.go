@@ -201,6 +201,9 @@ func writeTable(w io.Writer, r *scenario.Result) error {
 	for _, reason := range r.Verdict.Reasons {
 		fmt.Fprintf(w, "  - %s\n", reason)
 	}
+	for _, warning := range r.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warning)
+	}
 	return nil
 }
 
@@ -254,6 +257,9 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	}
 	if len(r.Verdict.Reasons) == 0 && r.Verdict.Status == scenario.Pass {
 		p("No expectation failed.\n")
+	}
+	for _, w := range r.Warnings {
+		p("\nWarning: %s\n", w)
 	}
 	p("\n## Ledger\n\nEvery sent id is in exactly one of: confirmed, lost, unverified, nacked, returned, in doubt, unconfirmed delivered, unconfirmed missing. Figures are numbers of message ids.\n\n")
 	var ledger, speed [][]string

@@ -117,3 +117,29 @@ func TestFormatters(t *testing.T) {
 		}
 	}
 }
+
+// A warning (an expectation --mode left unchecked) is shown in the table and
+// in report.md, after the verdict, and survives a JSON round trip.
+func TestWarningsRendered(t *testing.T) {
+	const w = `expect.modes.confirm-window of scenario "x" is not checked: --mode runs only confirm-each`
+	r := &scenario.Result{SchemaVersion: scenario.SchemaVersion, Scenario: "x", Verdict: scenario.Verdict{Status: scenario.Pass}, Warnings: []string{w}}
+	var tbl, md, js bytes.Buffer
+	if err := Table(&tbl, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(tbl.String(), "verdict: PASS\nwarning: "+w+"\n") {
+		t.Errorf("table ends %q", tbl.String())
+	}
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "No expectation failed.\n\nWarning: "+w+"\n") {
+		t.Errorf("report.md lacks the warning:\n%s", md.String())
+	}
+	if err := JSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(js.String(), `"warnings": [`) {
+		t.Errorf("result.json lacks warnings:\n%s", js.String())
+	}
+}

@@ -53,6 +53,9 @@ type Result struct {
 	Verdict     Verdict      `json:"verdict"`
 	Interrupted bool         `json:"interrupted,omitempty"`
 	Error       string       `json:"error,omitempty"`
+	// Warnings are what the run was told but did not check, e.g. an
+	// expectation for a mode that --mode left out.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ModeResult is one publishing mode's burst, fault, drain and reconciliation.
