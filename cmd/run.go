@@ -40,7 +40,7 @@ type runOpts struct {
 	seed        uint64
 	summaryFile string
 	bucket      time.Duration
-	prog        *progress // nil unless stderr is a terminal
+	prog        *progress  // nil unless stderr is a terminal
 	warnings    [][]string // per plan, from apply
 }
 
