@@ -209,6 +209,9 @@ type Runner struct {
 	// OnBurst, when set, is called as each burst starts with its live series
 	// and timeline (for a progress line); it must not block.
 	OnBurst func(m scenario.Mode, s *metrics.Series, tl *metrics.Timeline)
+	// History, when set, receives each burst's recorded history (see engine/history.go).
+	History   HistorySink
+	histories int // bursts given a history index so far
 }
 
 // JitterSource returns the random source a burst draws fault jitter from,
@@ -265,6 +268,7 @@ func (r *Runner) RunMode(ctx context.Context, s *scenario.Scenario, m scenario.M
 	res.Window = window
 
 	ledger := metrics.NewLedger(queue+"-", s.Load.Messages)
+	hist := r.openHistory(s, m, &res, ledger)
 	latency := metrics.NewLatency()
 	var intended *metrics.Latency // from the rate schedule's send times
 	if s.Load.Rate > 0 {
@@ -293,6 +297,7 @@ func (r *Runner) RunMode(ctx context.Context, s *scenario.Scenario, m scenario.M
 		case res.LostAllowed:
 			res.Notes = append(res.Notes, fmt.Sprintf("%d confirmed messages are gone, as allowed: transient messages or a non-durable queue (a basic.ack promised no disk)", counts.Lost))
 		}
+		hist.finish(&res, cond, drained)
 	}
 
 	spec := QueueSpec{Name: queue, Type: s.Queue.Type, Durable: s.Queue.IsDurable(), Arguments: s.Queue.Arguments, AlsoBindType: s.Queue.AlsoBindType}
