@@ -103,7 +103,7 @@ type publisher struct {
 // when it could not reconnect within plan.ReconnectTimeout; ctx's error when
 // cancelled.
 func (a *AMQP) Publish(ctx context.Context, plan engine.PublishPlan) (engine.PublishStats, error) {
-	pub := &publisher{a: a, p: plan, tracker: metrics.NewConfirmTracker(), settled: make(chan struct{}), misroute: plan.Misroute,
+	pub := &publisher{a: a, p: plan, tracker: metrics.NewConfirmTracker().ReportTo(plan.Ledger), settled: make(chan struct{}), misroute: plan.Misroute,
 		firstTry: make([]atomic.Int64, plan.Messages), deliveryMode: amqp.Persistent}
 	if plan.Transient {
 		pub.deliveryMode = amqp.Transient

@@ -2,16 +2,13 @@ package cmd
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/rmqtorture/rmqtorture/reports"
-	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
 type compareOpts struct {
@@ -68,23 +65,6 @@ summary file).`,
 	return c
 }
 
-// readResultFile reads a result.json; errors say why, not which file.
-func readResultFile(path string) (*scenario.Result, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the caller names the file
-		}
-		return nil, fmt.Errorf("cannot read: %w", err)
-	}
-	var r scenario.Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("not a result.json: %w", err)
-	}
-	return &r, nil
-}
-
 func (o *compareOpts) run(c *cobra.Command, basePath, resPath string) error {
 	if c.Flags().Changed("max-recovery-ms") {
 		o.th.MaxRecoveryMS = &o.recoveryMS
@@ -95,13 +75,13 @@ func (o *compareOpts) run(c *cobra.Command, basePath, resPath string) error {
 	if err := o.th.Validate(); err != nil {
 		return usageErr(err)
 	}
-	base, err := readResultFile(basePath)
+	base, err := loadResult(basePath)
 	if err != nil {
-		return usageErr(fmt.Errorf("baseline %s: %w", basePath, err))
+		return err
 	}
-	res, err := readResultFile(resPath)
+	res, err := loadResult(resPath)
 	if err != nil {
-		return usageErr(fmt.Errorf("result %s: %w", resPath, err))
+		return err
 	}
 	if err := reports.Comparable(basePath, base, resPath, res); err != nil {
 		return usageErr(err)

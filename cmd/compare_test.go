@@ -131,13 +131,29 @@ func TestCompareBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(t.TempDir(), "missing.json")
+	// A result.json cut short, and one that is JSON but not a result: bad
+	// input (exit 2), never read as a regression.
+	whole, err := os.ReadFile(baselineFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	truncated := filepath.Join(t.TempDir(), "truncated.json")
+	malformed := filepath.Join(t.TempDir(), "malformed.json")
+	if err := os.WriteFile(truncated, whole[:len(whole)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(malformed, []byte(`{"schema_version": 1, "scenario": "kill-mid-burst", "modes": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		args []string
 		want string
 	}{
 		{[]string{baselineFile}, "compare takes two files, BASELINE.json and RESULT.json; got 1"},
-		{[]string{missing, baselineFile}, "baseline " + missing + ": cannot read: no such file or directory"},
-		{[]string{baselineFile, garbage}, "result " + garbage + ": not a result.json: invalid character"},
+		{[]string{missing, baselineFile}, "read result: open " + missing + ": no such file or directory"},
+		{[]string{baselineFile, garbage}, garbage + ": "},
+		{[]string{baselineFile, truncated}, truncated + ": "},
+		{[]string{baselineFile, malformed}, malformed + ": "},
 		{[]string{baselineFile, otherPath}, otherPath + `: scenario "baseline", but baseline ` + baselineFile + ` is of scenario "kill-mid-burst"`},
 		{[]string{baselineFile, v2Path}, v2Path + ": schema_version 3, this rmqtorture reads schema_version 1 to 2"},
 		{[]string{"--max-throughput-drop", "120", baselineFile, baselineFile}, "max throughput drop must be 0–100 %, got 120"},

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -94,12 +95,20 @@ func (o *reportOpts) run(c *cobra.Command, path string) error {
 	return nil
 }
 
-// loadResult reads and validates a result.json. A missing, unreadable or
-// invalid file is bad input (exit 2), named in the error.
+// loadResult reads, schema-validates (reports.Decode) and decodes the
+// result.json at path: the one loader of report, compare and check. A
+// missing, unreadable, truncated or invalid file, or another schema_version,
+// is bad input (exit 2), and the error names the file.
 func loadResult(path string) (*scenario.Result, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, usageErr(fmt.Errorf("read result: %w", err))
+	}
+	var v struct {
+		SchemaVersion *int `json:"schema_version"`
+	}
+	if json.Unmarshal(data, &v) == nil && v.SchemaVersion != nil && (*v.SchemaVersion < reports.OldestSchemaVersion || *v.SchemaVersion > scenario.SchemaVersion) {
+		return nil, usageErr(fmt.Errorf("%s: schema_version %d, this rmqtorture reads schema_version %d to %d", path, *v.SchemaVersion, reports.OldestSchemaVersion, scenario.SchemaVersion))
 	}
 	res, err := reports.Decode(data)
 	var invalid *reports.InvalidResultError

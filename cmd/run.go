@@ -375,6 +375,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		Seed:         seed,
 		Bucket:       o.bucket,
 		OnBurst:      o.prog.onBurst,
+		History:      historySink(dir),
 	}
 	for _, cell := range s.Cells() {
 		if !s.IsMatrix() {

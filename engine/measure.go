@@ -62,8 +62,9 @@ func backlogNotes(faults []scenario.FaultRecord, messages int) []string {
 
 // conclude reconciles the ledger (drained: the drain reached the end of the
 // queue, so a confirmed id it did not see is lost, not unverified) and
-// judges the burst into res.
-func conclude(ctx context.Context, res *scenario.ModeResult, s *scenario.Scenario, ledger *metrics.Ledger, latency, intended *metrics.Latency, cond scenario.Conditions, drained bool) {
+// judges the burst into res. It returns the conditions the judge was given,
+// for the recorded history.
+func conclude(ctx context.Context, res *scenario.ModeResult, s *scenario.Scenario, ledger *metrics.Ledger, latency, intended *metrics.Latency, cond scenario.Conditions, drained bool) scenario.Conditions {
 	counts, ids, err := ledger.Reconcile(drained)
 	cond.ReconcileErr = err
 	cond.Unsent = s.Load.Messages - counts.Sent - counts.NotPublished // not published by deadline is an outcome, not a gap
@@ -84,4 +85,5 @@ func conclude(ctx context.Context, res *scenario.ModeResult, s *scenario.Scenari
 	case res.LostAllowed:
 		res.Notes = append(res.Notes, fmt.Sprintf("%d confirmed messages are gone, as allowed: transient messages or a non-durable queue (a basic.ack promised no disk)", counts.Lost))
 	}
+	return cond
 }

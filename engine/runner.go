@@ -31,6 +31,10 @@ type Runner struct {
 	// OnBurst, when set, is called as each burst starts with its live series
 	// and timeline (for a progress line); it must not block.
 	OnBurst func(m scenario.Mode, s *metrics.Series, tl *metrics.Timeline)
+	// History, when set, receives each burst's recorded history (see
+	// engine/history.go).
+	History   HistorySink
+	histories int // bursts given a history index so far
 }
 
 // RunModes runs each mode in turn and returns one result per mode. After a
@@ -101,6 +105,7 @@ type burst struct {
 	// read after faults.Wait); clientFaultErr: a client-side fault failed.
 	brokerErr, clientFaultErr error
 	stats                     PublishStats
+	hist                      *burstHistory // nil when the run records no history
 }
 
 func (r *Runner) newBurst(s *scenario.Scenario, m scenario.Mode) *burst {
@@ -111,6 +116,7 @@ func (r *Runner) newBurst(s *scenario.Scenario, m scenario.Mode) *burst {
 	if s.Load.Rate > 0 {
 		b.intended = metrics.NewLatency()
 	}
+	b.hist = r.openHistory(s, m, &b.res, b.ledger)
 	return b
 }
 
@@ -288,7 +294,8 @@ func (b *burst) conclude(ctx context.Context) scenario.ModeResult {
 		b.res.Series = seriesOf(b.series, b.res.Faults, b.res.Events, time.Now())
 		recoveries(b.res.Faults, b.res.Events, b.series, b.res.Mode.ConfirmMode())
 	}
-	conclude(ctx, &b.res, b.s, b.ledger, b.latency, b.intended, b.cond, b.drained)
+	cond := conclude(ctx, &b.res, b.s, b.ledger, b.latency, b.intended, b.cond, b.drained)
+	b.hist.finish(&b.res, cond, b.drained)
 	if b.sched != nil {
 		b.log.Info("mode done", "verdict", b.res.Verdict.Status, "sent", b.res.Sent, "lost", b.res.Lost,
 			"unconfirmed_missing", b.res.UnconfirmedMissing, "in_doubt", b.res.InDoubt, "duplicates", b.res.Duplicates)

@@ -30,6 +30,17 @@ type ConfirmTracker struct {
 	mu      sync.Mutex
 	pending map[tagKey]Pending
 	closed  map[Epoch]bool
+	ledger  *Ledger // nil: tags reported to no history
+}
+
+// ReportTo makes the tracker report each delivery tag it tracks or settles,
+// and each closed epoch, to l's history (see Ledger.RecordTo), so the
+// history can say which (epoch, delivery tag) every publish and confirm
+// carried. It costs an atomic load per call while l records nothing. It
+// returns t.
+func (t *ConfirmTracker) ReportTo(l *Ledger) *ConfirmTracker {
+	t.ledger = l
+	return t
 }
 
 // NewConfirmTracker returns an empty tracker.
@@ -51,6 +62,9 @@ func (t *ConfirmTracker) Track(epoch Epoch, tag uint64, seq int, at time.Time) (
 		return false, fmt.Errorf("delivery tag %d on epoch %d already carries seq %d", tag, epoch, p.Seq)
 	}
 	t.pending[k] = Pending{Seq: seq, PublishedAt: at}
+	if t.ledger != nil {
+		t.ledger.noteTag(seq, epoch, tag, at)
+	}
 	return true, nil
 }
 
@@ -64,6 +78,9 @@ func (t *ConfirmTracker) Settle(epoch Epoch, tag uint64) (p Pending, ok bool) {
 	p, ok = t.pending[k]
 	if ok {
 		delete(t.pending, k)
+		if t.ledger != nil {
+			t.ledger.noteTag(p.Seq, epoch, tag, p.PublishedAt)
+		}
 	}
 	return p, ok
 }
@@ -86,6 +103,9 @@ func (t *ConfirmTracker) CloseEpoch(epoch Epoch) []Pending {
 		k := tagKey{epoch, tag}
 		out = append(out, t.pending[k])
 		delete(t.pending, k)
+	}
+	if t.ledger != nil {
+		t.ledger.noteEpochClosed(epoch, len(out))
 	}
 	return out
 }
@@ -110,4 +130,25 @@ func (t *ConfirmTracker) Oldest(epoch Epoch) (time.Time, bool) {
 		}
 	}
 	return oldest, found
+}
+
+type taggedSeq struct {
+	tag uint64
+	seq int
+}
+
+// closeEpochTags is CloseEpoch that also returns each pending message's
+// delivery tag, reporting nothing to a ledger.
+func (t *ConfirmTracker) closeEpochTags(epoch Epoch) []taggedSeq {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closed[epoch] = true
+	var out []taggedSeq
+	for k, p := range t.pending {
+		if k.epoch == epoch {
+			out = append(out, taggedSeq{k.tag, p.Seq})
+			delete(t.pending, k)
+		}
+	}
+	return out
 }

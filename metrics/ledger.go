@@ -63,6 +63,7 @@ type Ledger struct {
 	pubErrors    int
 	sentCount    int
 	series       *Series // nil: no time series
+	hist         ledgerHistory
 }
 
 // NewLedger returns a ledger for n orders whose message ids are prefix+seq
@@ -149,6 +150,9 @@ func (l *Ledger) Published(seq int, confirmMode bool) (attempt int) {
 	} else {
 		l.outcome[seq] = HandedOff
 	}
+	if l.hist.w != nil {
+		l.hist.publish(seq, int(l.attempts[seq]))
+	}
 	return int(l.attempts[seq])
 }
 
@@ -161,6 +165,9 @@ func (l *Ledger) PublishFailed(seq int, confirmMode bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pubErrors++
+	if l.hist.w != nil {
+		l.hist.seqTagged(HPublishFailed, seq)
+	}
 	if confirmMode {
 		if l.outcome[seq] == InFlight {
 			l.series.event(nil, -1, l.backlogDelta(seq))
@@ -175,6 +182,9 @@ func (l *Ledger) Returned(seq int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.returned[seq] = true
+	if l.hist.w != nil {
+		l.hist.seq(HReturned, seq)
+	}
 	l.series.returned()
 }
 
@@ -183,6 +193,9 @@ func (l *Ledger) Returned(seq int) {
 func (l *Ledger) Settle(seq int, ack bool) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.hist.w != nil {
+		l.hist.settle(seq, ack)
+	}
 	if l.outcome[seq] != InFlight {
 		return fmt.Errorf("ledger: confirm for %s in state %s", l.MessageID(seq), l.outcome[seq])
 	}
@@ -203,6 +216,9 @@ func (l *Ledger) Settle(seq int, ack bool) error {
 func (l *Ledger) MarkInDoubt(seq int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.hist.w != nil {
+		l.hist.seq(HInDoubt, seq)
+	}
 	if l.outcome[seq] == InFlight {
 		l.series.event(nil, -1, l.backlogDelta(seq))
 		l.outcome[seq] = InDoubt
@@ -223,16 +239,20 @@ func (l *Ledger) Delivered(id string, redelivered bool) { l.DeliveredAttempt(id,
 // delivered before: the broker sets the flag on a copy it requeued, which
 // may be a republished copy nobody has seen yet, i.e. a duplicate.
 func (l *Ledger) DeliveredAttempt(id string, redelivered bool, attempt int) {
-	l.delivery(id, func(seq int) { l.deliveredLocked(seq, redelivered, attempt) })
+	l.delivery(id, HistoryRecord{Kind: HDelivered, Redelivered: redelivered, Attempt: attempt},
+		func(seq int) { l.deliveredLocked(seq, redelivered, attempt) })
 }
 
 // delivery records one delivery of id in the series and runs fn with the
 // ledger locked, or counts it as unexpected when this burst never
 // published id.
-func (l *Ledger) delivery(id string, fn func(seq int)) {
+func (l *Ledger) delivery(id string, rec HistoryRecord, fn func(seq int)) {
 	seq, ok := l.ParseID(id)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.hist.w != nil {
+		l.hist.delivery(rec, id, seq, ok)
+	}
 	if !ok || l.attempts[seq] == 0 {
 		l.unexpected++
 		return
@@ -263,16 +283,19 @@ func (l *Ledger) deliveredLocked(seq int, redelivered bool, attempt int) {
 // queue: a later delivery of that copy from the work queue is explained by
 // the retry, not a duplicate. Unknown ids are ignored (their deliveries
 // count as unexpected).
-func (l *Ledger) Retried(id string) { l.bump(id, l.retried) }
+func (l *Ledger) Retried(id string) { l.bump(id, HRetried, l.retried) }
 
 // Parked records that a consumer republished a copy of id to the
 // dead-letter queue: it explains one copy there.
-func (l *Ledger) Parked(id string) { l.bump(id, l.parked) }
+func (l *Ledger) Parked(id string) { l.bump(id, HParked, l.parked) }
 
 // bump adds one to counts[seq] for a known id; unknown ids are ignored.
-func (l *Ledger) bump(id string, counts []uint32) {
+func (l *Ledger) bump(id string, kind HistoryKind, counts []uint32) {
 	if seq, ok := l.ParseID(id); ok {
 		l.mu.Lock()
+		if l.hist.w != nil {
+			l.hist.seq(kind, seq)
+		}
 		counts[seq]++
 		l.mu.Unlock()
 	}
@@ -281,7 +304,7 @@ func (l *Ledger) bump(id string, counts []uint32) {
 // DeadLettered records one delivery of id from the dead-letter queue: the
 // message survived (it is not lost) and ended there.
 func (l *Ledger) DeadLettered(id string) {
-	l.delivery(id, func(seq int) { l.deadLettered[seq]++ })
+	l.delivery(id, HistoryRecord{Kind: HDeadLettered}, func(seq int) { l.deadLettered[seq]++ })
 }
 
 // MarkNotPublished records that seq's deadline passed before any publish
@@ -290,6 +313,9 @@ func (l *Ledger) DeadLettered(id string) {
 func (l *Ledger) MarkNotPublished(seq int) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.hist.w != nil {
+		l.hist.seq(HNotPublished, seq)
+	}
 	if l.attempts[seq] > 0 {
 		return false
 	}
@@ -303,6 +329,9 @@ func (l *Ledger) MarkNotPublished(seq int) bool {
 func (l *Ledger) MarkPastDeadline(seq int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.hist.w != nil {
+		l.hist.seq(HPastDeadline, seq)
+	}
 	if l.attempts[seq] > 0 {
 		l.pastDeadline[seq] = true
 	}

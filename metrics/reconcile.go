@@ -86,6 +86,9 @@ func (b *rangeBuilder) add(seq int) {
 func (l *Ledger) Reconcile(drained bool) (Counts, IDSets, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.hist.w != nil {
+		l.hist.w.Write(HistoryRecord{Kind: HDrainEnd, Drained: drained})
+	}
 	c := Counts{Unexpected: l.unexpected, Redeliveries: l.redeliveries, Republished: l.republished, PublishErrors: l.pubErrors}
 	var lost, unverified, missing, doubt, nacked, returned, dup, unpublished rangeBuilder
 	for seq, o := range l.outcome {

@@ -123,6 +123,9 @@ type ModeResult struct {
 	Notes   []string `json:"notes,omitempty"` // facts worth knowing that do not change the verdict
 	Verdict Verdict  `json:"verdict"`
 	Error   string   `json:"error,omitempty"`
+	// History is the file name, relative to the run folder, of this burst's
+	// recorded history (see metrics.HistoryWriter); empty when none was kept.
+	History string `json:"history,omitempty"`
 }
 
 // FaultRecord is one fault as it happened.

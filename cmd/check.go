@@ -1,0 +1,217 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// historyExt is the extension of the history files a run writes.
+const historyExt = "bin.gz"
+
+// historySink writes burst index's history to dir/history-<index>.bin.gz
+// and cites that name in the burst's result.
+func historySink(dir string) func(int, *scenario.ModeResult) (io.WriteCloser, error) {
+	return func(i int, res *scenario.ModeResult) (io.WriteCloser, error) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		name := fmt.Sprintf("history-%d.%s", i, historyExt)
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		res.History = name
+		return f, nil
+	}
+}
+
+func newCheck() *cobra.Command {
+	return &cobra.Command{
+		Use:   "check RUN_DIR [RUN_DIR...]",
+		Short: "Re-judge runs from their recorded histories and compare with result.json",
+		Long: `check rebuilds each mode's ledger from the history the run recorded
+(every publish attempt, basic.ack/nack by epoch and delivery tag, basic.return,
+channel close, delivery), resolving delivery tags itself, reconciles it,
+judges it with the scenario's expectations and the run's observations stored
+in the history, and compares counts, id ranges and verdict with result.json.
+It prints one line per mode.
+
+Exit codes: 0 every mode matches, 1 a re-judged count, id range or verdict
+differs (or the history contradicts itself), 2 bad input (a missing folder,
+a malformed result.json or history).`,
+		Example: `  rmqtorture check rmqtorture-results/kill-mid-burst-20250101T000000Z-ab12cd`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageErr(errors.New("check takes one or more run folders"))
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			var failed, bad []error
+			for _, dir := range args {
+				lines, err := checkRun(dir)
+				for _, l := range lines {
+					fmt.Fprintln(c.OutOrStdout(), l)
+				}
+				var ee *exitError
+				switch {
+				case errors.As(err, &ee) && ee.code == ExitUsage:
+					bad = append(bad, err)
+				case err != nil:
+					failed = append(failed, err)
+				}
+			}
+			if len(bad) > 0 {
+				return usageErr(errors.Join(bad...))
+			}
+			if len(failed) > 0 {
+				return &exitError{ExitFail, errors.Join(failed...)}
+			}
+			return nil
+		},
+	}
+}
+
+// checkRun re-judges every mode of the run in dir; it returns one line per
+// mode, and an exit error: ExitUsage for bad input, ExitFail for a mismatch.
+func checkRun(dir string) ([]string, error) {
+	res, err := loadResult(filepath.Join(dir, "result.json"))
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	mismatches := 0
+	for i := range res.Modes {
+		m := &res.Modes[i]
+		label := modeLabel(m)
+		if m.NotRun {
+			lines = append(lines, fmt.Sprintf("%s: not run; nothing to check", label))
+			continue
+		}
+		if m.History == "" {
+			return lines, usageErr(fmt.Errorf("%s: %s has no recorded history (modes[%d].history): nothing to re-judge", dir, label, i))
+		}
+		diffs, err := recheck(filepath.Join(dir, m.History), m)
+		if err != nil {
+			return lines, usageErr(err)
+		}
+		if len(diffs) == 0 {
+			lines = append(lines, fmt.Sprintf("%s: re-judged %s; counts, id ranges and verdict match result.json", label, m.Verdict.Status))
+			continue
+		}
+		mismatches++
+		lines = append(lines, fmt.Sprintf("%s: re-judged from %s, differs from result.json:", label, m.History))
+		for _, d := range diffs {
+			lines = append(lines, "  "+d)
+		}
+	}
+	if mismatches > 0 {
+		return lines, &exitError{ExitFail, fmt.Errorf("%s: %d of %d modes differ from their history", dir, mismatches, len(res.Modes))}
+	}
+	return lines, nil
+}
+
+func modeLabel(m *scenario.ModeResult) string {
+	if m.Cell == nil {
+		return string(m.Mode)
+	}
+	return fmt.Sprintf("%s (%s, %s, repeat %d)", m.Mode, m.Cell.QueueType, scenario.Persistence(m.Cell.Persistent), m.Cell.Repeat)
+}
+
+// recheck replays the history at path and returns how the re-judged burst
+// differs from m; an error means the history cannot be read.
+func recheck(path string, m *scenario.ModeResult) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	defer f.Close()
+	r, err := metrics.NewHistoryReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	rp, err := metrics.ReplayHistory(r)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	got, err := rejudge(rp)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var diffs []string
+	for _, s := range rp.Inconsistencies {
+		diffs = append(diffs, "history inconsistency: "+s)
+	}
+	if string(got.Mode) != string(m.Mode) {
+		diffs = append(diffs, fmt.Sprintf("mode: history %s, result.json %s", got.Mode, m.Mode))
+	}
+	diffs = append(diffs, fieldDiffs("", reflect.ValueOf(got.Counts), reflect.ValueOf(m.Counts))...)
+	diffs = append(diffs, fieldDiffs("ids.", reflect.ValueOf(got.IDs), reflect.ValueOf(m.IDs))...)
+	if got.Verdict.Status != m.Verdict.Status {
+		diffs = append(diffs, fmt.Sprintf("verdict: history %s, result.json %s", got.Verdict.Status, m.Verdict.Status))
+	}
+	if !slices.Equal(got.Verdict.Reasons, m.Verdict.Reasons) {
+		diffs = append(diffs, fmt.Sprintf("verdict reasons: history %q, result.json %q", got.Verdict.Reasons, m.Verdict.Reasons))
+	}
+	return diffs, nil
+}
+
+// rejudge reconciles a replayed ledger and judges it as the run did, from
+// the history's header (mode, expectations) and trailer (observations).
+func rejudge(rp *metrics.Replay) (scenario.ModeResult, error) {
+	h, t := rp.Header, rp.Trailer
+	var expect scenario.Expect
+	if len(h.Expect) > 0 {
+		if err := json.Unmarshal(h.Expect, &expect); err != nil {
+			return scenario.ModeResult{}, fmt.Errorf("history header expectations: %w", err)
+		}
+	}
+	obs := scenario.Observed{BlockedMS: t.BlockedMS, ChannelCloses: t.ChannelCloses, LostAllowed: t.LostAllowed}
+	if len(t.Consumers) > 0 {
+		obs.Consumers = &scenario.ConsumerStats{}
+		if err := json.Unmarshal(t.Consumers, obs.Consumers); err != nil {
+			return scenario.ModeResult{}, fmt.Errorf("history trailer consumer stats: %w", err)
+		}
+	}
+	counts, ids, rerr := rp.Ledger.Reconcile(rp.Drained)
+	cond := scenario.Conditions{ReconcileErr: rerr, Interrupted: t.Interrupted,
+		Unsent:     h.Messages - counts.Sent - counts.NotPublished,
+		PublishErr: textErr(t.PublishErr), BrokerNotBack: textErr(t.BrokerNotBack),
+		FaultMissed: textErr(t.FaultMissed), DrainIncomplete: textErr(t.DrainIncomplete)}
+	mode := scenario.Mode(h.Mode)
+	return scenario.ModeResult{Mode: mode, Counts: counts, IDs: ids, Verdict: scenario.Judge(mode, counts, obs, expect, cond)}, nil
+}
+
+func textErr(s string) error {
+	if s == "" {
+		return nil
+	}
+	return errors.New(s)
+}
+
+// fieldDiffs lists the fields of two structs of one type that differ, by
+// their JSON names.
+func fieldDiffs(prefix string, got, want reflect.Value) []string {
+	var out []string
+	for i := range got.NumField() {
+		g, w := got.Field(i).Interface(), want.Field(i).Interface()
+		if reflect.DeepEqual(g, w) || (reflect.ValueOf(g).Kind() == reflect.Slice && got.Field(i).Len() == 0 && want.Field(i).Len() == 0) {
+			continue
+		}
+		name, _, _ := strings.Cut(got.Type().Field(i).Tag.Get("json"), ",")
+		out = append(out, fmt.Sprintf("%s%s: history %v, result.json %v", prefix, name, g, w))
+	}
+	return out
+}

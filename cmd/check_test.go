@@ -1,0 +1,293 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// assertCheckReproduces runs `rmqtorture check dir` and fails unless it
+// re-judges every mode of the run exactly as result.json says (exit 0).
+// Call it from every integration test's run.
+func assertCheckReproduces(t *testing.T, dir string) {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, "check", dir)
+	if code != ExitPass {
+		t.Fatalf("check %s: exit %d\n%s%s", dir, code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "counts, id ranges and verdict match result.json") {
+		t.Fatalf("check %s printed no match:\n%s", dir, stdout)
+	}
+}
+
+var checkStart = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+
+// checkBurst plays a confirm-window burst of 8 ids into l as the publisher
+// and the drain would: 0–4 acked (2 returned first), 5 nacked, 6 in doubt
+// when epoch 1 closes, 7's publish call fails; 6 and 7 republished on epoch
+// 2 and acked; every id but 5 delivered once, 4 from the dead-letter queue.
+func checkBurst(t *testing.T, l *metrics.Ledger, tr *metrics.ConfirmTracker) {
+	pub := func(e metrics.Epoch, tag uint64, seq int) {
+		if ok, err := tr.Track(e, tag, seq, checkStart); !ok || err != nil {
+			t.Fatal(ok, err)
+		}
+		l.Published(seq, true)
+	}
+	conf := func(e metrics.Epoch, tag uint64, ack bool) {
+		p, ok := tr.Settle(e, tag)
+		if !ok {
+			t.Fatalf("tag %d", tag)
+		}
+		if err := l.Settle(p.Seq, ack); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for seq := range 8 {
+		pub(1, uint64(seq+1), seq)
+	}
+	tr.Settle(1, 8)
+	l.PublishFailed(7, true)
+	l.Returned(2)
+	for tag := range uint64(5) {
+		conf(1, tag+1, true)
+	}
+	conf(1, 6, false)
+	for _, p := range tr.CloseEpoch(1) {
+		l.MarkInDoubt(p.Seq)
+	}
+	pub(2, 1, 6)
+	pub(2, 2, 7)
+	conf(2, 1, true)
+	conf(2, 2, true)
+	for _, seq := range []int{0, 1, 2, 3, 6, 7} {
+		l.DeliveredAttempt(l.MessageID(seq), false, 1)
+	}
+	l.DeadLettered(l.MessageID(4))
+}
+
+// writeCheckRun records checkBurst and writes a run folder: result.json
+// with the burst judged as the engine judges it (expect duplicates: 0), and
+// its history. It returns the folder.
+func writeCheckRun(t *testing.T) string {
+	dir := t.TempDir()
+	zero := 0
+	expect := scenario.Expect{Modes: map[scenario.Mode]scenario.ModeExpectations{scenario.ConfirmWindow: {Duplicates: &zero}}}
+	ej, err := json.Marshal(expect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, "history-0.bin.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := metrics.NewHistoryWriter(f, metrics.HistoryHeader{Mode: string(scenario.ConfirmWindow), Prefix: "q-", Messages: 8, ConfirmMode: true, Start: checkStart, Expect: ej})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := metrics.NewLedger("q-", 8)
+	l.RecordTo(w)
+	checkBurst(t, l, metrics.NewConfirmTracker().ReportTo(l))
+	counts, ids, rerr := l.Reconcile(true)
+	l.RecordTo(nil)
+	obs := scenario.Observed{BlockedMS: 3.5}
+	verdict := scenario.Judge(scenario.ConfirmWindow, counts, obs, expect, scenario.Conditions{ReconcileErr: rerr})
+	if err := w.Close(metrics.HistoryTrailer{Drained: true, BlockedMS: 3.5}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if verdict.Status != scenario.Pass || counts.Confirmed != 6 || counts.Returned != 1 || counts.Nacked != 1 || counts.DeadLettered != 1 || counts.WentInDoubt != 2 {
+		t.Fatalf("burst judged %+v, counts %+v", verdict, counts)
+	}
+	res := loadTestResult(t, baselineFile)
+	m := res.Modes[0]
+	m.Mode, m.Queue, m.Counts, m.IDs, m.Verdict, m.History, m.BlockedMS = scenario.ConfirmWindow, "q", counts, ids, verdict, "history-0.bin.gz", 3.5
+	res.Modes = []scenario.ModeResult{m}
+	res.Verdict = scenario.Overall(res.Modes)
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "result.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// editHistory rewrites dir's history through edit, which gets each record
+// and returns the records to write in its place.
+func editHistory(t *testing.T, dir string, edit func(metrics.HistoryRecord) []metrics.HistoryRecord) {
+	path := filepath.Join(dir, "history-0.bin.gz")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := metrics.NewHistoryReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w, err := metrics.NewHistoryWriter(&buf, r.Header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, out := range edit(rec) {
+			w.Write(out)
+		}
+	}
+	if err := w.Close(r.Trailer()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCheckReproducesRecordedRun(t *testing.T) {
+	dir := writeCheckRun(t)
+	code, stdout, stderr := runCLI(t, "check", dir)
+	if want := "confirm-window: re-judged pass; counts, id ranges and verdict match result.json\n"; code != ExitPass || stdout != want {
+		t.Fatalf("exit %d, stdout %q, stderr %q; want 0 and %q", code, stdout, stderr, want)
+	}
+}
+
+func TestCheckDroppedAck(t *testing.T) {
+	dir := writeCheckRun(t)
+	dropped := false
+	editHistory(t, dir, func(r metrics.HistoryRecord) []metrics.HistoryRecord {
+		if r.Kind == metrics.HAck && r.Epoch == 1 && r.Tag == 1 && !dropped {
+			dropped = true
+			return nil
+		}
+		return []metrics.HistoryRecord{r}
+	})
+	code, stdout, _ := runCLI(t, "check", dir)
+	// Id 0 is no longer confirmed: it stays in flight, counted in doubt.
+	for _, want := range []string{"confirm-window: re-judged from history-0.bin.gz, differs from result.json:",
+		"  confirmed: history 5, result.json 6", "  in_doubt: history 1, result.json 0", "  ids.in_doubt: history [0], result.json []"} {
+		if !strings.Contains(stdout, want+"\n") {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if code != ExitFail {
+		t.Fatalf("exit %d, want 1", code)
+	}
+}
+
+func TestCheckDuplicatedDelivery(t *testing.T) {
+	dir := writeCheckRun(t)
+	editHistory(t, dir, func(r metrics.HistoryRecord) []metrics.HistoryRecord {
+		if r.Kind == metrics.HDelivered && r.Seq == 3 {
+			return []metrics.HistoryRecord{r, r}
+		}
+		return []metrics.HistoryRecord{r}
+	})
+	code, stdout, _ := runCLI(t, "check", dir)
+	for _, want := range []string{"  duplicates: history 1, result.json 0", "  ids.duplicated: history [3], result.json []",
+		"  verdict: history fail, result.json pass", `  verdict reasons: history ["duplicates 1, expected exactly 0"], result.json []`} {
+		if !strings.Contains(stdout, want+"\n") {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if code != ExitFail {
+		t.Fatalf("exit %d, want 1", code)
+	}
+}
+
+func TestCheckBogusAckIsInconsistent(t *testing.T) {
+	dir := writeCheckRun(t)
+	editHistory(t, dir, func(r metrics.HistoryRecord) []metrics.HistoryRecord {
+		if r.Kind == metrics.HDrainEnd {
+			return []metrics.HistoryRecord{{Kind: metrics.HAck, Epoch: 2, Tag: 7}, r}
+		}
+		return []metrics.HistoryRecord{r}
+	})
+	code, stdout, _ := runCLI(t, "check", dir)
+	if want := "  history inconsistency: basic.ack for delivery tag 7 on epoch 2, which carries no unconfirmed publish\n"; code != ExitFail || !strings.Contains(stdout, want) {
+		t.Fatalf("exit %d, stdout %q; want 1 and %q", code, stdout, want)
+	}
+}
+
+func TestCheckBadInput(t *testing.T) {
+	truncated := writeCheckRun(t)
+	hp := filepath.Join(truncated, "history-0.bin.gz")
+	data, err := os.ReadFile(hp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hp, data[:len(data)-10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badResult := writeCheckRun(t)
+	if err := os.WriteFile(filepath.Join(badResult, "result.json"), []byte(`{"schema_version": 1`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(t.TempDir(), "nope")
+	cases := []struct{ dir, want string }{
+		{truncated, hp + ": history corrupt: "},
+		{badResult, filepath.Join(badResult, "result.json") + ": "},
+		{missing, "read result: open " + filepath.Join(missing, "result.json") + ": no such file or directory"},
+	}
+	for _, tc := range cases {
+		code, _, stderr := runCLI(t, "check", tc.dir)
+		if code != ExitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("check %s: exit %d, stderr %q; want 2 and %q", tc.dir, code, stderr, tc.want)
+		}
+	}
+}
+
+// runDir is the run folder whose result path `run` printed.
+func runDir(t *testing.T, stdout string) string {
+	t.Helper()
+	for _, line := range strings.Split(stdout, "\n") {
+		if p, ok := strings.CutPrefix(line, "result: "); ok {
+			return filepath.Dir(p)
+		}
+	}
+	t.Fatalf("no result path printed:\n%s", stdout)
+	return ""
+}
+
+// TestCheckRealRun runs a small kill scenario against the real broker end
+// to end, then checks its run folder: one history per mode, re-judged as
+// result.json says.
+func TestCheckRealRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs Docker and the broker image")
+	}
+	args := []string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--out", t.TempDir(), "--messages", "1500", "--mode", "confirm-window,fire-and-forget"}
+	if img := os.Getenv("RMQT_IMAGE"); img != "" {
+		args = append(args, "--image", img)
+	}
+	code, stdout, stderr := runCLI(t, args...)
+	if code != ExitPass {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	dir := runDir(t, stdout)
+	r := readResult(t, stdout)
+	for i, m := range r.Modes {
+		if want := fmt.Sprintf("history-%d.bin.gz", i); m.History != want {
+			t.Fatalf("%s: history %q, want %q", m.Mode, m.History, want)
+		}
+	}
+	assertCheckReproduces(t, dir)
+}
