@@ -43,10 +43,13 @@ func readResult(t *testing.T, stdout string) *scenario.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Every result a real run writes matches the published schema.
+	// Every result a real run writes matches the published schema, and
+	// its recorded history re-judges to the same counts, id ranges and
+	// verdict (rmqtorture check).
 	if err := reports.Validate(data); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+	assertCheckReproduces(t, filepath.Dir(path))
 	var r scenario.Result
 	if err := json.Unmarshal(data, &r); err != nil {
 		t.Fatal(err)
