@@ -217,14 +217,14 @@ func (c *consumer) wait(ctx context.Context, d time.Duration) bool {
 // consumerSession is one live consumer connection: its consuming channel
 // and, for on_delivery: retry, a confirm-mode channel to republish on.
 type consumerSession struct {
-	c          *consumer
-	conn       *amqp.Connection
-	ch         *amqp.Channel
-	pub        *amqp.Channel // nil unless on_delivery: retry
-	confirms   chan amqp.Confirmation
-	deliveries <-chan amqp.Delivery
-	unacked    uint64 // delivery tag of the latest processed, unacknowledged delivery
-	pending    int    // processed deliveries not yet acknowledged
+	c              *consumer
+	conn           *amqp.Connection
+	ch             *amqp.Channel
+	pub            *amqp.Channel // nil unless on_delivery: retry
+	confirms       chan amqp.Confirmation
+	deliveries     <-chan amqp.Delivery
+	lastUnackedTag uint64 // delivery tag of the latest processed, unacknowledged delivery
+	pending        int    // processed deliveries not yet acknowledged
 }
 
 // open sets up a session's channels, each broker call bounded by
@@ -264,7 +264,7 @@ func (s *consumerSession) flush() error {
 	if s.pending == 0 {
 		return nil
 	}
-	err := s.ch.Ack(s.unacked, true)
+	err := s.ch.Ack(s.lastUnackedTag, true)
 	n := s.pending
 	s.c.set.update(func(st *scenario.ConsumerStats) { st.Acked += n })
 	s.pending = 0
@@ -413,7 +413,7 @@ func (c *consumer) settle(s *consumerSession, d amqp.Delivery) error {
 		}
 		c.set.mu.Unlock()
 	}
-	s.unacked = d.DeliveryTag
+	s.lastUnackedTag = d.DeliveryTag
 	s.pending++
 	if s.pending >= max(1, cs.AckEvery) {
 		return s.flush()
