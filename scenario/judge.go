@@ -56,88 +56,17 @@ func onlyValue(name string, h map[string]int, want int) string {
 // message that was never delivered and a delivery of an id never published
 // always fail; the scenario's expectations add limits. Fail outranks
 // inconclusive: a measured loss is a finding even when the run was cut short.
+// Reasons come in the order of checks: every failure, then every doubt.
 func Judge(mode Mode, c metrics.Counts, obs Observed, e Expect, cond Conditions) Verdict {
+	in := judgeInput{mode: mode, c: c, obs: obs, e: e, cond: cond}
 	var fails, doubts []string
-	if c.Lost > 0 && obs.LostAllowed {
-		// Reported in the ledger; a basic.ack of a transient message or of a
-		// non-durable queue never promised disk.
-	} else if c.Lost > 0 {
-		fails = append(fails, fmt.Sprintf("%d confirmed messages lost: basic.ack received, never delivered", c.Lost))
-	}
-	if c.Unexpected > 0 {
-		fails = append(fails, fmt.Sprintf("%d unexpected deliveries: ids this run never published (stale queue or bug)", c.Unexpected))
-	}
-	limit := func(name string, got int, max *int) {
-		if max != nil && got > *max {
-			fails = append(fails, fmt.Sprintf("%s %d exceeds expect.max_%s %d", name, got, name, *max))
+	for _, ch := range checks {
+		reasons := ch.run(in)
+		if ch.fails {
+			fails = append(fails, reasons...)
+		} else {
+			doubts = append(doubts, reasons...)
 		}
-	}
-	limit("unconfirmed_missing", c.UnconfirmedMissing, e.MaxUnconfirmedMissing)
-	limit("in_doubt", c.InDoubt, e.MaxInDoubt)
-	limit("duplicates", c.Duplicates, e.MaxDuplicates)
-	limit("nacked", c.Nacked, e.MaxNacked)
-	limit("returned", c.Returned, e.MaxReturned)
-	if ex, ok := e.Modes[mode]; ok {
-		got := map[string]int{
-			"sent": c.Sent, "confirmed": c.Confirmed, "lost": c.Lost, "nacked": c.Nacked, "returned": c.Returned,
-			"in_doubt": c.InDoubt, "delivered": c.Delivered, "unconfirmed_delivered": c.UnconfirmedDelivered,
-			"unconfirmed_missing": c.UnconfirmedMissing, "duplicates": c.Duplicates,
-			"not_published": c.NotPublished, "pending_at_deadline": c.PendingAtDeadline,
-			"dead_lettered": c.DeadLettered,
-		}
-		for _, f := range ex.fields() {
-			switch {
-			case f.v == nil:
-			case f.name == "min_went_in_doubt":
-				if c.WentInDoubt < *f.v {
-					fails = append(fails, fmt.Sprintf("went_in_doubt %d, expected at least %d: the fault did not leave messages in doubt", c.WentInDoubt, *f.v))
-				}
-			case f.name == "min_blocked_ms":
-				if obs.BlockedMS < float64(*f.v) {
-					fails = append(fails, fmt.Sprintf("blocked %.0f ms, expected at least %d ms of connection.blocked", obs.BlockedMS, *f.v))
-				}
-			case f.name == "min_redeliveries":
-				if c.Redeliveries < *f.v {
-					fails = append(fails, fmt.Sprintf("redeliveries %d, expected at least %d", c.Redeliveries, *f.v))
-				}
-			case f.name == "deliveries_per_message" || f.name == "retries":
-				if obs.Consumers == nil {
-					fails = append(fails, fmt.Sprintf("%s: no live consumers measured it", f.name))
-					break
-				}
-				h := obs.Consumers.DeliveriesPerMessage
-				if f.name == "retries" {
-					h = obs.Consumers.RetriesAtPark
-				}
-				if msg := onlyValue(f.name, h, *f.v); msg != "" {
-					fails = append(fails, msg)
-				}
-			case f.name == "min_unconfirmed_missing":
-				if c.UnconfirmedMissing < *f.v {
-					fails = append(fails, fmt.Sprintf("unconfirmed_missing %d, expected at least %d", c.UnconfirmedMissing, *f.v))
-				}
-			case got[f.name] != *f.v:
-				fails = append(fails, fmt.Sprintf("%s %d, expected exactly %d", f.name, got[f.name], *f.v))
-			}
-		}
-		if want := ex.ChannelClosedWith; want != "" && !slices.ContainsFunc(obs.ChannelCloses, func(r string) bool { return strings.Contains(r, want) }) {
-			fails = append(fails, fmt.Sprintf("no channel or connection closed with %q (closes seen: %q)", want, obs.ChannelCloses))
-		}
-	}
-
-	for _, err := range []error{cond.ReconcileErr, cond.BrokerNotBack, cond.FaultMissed, cond.PublishErr, cond.DrainIncomplete} {
-		if err != nil {
-			doubts = append(doubts, err.Error())
-		}
-	}
-	if c.Unverified > 0 {
-		doubts = append(doubts, fmt.Sprintf("%d confirmed messages unverified: the queue was never drained", c.Unverified))
-	}
-	if cond.Interrupted {
-		doubts = append(doubts, "interrupted before the run completed")
-	}
-	if cond.Unsent > 0 {
-		doubts = append(doubts, fmt.Sprintf("%d orders were never published", cond.Unsent))
 	}
 	switch {
 	case len(fails) > 0:
@@ -146,6 +75,182 @@ func Judge(mode Mode, c metrics.Counts, obs Observed, e Expect, cond Conditions)
 		return Verdict{Status: Inconclusive, Reasons: doubts}
 	}
 	return Verdict{Status: Pass}
+}
+
+// judgeInput is everything Judge looks at, handed to every check.
+type judgeInput struct {
+	mode Mode
+	c    metrics.Counts
+	obs  Observed
+	e    Expect
+	cond Conditions
+}
+
+// check is one named rule of the judge: run returns its reasons (none when
+// the burst satisfies it). A check with fails set fails the burst; any other
+// makes it inconclusive.
+type check struct {
+	name  string
+	fails bool
+	run   func(judgeInput) []string
+}
+
+// checks is the judge's table, run in order; the verdict's reasons follow
+// that order (failures first, then doubts). To add a check, append a
+// {name, fails, run} entry here, with run returning one reason per finding
+// in the field's terms, and add a Judge test that trips it.
+var checks = []check{
+	{"lost", true, checkLost},
+	{"unexpected", true, checkUnexpected},
+	{"limits", true, checkLimits},
+	{"mode expectations", true, checkModeExpectations},
+	{"channel closed with", true, checkChannelClosedWith},
+	{"conditions", false, checkConditions},
+	{"unverified", false, checkUnverified},
+	{"interrupted", false, checkInterrupted},
+	{"unsent", false, checkUnsent},
+}
+
+// checkLost fails confirmed messages never delivered, unless the burst's
+// basic.ack never promised disk (a transient message or a non-durable queue):
+// then the ledger still reports them.
+func checkLost(in judgeInput) []string {
+	if in.c.Lost <= 0 || in.obs.LostAllowed {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d confirmed messages lost: basic.ack received, never delivered", in.c.Lost)}
+}
+
+func checkUnexpected(in judgeInput) []string {
+	if in.c.Unexpected <= 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d unexpected deliveries: ids this run never published (stale queue or bug)", in.c.Unexpected)}
+}
+
+// checkLimits applies the scenario-wide expect.max_* limits.
+func checkLimits(in judgeInput) []string {
+	var out []string
+	limit := func(name string, got int, max *int) {
+		if max != nil && got > *max {
+			out = append(out, fmt.Sprintf("%s %d exceeds expect.max_%s %d", name, got, name, *max))
+		}
+	}
+	limit("unconfirmed_missing", in.c.UnconfirmedMissing, in.e.MaxUnconfirmedMissing)
+	limit("in_doubt", in.c.InDoubt, in.e.MaxInDoubt)
+	limit("duplicates", in.c.Duplicates, in.e.MaxDuplicates)
+	limit("nacked", in.c.Nacked, in.e.MaxNacked)
+	limit("returned", in.c.Returned, in.e.MaxReturned)
+	return out
+}
+
+// checkModeExpectations applies the numeric expectations of the burst's mode
+// (expect.modes.<mode>), in the order ModeExpectations.fields lists them.
+func checkModeExpectations(in judgeInput) []string {
+	ex, ok := in.e.Modes[in.mode]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, f := range ex.fields() {
+		if f.v == nil {
+			continue
+		}
+		if msg := checkModeField(in, f.name, *f.v); msg != "" {
+			out = append(out, msg)
+		}
+	}
+	return out
+}
+
+// checkModeField checks one set expectation, want, named as in the scenario
+// file: min_* fields are lower bounds, histogram fields need every message
+// at want, and the rest are exact counts. It returns "" when it holds.
+func checkModeField(in judgeInput, name string, want int) string {
+	c, obs := in.c, in.obs
+	switch name {
+	case "min_went_in_doubt":
+		if c.WentInDoubt < want {
+			return fmt.Sprintf("went_in_doubt %d, expected at least %d: the fault did not leave messages in doubt", c.WentInDoubt, want)
+		}
+	case "min_blocked_ms":
+		if obs.BlockedMS < float64(want) {
+			return fmt.Sprintf("blocked %.0f ms, expected at least %d ms of connection.blocked", obs.BlockedMS, want)
+		}
+	case "min_redeliveries":
+		if c.Redeliveries < want {
+			return fmt.Sprintf("redeliveries %d, expected at least %d", c.Redeliveries, want)
+		}
+	case "deliveries_per_message", "retries":
+		if obs.Consumers == nil {
+			return fmt.Sprintf("%s: no live consumers measured it", name)
+		}
+		h := obs.Consumers.DeliveriesPerMessage
+		if name == "retries" {
+			h = obs.Consumers.RetriesAtPark
+		}
+		return onlyValue(name, h, want)
+	case "min_unconfirmed_missing":
+		if c.UnconfirmedMissing < want {
+			return fmt.Sprintf("unconfirmed_missing %d, expected at least %d", c.UnconfirmedMissing, want)
+		}
+	default:
+		got := map[string]int{
+			"sent": c.Sent, "confirmed": c.Confirmed, "lost": c.Lost, "nacked": c.Nacked, "returned": c.Returned,
+			"in_doubt": c.InDoubt, "delivered": c.Delivered, "unconfirmed_delivered": c.UnconfirmedDelivered,
+			"unconfirmed_missing": c.UnconfirmedMissing, "duplicates": c.Duplicates,
+			"not_published": c.NotPublished, "pending_at_deadline": c.PendingAtDeadline,
+			"dead_lettered": c.DeadLettered,
+		}
+		if got[name] != want {
+			return fmt.Sprintf("%s %d, expected exactly %d", name, got[name], want)
+		}
+	}
+	return ""
+}
+
+// checkChannelClosedWith fails when the mode expects a channel or connection
+// close whose reason contains expect.modes.<mode>.channel_closed_with and
+// none was seen.
+func checkChannelClosedWith(in judgeInput) []string {
+	want := in.e.Modes[in.mode].ChannelClosedWith
+	if want == "" || slices.ContainsFunc(in.obs.ChannelCloses, func(r string) bool { return strings.Contains(r, want) }) {
+		return nil
+	}
+	return []string{fmt.Sprintf("no channel or connection closed with %q (closes seen: %q)", want, in.obs.ChannelCloses)}
+}
+
+// checkConditions doubts the numbers when the run itself went wrong.
+func checkConditions(in judgeInput) []string {
+	var out []string
+	cond := in.cond
+	for _, err := range []error{cond.ReconcileErr, cond.BrokerNotBack, cond.FaultMissed, cond.PublishErr, cond.DrainIncomplete} {
+		if err != nil {
+			out = append(out, err.Error())
+		}
+	}
+	return out
+}
+
+func checkUnverified(in judgeInput) []string {
+	if in.c.Unverified <= 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d confirmed messages unverified: the queue was never drained", in.c.Unverified)}
+}
+
+func checkInterrupted(in judgeInput) []string {
+	if !in.cond.Interrupted {
+		return nil
+	}
+	return []string{"interrupted before the run completed"}
+}
+
+func checkUnsent(in judgeInput) []string {
+	if in.cond.Unsent <= 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d orders were never published", in.cond.Unsent)}
 }
 
 // Overall combines verdicts: any fail fails, else any inconclusive is
