@@ -178,17 +178,101 @@ func (c *Comparison) add(mc ModeComparison) {
 	c.Modes = append(c.Modes, mc)
 }
 
-// compareMode compares one mode; b is nil when the baseline lacks it.
+// compareMode compares one mode; b is nil when the baseline lacks it. It
+// yields one Check per row of comparedMetrics that applies, in table order.
 func compareMode(k string, b *scenario.ModeResult, r scenario.ModeResult, t Thresholds) ModeComparison {
 	mc := ModeComparison{Label: k}
 	if b != nil && b.NotRun {
 		mc.Note = "not run in the baseline: only lost messages and the verdict are checked"
 		b = nil
 	}
-	add := func(ch Check) { mc.Checks = append(mc.Checks, ch) }
+	for _, m := range comparedMetrics {
+		if m.kind.needsBaseline() && b == nil {
+			continue
+		}
+		if m.shown != nil && !m.shown(b, r) {
+			continue
+		}
+		mc.Checks = append(mc.Checks, m.check(k, b, r, t))
+	}
+	return mc
+}
 
-	// Always: the verdict and lost confirmed messages.
-	v := Check{Metric: "verdict", Baseline: "-", Result: string(r.Verdict.Status), Limit: "pass", OK: r.Verdict.Status == scenario.Pass}
+// thresholdKind is how a compared metric is held to its limit.
+type thresholdKind int
+
+const (
+	mustPass    thresholdKind = iota // the result's own verdict must be pass
+	noLoss                           // no confirmed message lost, unless lost_allowed
+	maxDrop                          // a rate (msg/s) may fall at most Thresholds.MaxThroughputDropPct
+	maxRise                          // a latency (ms) may rise at most Thresholds.MaxP99RisePct
+	maxRecovery                      // a recovery time (ms) is held to Thresholds.MaxRecoveryMS and MaxRecoveryRisePct
+)
+
+// needsBaseline reports whether the kind compares with the baseline (and so
+// is skipped for a mode the baseline lacks or did not run).
+func (k thresholdKind) needsBaseline() bool { return k != mustPass && k != noLoss }
+
+// comparedMetric is one row of a mode's comparison.
+type comparedMetric struct {
+	name  string // the Metric column
+	says  string // how a regression sentence names it; "" for mustPass and noLoss
+	kind  thresholdKind
+	shown func(b *scenario.ModeResult, r scenario.ModeResult) bool // nil: always; b is nil without a baseline
+	// read gives the metric's figure and whether the mode measured it
+	// (unused by mustPass and noLoss, which read the verdict and lost).
+	read func(scenario.ModeResult) (float64, bool)
+}
+
+// comparedMetrics is what compare checks per mode, in report order. To
+// compare a new figure, add a row naming it, its threshold kind, when it is
+// shown and how to read it from a ModeResult.
+var comparedMetrics = []comparedMetric{
+	{name: "verdict", kind: mustPass},
+	{name: "lost (confirmed)", kind: noLoss, shown: func(_ *scenario.ModeResult, r scenario.ModeResult) bool {
+		return r.Mode.ConfirmMode() || r.Lost > 0
+	}},
+	{name: "publish msg/s (before fault)", says: "publish msg/s (before fault)", kind: maxDrop,
+		read: func(m scenario.ModeResult) (float64, bool) { return m.PreFaultPublishRate, true }},
+	{name: "confirm msg/s", says: "confirm msg/s", kind: maxDrop, shown: confirmModeShown,
+		read: func(m scenario.ModeResult) (float64, bool) { return m.ConfirmRate, true }},
+	{name: "confirm p99 ms", says: "confirm p99", kind: maxRise, shown: confirmModeShown,
+		read: func(m scenario.ModeResult) (float64, bool) { return m.ConfirmLatency.P99, m.ConfirmLatency.Count > 0 }},
+	{name: "client recovery ms", says: "client recovery", kind: maxRecovery,
+		shown: func(b *scenario.ModeResult, r scenario.ModeResult) bool {
+			return b.ClientRecoveryMS != nil || r.ClientRecoveryMS != nil
+		},
+		read: func(m scenario.ModeResult) (float64, bool) {
+			if m.ClientRecoveryMS == nil {
+				return 0, false
+			}
+			return *m.ClientRecoveryMS, true
+		}},
+}
+
+func confirmModeShown(_ *scenario.ModeResult, r scenario.ModeResult) bool {
+	return r.Mode.ConfirmMode()
+}
+
+// check holds mode k's figure in r to the metric's limit; b is the baseline
+// (nil only for mustPass and noLoss).
+func (m comparedMetric) check(k string, b *scenario.ModeResult, r scenario.ModeResult, t Thresholds) Check {
+	switch m.kind {
+	case mustPass:
+		return checkVerdict(m, k, b, r)
+	case noLoss:
+		return checkLost(m, k, b, r)
+	case maxDrop:
+		return checkDrop(m, k, b, r, t)
+	case maxRise:
+		return checkRise(m, k, b, r, t)
+	default:
+		return checkRecovery(m, k, b, r, t)
+	}
+}
+
+func checkVerdict(m comparedMetric, k string, b *scenario.ModeResult, r scenario.ModeResult) Check {
+	v := Check{Metric: m.name, Baseline: "-", Result: string(r.Verdict.Status), Limit: "pass", OK: r.Verdict.Status == scenario.Pass}
 	if b != nil {
 		v.Baseline = string(b.Verdict.Status)
 	}
@@ -198,93 +282,99 @@ func compareMode(k string, b *scenario.ModeResult, r scenario.ModeResult, t Thre
 			v.Regression += " (" + strings.Join(r.Verdict.Reasons, "; ") + ")"
 		}
 	}
-	add(v)
-	if r.Mode.ConfirmMode() || r.Lost > 0 {
-		l := Check{Metric: "lost (confirmed)", Baseline: "-", Result: num(r.Lost), Limit: "0", OK: r.Lost == 0 || r.LostAllowed}
-		if b != nil {
-			l.Baseline = num(b.Lost)
-		}
-		if r.LostAllowed {
-			l.Limit = "any (transient: allowed)"
-		}
-		if !l.OK {
-			l.Regression = fmt.Sprintf("%s: %s confirmed %s lost", k, num(r.Lost), plural(r.Lost, "message", "messages"))
-		}
-		add(l)
-	}
-	if b == nil {
-		return mc
-	}
+	return v
+}
 
-	drop := func(metric string, bv, rv float64) {
-		ch := Check{Metric: metric, Baseline: rate(bv), Result: rate(rv), OK: true}
-		if bv <= 0 {
-			ch.Baseline = "-"
-			add(ch)
-			return
-		}
+func checkLost(m comparedMetric, k string, b *scenario.ModeResult, r scenario.ModeResult) Check {
+	l := Check{Metric: m.name, Baseline: "-", Result: num(r.Lost), Limit: "0", OK: r.Lost == 0 || r.LostAllowed}
+	if b != nil {
+		l.Baseline = num(b.Lost)
+	}
+	if r.LostAllowed {
+		l.Limit = "any (transient: allowed)"
+	}
+	if !l.OK {
+		l.Regression = fmt.Sprintf("%s: %s confirmed %s lost", k, num(r.Lost), plural(r.Lost, "message", "messages"))
+	}
+	return l
+}
+
+// checkDrop holds a rate (msg/s) to a drop of at most
+// t.MaxThroughputDropPct; a baseline rate ≤ 0 is shown as "-" and not checked.
+func checkDrop(m comparedMetric, k string, b *scenario.ModeResult, r scenario.ModeResult, t Thresholds) Check {
+	bv, _ := m.read(*b)
+	rv, _ := m.read(r)
+	ch := Check{Metric: m.name, Baseline: rate(bv), Result: rate(rv), OK: true}
+	if bv <= 0 {
+		ch.Baseline = "-"
+		return ch
+	}
+	ch.ChangePct = change(bv, rv)
+	limit := bv * (100 - t.MaxThroughputDropPct) / 100
+	ch.Limit = fmt.Sprintf("≥ %s (−%s%%)", rate(limit), pct(t.MaxThroughputDropPct))
+	if rv < limit {
+		ch.OK = false
+		ch.Regression = fmt.Sprintf("%s: %s fell %s%% (%s → %s msg/s), more than the %s%% allowed", k, m.says, pct(-*ch.ChangePct), rate(bv), rate(rv), pct(t.MaxThroughputDropPct))
+	}
+	return ch
+}
+
+// checkRise holds a latency (ms) to a rise of at most t.MaxP99RisePct over a
+// measured, positive baseline.
+func checkRise(m comparedMetric, k string, b *scenario.ModeResult, r scenario.ModeResult, t Thresholds) Check {
+	ch := Check{Metric: m.name, Baseline: "-", Result: "-", OK: true}
+	rv, rok := m.read(r)
+	if rok {
+		ch.Result = ms(rv)
+	}
+	bv, bok := m.read(*b)
+	if !bok || bv <= 0 {
+		return ch
+	}
+	ch.Baseline = ms(bv)
+	limit := bv * (100 + t.MaxP99RisePct) / 100
+	ch.Limit = fmt.Sprintf("≤ %s (+%s%%)", ms(limit), pct(t.MaxP99RisePct))
+	if rok {
 		ch.ChangePct = change(bv, rv)
-		limit := bv * (100 - t.MaxThroughputDropPct) / 100
-		ch.Limit = fmt.Sprintf("≥ %s (−%s%%)", rate(limit), pct(t.MaxThroughputDropPct))
-		if rv < limit {
+		if rv > limit {
 			ch.OK = false
-			ch.Regression = fmt.Sprintf("%s: %s fell %s%% (%s → %s msg/s), more than the %s%% allowed", k, metric, pct(-*ch.ChangePct), rate(bv), rate(rv), pct(t.MaxThroughputDropPct))
+			ch.Regression = fmt.Sprintf("%s: %s rose %s%% (%s → %s ms), more than the %s%% allowed", k, m.says, pct(*ch.ChangePct), ms(bv), ms(rv), pct(t.MaxP99RisePct))
 		}
-		add(ch)
 	}
-	drop("publish msg/s (before fault)", b.PreFaultPublishRate, r.PreFaultPublishRate)
-	if r.Mode.ConfirmMode() {
-		drop("confirm msg/s", b.ConfirmRate, r.ConfirmRate)
-		ch := Check{Metric: "confirm p99 ms", Baseline: "-", Result: "-", OK: true}
-		if r.ConfirmLatency.Count > 0 {
-			ch.Result = ms(r.ConfirmLatency.P99)
-		}
-		if b.ConfirmLatency.Count > 0 && b.ConfirmLatency.P99 > 0 {
-			bv, rv := b.ConfirmLatency.P99, r.ConfirmLatency.P99
-			ch.Baseline = ms(bv)
-			limit := bv * (100 + t.MaxP99RisePct) / 100
-			ch.Limit = fmt.Sprintf("≤ %s (+%s%%)", ms(limit), pct(t.MaxP99RisePct))
-			if r.ConfirmLatency.Count > 0 {
-				ch.ChangePct = change(bv, rv)
-				if rv > limit {
-					ch.OK = false
-					ch.Regression = fmt.Sprintf("%s: confirm p99 rose %s%% (%s → %s ms), more than the %s%% allowed", k, pct(*ch.ChangePct), ms(bv), ms(rv), pct(t.MaxP99RisePct))
-				}
-			}
-		}
-		add(ch)
+	return ch
+}
+
+// checkRecovery holds a recovery time (ms) to t.MaxRecoveryMS and, against a
+// measured baseline, to t.MaxRecoveryRisePct; the tighter limit wins.
+func checkRecovery(m comparedMetric, k string, b *scenario.ModeResult, r scenario.ModeResult, t Thresholds) Check {
+	ch := Check{Metric: m.name, Baseline: "-", Result: "-", OK: true}
+	var limits []string
+	var limit = math.Inf(1)
+	if t.MaxRecoveryMS != nil {
+		limit = *t.MaxRecoveryMS
+		limits = append(limits, "≤ "+ms(*t.MaxRecoveryMS))
 	}
-	if b.ClientRecoveryMS != nil || r.ClientRecoveryMS != nil {
-		ch := Check{Metric: "client recovery ms", Baseline: "-", Result: "-", OK: true}
-		var limits []string
-		var limit = math.Inf(1)
-		if t.MaxRecoveryMS != nil {
-			limit = *t.MaxRecoveryMS
-			limits = append(limits, "≤ "+ms(*t.MaxRecoveryMS))
+	bv, bok := m.read(*b)
+	if bok {
+		ch.Baseline = ms(bv)
+		if t.MaxRecoveryRisePct != nil {
+			rel := bv * (100 + *t.MaxRecoveryRisePct) / 100
+			limit = math.Min(limit, rel)
+			limits = append(limits, fmt.Sprintf("≤ %s (+%s%%)", ms(rel), pct(*t.MaxRecoveryRisePct)))
 		}
-		if b.ClientRecoveryMS != nil {
-			ch.Baseline = ms(*b.ClientRecoveryMS)
-			if t.MaxRecoveryRisePct != nil {
-				rel := *b.ClientRecoveryMS * (100 + *t.MaxRecoveryRisePct) / 100
-				limit = math.Min(limit, rel)
-				limits = append(limits, fmt.Sprintf("≤ %s (+%s%%)", ms(rel), pct(*t.MaxRecoveryRisePct)))
-			}
-		}
-		ch.Limit = strings.Join(limits, ", ")
-		if r.ClientRecoveryMS != nil {
-			rv := *r.ClientRecoveryMS
-			ch.Result = ms(rv)
-			if b.ClientRecoveryMS != nil && *b.ClientRecoveryMS > 0 {
-				ch.ChangePct = change(*b.ClientRecoveryMS, rv)
-			}
-			if rv > limit {
-				ch.OK = false
-				ch.Regression = fmt.Sprintf("%s: client recovery took %s ms, over the limit (%s)", k, ms(rv), ch.Limit)
-			}
-		}
-		add(ch)
 	}
-	return mc
+	ch.Limit = strings.Join(limits, ", ")
+	if rv, rok := m.read(r); rok {
+		ch.Result = ms(rv)
+		if bok && bv > 0 {
+			ch.ChangePct = change(bv, rv)
+		}
+		if rv > limit {
+			ch.OK = false
+			ch.Regression = fmt.Sprintf("%s: %s took %s ms, over the limit (%s)", k, m.says, ms(rv), ch.Limit)
+		}
+	}
+	return ch
 }
 
 func plural(n int, one, many string) string {
