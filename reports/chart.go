@@ -119,14 +119,46 @@ func SVG(w io.Writer, m scenario.ModeResult) error {
 	return sticky(w, func(w io.Writer) error { return renderChart(w, m, "svg") })
 }
 
-// render draws the SVG chart in format (svg, png, pdf…, see plot.WriterTo).
+// renderChart draws mode m's timeline in format (svg, png, pdf…, see
+// plot.WriterTo): axes, then shaded broker states, then the rate lines, then
+// the fault marks, so each layer is drawn over the one before.
 func renderChart(w io.Writer, m scenario.ModeResult, format string) error {
 	d := m.Series
 	if d == nil || d.Len() == 0 || d.BucketMS <= 0 {
 		return fmt.Errorf("%s: no series to chart", label(m))
 	}
+	p := newChartPlot(m)
+	sec := d.BucketMS / 1000
+	lines := []chartSeries{{"published", d.Published, colPublished}, {"acked", d.Acked, colAcked}, {"delivered", d.Delivered, colDelivered}}
+	xys, top := seriesRates(lines, sec)
+	top *= 1.25 // room for the legend and the fault labels
+
+	// Broker states first, so the lines are drawn over them.
+	if err := addStateBands(p, d, sec, top); err != nil {
+		return err
+	}
+	if err := addSeriesLines(p, lines, xys); err != nil {
+		return err
+	}
+	if err := addFaultMarks(p, m.Events, top); err != nil {
+		return err
+	}
+	p.X.Min, p.X.Max = 0, float64(d.Len())*sec
+	p.Y.Min, p.Y.Max = 0, top
+	p.Add(plotter.NewGrid())
+	wt, err := p.WriterTo(10*vg.Inch, 4*vg.Inch, format)
+	if err != nil {
+		return err
+	}
+	_, err = wt.WriteTo(w)
+	return err
+}
+
+// newChartPlot is the chart's frame: title, axis labels, whole-number msg/s
+// ticks and the legend at the top.
+func newChartPlot(m scenario.ModeResult) *plot.Plot {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s — msg/s per %s ms bucket", label(m), strconv.FormatFloat(d.BucketMS, 'f', -1, 64))
+	p.Title.Text = fmt.Sprintf("%s — msg/s per %s ms bucket", label(m), strconv.FormatFloat(m.Series.BucketMS, 'f', -1, 64))
 	p.X.Label.Text = "s since burst start"
 	p.Y.Label.Text = "msg/s"
 	// Whole msg/s on the axis (the default ticks print "50000.00").
@@ -140,30 +172,37 @@ func renderChart(w io.Writer, m scenario.ModeResult, format string) error {
 		return ticks
 	})
 	p.Legend.Top = true
-	sec := d.BucketMS / 1000
+	return p
+}
+
+// chartSeries is one rate line of the chart: per-bucket counts drawn as msg/s.
+type chartSeries struct {
+	name   string
+	counts []int
+	col    color.Color
+}
+
+// seriesRates turns each line's per-bucket counts into msg/s points at the
+// bucket centres (x in s; buckets of sec seconds), and returns the highest
+// rate, at least 1.
+func seriesRates(lines []chartSeries, sec float64) ([]plotter.XYs, float64) {
 	top := 1.0
-	rates := func(counts []int) plotter.XYs {
-		xy := make(plotter.XYs, len(counts))
-		for i, c := range counts {
-			xy[i].X = (float64(i) + 0.5) * sec
-			xy[i].Y = float64(c) / sec
-			top = math.Max(top, xy[i].Y)
-		}
-		return xy
-	}
-	type series struct {
-		name   string
-		counts []int
-		col    color.Color
-	}
-	lines := []series{{"published", d.Published, colPublished}, {"acked", d.Acked, colAcked}, {"delivered", d.Delivered, colDelivered}}
 	xys := make([]plotter.XYs, len(lines))
 	for i, s := range lines {
-		xys[i] = rates(s.counts)
+		xy := make(plotter.XYs, len(s.counts))
+		for j, c := range s.counts {
+			xy[j].X = (float64(j) + 0.5) * sec
+			xy[j].Y = float64(c) / sec
+			top = math.Max(top, xy[j].Y)
+		}
+		xys[i] = xy
 	}
-	top *= 1.25 // room for the legend and the fault labels
+	return xys, top
+}
 
-	// Broker states first, so the lines are drawn over them.
+// addStateBands shades each run of buckets in which the broker was not up,
+// up to height top, and adds each state to the legend once.
+func addStateBands(p *plot.Plot, d *metrics.SeriesData, sec, top float64) error {
 	seen := map[metrics.BrokerState]bool{}
 	for i := 0; i < d.Len(); {
 		st := d.Broker[i]
@@ -187,6 +226,11 @@ func renderChart(w io.Writer, m scenario.ModeResult, format string) error {
 		}
 		i = j
 	}
+	return nil
+}
+
+// addSeriesLines draws each rate line with its legend entry.
+func addSeriesLines(p *plot.Plot, lines []chartSeries, xys []plotter.XYs) error {
 	for i, s := range lines {
 		l, err := plotter.NewLine(xys[i])
 		if err != nil {
@@ -197,8 +241,14 @@ func renderChart(w io.Writer, m scenario.ModeResult, format string) error {
 		p.Add(l)
 		p.Legend.Add(s.name, l)
 	}
+	return nil
+}
+
+// addFaultMarks draws a dashed red line up to top at each fault event,
+// labelled with its action near the top.
+func addFaultMarks(p *plot.Plot, events []metrics.Event, top float64) error {
 	var marks plotter.XYLabels
-	for _, e := range m.Events {
+	for _, e := range events {
 		if e.Kind != metrics.EvFault {
 			continue
 		}
@@ -212,25 +262,18 @@ func renderChart(w io.Writer, m scenario.ModeResult, format string) error {
 		marks.XYs = append(marks.XYs, plotter.XY{X: x, Y: top * 0.97})
 		marks.Labels = append(marks.Labels, " fault: "+e.Action)
 	}
-	if len(marks.XYs) > 0 {
-		lbl, err := plotter.NewLabels(marks)
-		if err != nil {
-			return err
-		}
-		for i := range lbl.TextStyle {
-			lbl.TextStyle[i].Color = colFault
-		}
-		p.Add(lbl)
+	if len(marks.XYs) == 0 {
+		return nil
 	}
-	p.X.Min, p.X.Max = 0, float64(d.Len())*sec
-	p.Y.Min, p.Y.Max = 0, top
-	p.Add(plotter.NewGrid())
-	wt, err := p.WriterTo(10*vg.Inch, 4*vg.Inch, format)
+	lbl, err := plotter.NewLabels(marks)
 	if err != nil {
 		return err
 	}
-	_, err = wt.WriteTo(w)
-	return err
+	for i := range lbl.TextStyle {
+		lbl.TextStyle[i].Color = colFault
+	}
+	p.Add(lbl)
+	return nil
 }
 
 // timelineSection writes a mode's chart, a link to its SVG and its faults'
