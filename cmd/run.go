@@ -309,15 +309,7 @@ func worse(a, b int) int {
 // broker could be had at all.
 func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOpts, log *slog.Logger, cli *client.Client, s *scenario.Scenario, warnings []string) (int, error) {
 	runID := newRunID()
-	// Every random choice comes from one seed, reported so the run can be
-	// replayed with --seed.
-	seed := mrand.Uint64()
-	if s.Seed != nil {
-		seed = *s.Seed
-	}
-	if c.Flags().Changed("seed") {
-		seed = o.seed
-	}
+	seed := o.scenarioSeed(c, s)
 	res := &scenario.Result{Seed: seed,
 		SchemaVersion: scenario.SchemaVersion, Tool: toolVersion(), Client: clientVersion(),
 		Scenario: s.Name, Description: strings.Join(strings.Fields(s.Description), " "), File: g.file,
@@ -327,45 +319,11 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	dir := filepath.Join(o.out, fmt.Sprintf("%s-%s-%s", s.Name, res.StartedAt.UTC().Format("20060102T150405Z"), runID))
 	log = log.With("scenario", s.Name, "run", runID)
 
-	var ctr *broker.Container
-	var err error
-	// Creation ignores Ctrl-C: an interrupt inside ContainerCreate could
-	// otherwise leave a container that nobody removes.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-	defer cancel()
-	if o.container != "" {
-		ctr, err = broker.Attach(cctx, cli, log, o.container)
-	} else {
-		ctr, err = broker.Create(cctx, cli, log, broker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort})
+	ctr, release, code, err := o.provision(ctx, c, log, cli, s, res, dir)
+	defer release()
+	if ctr == nil {
+		return code, err
 	}
-	if ctr != nil && !o.keep {
-		defer func() {
-			// Removal ignores Ctrl-C: a run never leaves its container behind.
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			if err := ctr.Remove(rctx); err != nil {
-				log.Error("remove broker container", "err", err)
-			}
-		}()
-	} else if ctr != nil && ctr.Owned {
-		defer log.Info("keeping broker container", "name", ctr.Name, "amqp", ctr.URL())
-	}
-	if err != nil {
-		return ExitError, err
-	}
-	res.Container, res.Image = ctr.Name, ctr.Image
-	log.Info("waiting for AMQP", "addr", ctr.Addr(), "timeout", s.Broker.ReadyTimeout.D())
-	if err := ctr.WaitReady(ctx, scenario.BrokerTarget(), s.Broker.ReadyTimeout.D()); err != nil {
-		res.Error = err.Error()
-		res.Verdict = scenario.Verdict{Status: scenario.Inconclusive, Reasons: []string{err.Error()}}
-		_ = o.write(c, log, dir, res)
-		if ctx.Err() != nil {
-			return ExitInterrupted, nil
-		}
-		return ExitError, err
-	}
-	res.BrokerVersion = ctr.ServerVersion()
-
 	runner := &engine.Runner{
 		Ports:        engine.PortsOf(ctr),
 		Traffic:      &broker.AMQP{URL: ctr.URL, Log: log},
@@ -377,6 +335,86 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		OnBurst:      o.prog.onBurst,
 		History:      historySink(dir),
 	}
+	runCells(ctx, log, runner, s, res)
+	return o.finish(ctx, c, log, dir, res)
+}
+
+// scenarioSeed is the run's one seed, from which every random choice comes:
+// --seed if given, else the scenario's seed, else a random one. It is
+// reported so the run can be replayed with --seed.
+func (o *runOpts) scenarioSeed(c *cobra.Command, s *scenario.Scenario) uint64 {
+	seed := mrand.Uint64()
+	if s.Seed != nil {
+		seed = *s.Seed
+	}
+	if c.Flags().Changed("seed") {
+		seed = o.seed
+	}
+	return seed
+}
+
+// provision creates the broker container (or attaches to --container) and
+// waits until it accepts AMQP, recording the container, image and broker
+// version in res. release, never nil, is to be deferred: it removes the
+// container unless --keep. When no ready broker could be had, ctr is nil and
+// code and err are what the scenario returns; a broker that never became
+// ready is first written to dir as an inconclusive result.
+func (o *runOpts) provision(ctx context.Context, c *cobra.Command, log *slog.Logger, cli *client.Client, s *scenario.Scenario, res *scenario.Result, dir string) (ctr *broker.Container, release func(), code int, err error) {
+	ctr, release, err = o.createOrAttach(ctx, log, cli, s, res.RunID)
+	if err != nil {
+		return nil, release, ExitError, err
+	}
+	res.Container, res.Image = ctr.Name, ctr.Image
+	log.Info("waiting for AMQP", "addr", ctr.Addr(), "timeout", s.Broker.ReadyTimeout.D())
+	if err := ctr.WaitReady(ctx, scenario.BrokerTarget(), s.Broker.ReadyTimeout.D()); err != nil {
+		res.Error = err.Error()
+		res.Verdict = scenario.Verdict{Status: scenario.Inconclusive, Reasons: []string{err.Error()}}
+		_ = o.write(c, log, dir, res)
+		if ctx.Err() != nil {
+			return nil, release, ExitInterrupted, nil
+		}
+		return nil, release, ExitError, err
+	}
+	res.BrokerVersion = ctr.ServerVersion()
+	return ctr, release, ExitPass, nil
+}
+
+// createOrAttach creates the run's broker container, or attaches to
+// --container. Creation ignores Ctrl-C: an interrupt inside ContainerCreate
+// could otherwise leave a container that nobody removes. release, never nil,
+// removes the container (also ignoring Ctrl-C) unless --keep, in which case
+// it logs where a container this run created is kept.
+func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *client.Client, s *scenario.Scenario, runID string) (*broker.Container, func(), error) {
+	var ctr *broker.Container
+	var err error
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	if o.container != "" {
+		ctr, err = broker.Attach(cctx, cli, log, o.container)
+	} else {
+		ctr, err = broker.Create(cctx, cli, log, broker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort})
+	}
+	release := func() {}
+	if ctr != nil && !o.keep {
+		release = func() {
+			// Removal ignores Ctrl-C: a run never leaves its container behind.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			if err := ctr.Remove(rctx); err != nil {
+				log.Error("remove broker container", "err", err)
+			}
+		}
+	} else if ctr != nil && ctr.Owned {
+		name, url := ctr.Name, ctr.URL()
+		release = func() { log.Info("keeping broker container", "name", name, "amqp", url) }
+	}
+	return ctr, release, err
+}
+
+// runCells runs the scenario's modes into res.Modes: once, or once per
+// matrix cell. After a cell that was interrupted or lost the broker, the
+// remaining cells' modes are recorded as not run.
+func runCells(ctx context.Context, log *slog.Logger, runner *engine.Runner, s *scenario.Scenario, res *scenario.Result) {
 	for _, cell := range s.Cells() {
 		if !s.IsMatrix() {
 			res.Modes = runner.RunModes(ctx, s, s.Load.Modes)
@@ -395,6 +433,13 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		log.Info("matrix cell", "queue_type", c.QueueType, "persistent", c.Persistent, "repeat", c.Repeat)
 		res.Modes = append(res.Modes, runner.RunModes(ctx, sc, sc.Load.Modes)...)
 	}
+}
+
+// finish judges the whole run (an interrupted run that would pass is
+// inconclusive), writes its report into dir and returns the scenario's exit
+// code: fail, else interrupted, else inconclusive, else pass. The error is
+// set only when the report could not be written.
+func (o *runOpts) finish(ctx context.Context, c *cobra.Command, log *slog.Logger, dir string, res *scenario.Result) (int, error) {
 	res.Verdict = scenario.Overall(res.Modes)
 	if ctx.Err() != nil {
 		res.Interrupted = true
