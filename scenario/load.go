@@ -221,81 +221,122 @@ func join(path, key string) string {
 func (p *parser) defaults(f *File) {
 	for i := range f.Scenarios {
 		s := &f.Scenarios[i]
-		at := func(field string) bool { return p.has(fmt.Sprintf("scenarios[%d].%s", i, field)) }
-		setDur := func(field string, d *Duration, v time.Duration) {
-			if !at(field) {
-				*d = Duration(v)
-			}
-		}
-		if !at("broker.image") {
-			s.Broker.Image = DefaultImage
-		}
-		setDur("broker.ready_timeout", &s.Broker.ReadyTimeout, 60*time.Second)
-		if !at("queue.type") {
-			s.Queue.Type = Quorum
-		}
-		setDur("queue.settle_before_burst", &s.Queue.SettleBeforeBurst, 2*time.Second)
-		if !at("load.modes") {
-			s.Load.Modes = slices.Clone(Modes)
-		}
-		if !at("load.window") {
-			s.Load.Window = 1000
-		}
-		setDur("load.confirm_timeout", &s.Load.ConfirmTimeout, 30*time.Second)
-		if !at("load.republish") {
-			s.Load.Republish = RepublishInDoubt
-		}
-		setDur("load.reconnect_timeout", &s.Load.ReconnectTimeout, 90*time.Second)
-		setDur("load.stall_timeout", &s.Load.StallTimeout, 10*time.Second)
-		setDur("load.burst_timeout", &s.Load.BurstTimeout, 15*time.Minute)
-		for j := range s.Faults {
-			fp := fmt.Sprintf("faults[%d].", j)
-			if !at(fp+"signal") && s.Faults[j].Action == Kill {
-				s.Faults[j].Signal = "SIGKILL"
-			}
-			if s.Faults[j].Action.Recovers() && !s.Faults[j].ManualRecovery {
-				setDur(fp+"down", &s.Faults[j].Down, 5*time.Second)
-			}
-			if a := s.Faults[j].Action; a == Stop || a == Restart {
-				setDur(fp+"grace", &s.Faults[j].Grace, 10*time.Second)
-			}
-			if s.Faults[j].Action == CrashConsumer {
-				setDur(fp+"down", &s.Faults[j].Down, 2*time.Second)
-			}
-		}
-		if !at("load.publishers") {
-			s.Load.Publishers = 1
-		}
-		// Spelled out so validate shows them; nil still means the default.
-		if !at("load.persistent") {
-			t := true
-			s.Load.Persistent = &t
-		}
-		if !at("queue.durable") {
-			t := true
-			s.Queue.Durable = &t
-		}
-		if s.Consumers.Count > 0 {
-			if !at("consumers.prefetch") {
-				s.Consumers.Prefetch = 100
-			}
-			if !at("consumers.ack_every") {
-				s.Consumers.AckEvery = 1
-			}
-			if !at("consumers.on_delivery") {
-				s.Consumers.OnDelivery = ConsumerAck
-			}
-			if s.Consumers.OnDelivery == ConsumerRetry {
-				if !at("consumers.max_retries") {
-					s.Consumers.MaxRetries = 3
-				}
-				setDur("consumers.retry_delay", &s.Consumers.RetryDelay, 200*time.Millisecond)
-			}
-		}
-		setDur("drain.idle", &s.Drain.Idle, 2*time.Second)
-		setDur("drain.lost_wait", &s.Drain.LostWait, 15*time.Second)
-		setDur("drain.timeout", &s.Drain.Timeout, 120*time.Second)
+		d := defaulter{p: p, prefix: fmt.Sprintf("scenarios[%d].", i)}
+		d.broker(s)
+		d.queue(s)
+		d.load(s)
+		d.faults(s)
+		d.consumers(s)
+		d.drain(s)
 	}
+}
+
+// defaulter fills the defaults of one scenario, whose keys start with prefix
+// ("scenarios[i].").
+type defaulter struct {
+	p      *parser
+	prefix string
+}
+
+// at reports whether the scenario's file sets field (a dotted key path).
+func (d defaulter) at(field string) bool { return d.p.has(d.prefix + field) }
+
+// dur sets *v to def unless the file sets field.
+func (d defaulter) dur(field string, v *Duration, def time.Duration) {
+	if !d.at(field) {
+		*v = Duration(def)
+	}
+}
+
+func (d defaulter) broker(s *Scenario) {
+	if !d.at("broker.image") {
+		s.Broker.Image = DefaultImage
+	}
+	d.dur("broker.ready_timeout", &s.Broker.ReadyTimeout, 60*time.Second)
+}
+
+func (d defaulter) queue(s *Scenario) {
+	if !d.at("queue.type") {
+		s.Queue.Type = Quorum
+	}
+	d.dur("queue.settle_before_burst", &s.Queue.SettleBeforeBurst, 2*time.Second)
+	// Spelled out so validate shows it; nil still means the default.
+	if !d.at("queue.durable") {
+		t := true
+		s.Queue.Durable = &t
+	}
+}
+
+func (d defaulter) load(s *Scenario) {
+	if !d.at("load.modes") {
+		s.Load.Modes = slices.Clone(Modes)
+	}
+	if !d.at("load.window") {
+		s.Load.Window = 1000
+	}
+	d.dur("load.confirm_timeout", &s.Load.ConfirmTimeout, 30*time.Second)
+	if !d.at("load.republish") {
+		s.Load.Republish = RepublishInDoubt
+	}
+	d.dur("load.reconnect_timeout", &s.Load.ReconnectTimeout, 90*time.Second)
+	d.dur("load.stall_timeout", &s.Load.StallTimeout, 10*time.Second)
+	d.dur("load.burst_timeout", &s.Load.BurstTimeout, 15*time.Minute)
+	if !d.at("load.publishers") {
+		s.Load.Publishers = 1
+	}
+	// Spelled out so validate shows it; nil still means the default.
+	if !d.at("load.persistent") {
+		t := true
+		s.Load.Persistent = &t
+	}
+}
+
+// faults fills each fault's defaults, which depend on its action.
+func (d defaulter) faults(s *Scenario) {
+	for j := range s.Faults {
+		f := &s.Faults[j]
+		fp := fmt.Sprintf("faults[%d].", j)
+		if !d.at(fp+"signal") && f.Action == Kill {
+			f.Signal = "SIGKILL"
+		}
+		if f.Action.Recovers() && !f.ManualRecovery {
+			d.dur(fp+"down", &f.Down, 5*time.Second)
+		}
+		if a := f.Action; a == Stop || a == Restart {
+			d.dur(fp+"grace", &f.Grace, 10*time.Second)
+		}
+		if f.Action == CrashConsumer {
+			d.dur(fp+"down", &f.Down, 2*time.Second)
+		}
+	}
+}
+
+// consumers fills the live consumers' defaults, only when there are any.
+func (d defaulter) consumers(s *Scenario) {
+	if s.Consumers.Count <= 0 {
+		return
+	}
+	if !d.at("consumers.prefetch") {
+		s.Consumers.Prefetch = 100
+	}
+	if !d.at("consumers.ack_every") {
+		s.Consumers.AckEvery = 1
+	}
+	if !d.at("consumers.on_delivery") {
+		s.Consumers.OnDelivery = ConsumerAck
+	}
+	if s.Consumers.OnDelivery == ConsumerRetry {
+		if !d.at("consumers.max_retries") {
+			s.Consumers.MaxRetries = 3
+		}
+		d.dur("consumers.retry_delay", &s.Consumers.RetryDelay, 200*time.Millisecond)
+	}
+}
+
+func (d defaulter) drain(s *Scenario) {
+	d.dur("drain.idle", &s.Drain.Idle, 2*time.Second)
+	d.dur("drain.lost_wait", &s.Drain.LostWait, 15*time.Second)
+	d.dur("drain.timeout", &s.Drain.Timeout, 120*time.Second)
 }
 
 // Find returns the scenario named name, or an error naming the file and the
