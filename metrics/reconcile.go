@@ -89,95 +89,121 @@ func (l *Ledger) Reconcile(drained bool) (Counts, IDSets, error) {
 	if l.hist.w != nil {
 		l.hist.w.Write(HistoryRecord{Kind: HDrainEnd, Drained: drained})
 	}
-	c := Counts{Unexpected: l.unexpected, Redeliveries: l.redeliveries, Republished: l.republished, PublishErrors: l.pubErrors}
-	var lost, unverified, missing, doubt, nacked, returned, dup, unpublished rangeBuilder
+	r := reconciliation{drained: drained, c: Counts{Unexpected: l.unexpected, Redeliveries: l.redeliveries, Republished: l.republished, PublishErrors: l.pubErrors}}
 	for seq, o := range l.outcome {
 		if o == NotPublished {
-			c.NotPublished++
-			unpublished.add(seq)
+			r.c.NotPublished++
+			r.unpublished.add(seq)
 		}
 		if l.attempts[seq] == 0 {
 			continue
 		}
 		if l.pastDeadline[seq] {
-			c.PendingAtDeadline++
+			r.c.PendingAtDeadline++
 		}
-		c.Sent++
-		// A copy found in the dead-letter queue is a delivery too: the
-		// broker kept the message.
-		dl := int(l.deadLettered[seq])
-		if dl > 0 {
-			c.DeadLettered++
-		}
-		main := int(l.deliveries[seq])
-		d := main + dl
-		if d > 0 {
-			c.Delivered++
-			c.Deliveries += d
-		}
-		// Copies beyond the first in the work queue, less those a consumer's
-		// retries explain, and copies beyond the first in the dead-letter
-		// queue, less those its parks explain (one park per chain), are
-		// each the extra copies of the message. The dead-letter copy of a
-		// message consumers already had is the same copy moved by the
-		// broker, so one extra copy shows in both queues: count the larger.
-		mainExtra := max(0, main-1)
-		fromRetry := min(mainExtra, int(l.retried[seq]))
-		c.RetryDeliveries += fromRetry
-		dlExtra := max(0, dl-1)
-		dlExtra -= min(dlExtra, max(0, int(l.parked[seq])-1))
-		if extra := max(mainExtra-fromRetry, dlExtra); extra > 0 {
-			c.Duplicates += extra
-			c.DuplicatesFromRepublish += min(extra, int(l.attempts[seq])-1)
-			dup.add(seq)
-		}
+		r.c.Sent++
+		d := l.countCopies(&r, seq)
 		if l.everInDoubt[seq] {
-			c.WentInDoubt++
+			r.c.WentInDoubt++
 		}
-		switch o {
-		case Acked:
-			if d > 0 {
-				c.Confirmed++
-			} else if !drained {
-				c.Unverified++
-				unverified.add(seq)
-			} else {
-				c.Lost++
-				lost.add(seq)
-			}
-		case Nacked:
-			c.Nacked++
-			nacked.add(seq)
-		case ReturnedAcked:
-			c.Returned++
-			returned.add(seq)
-		case InDoubt, InFlight:
-			c.InDoubt++
-			doubt.add(seq)
-			if d > 0 {
-				c.InDoubtDelivered++
-			}
-		case HandedOff:
-			if l.returned[seq] {
-				c.Returned++
-				returned.add(seq)
-			} else if d == 0 && !drained {
-				c.Unverified++
-				unverified.add(seq)
-			} else if d > 0 {
-				c.UnconfirmedDelivered++
-			} else {
-				c.UnconfirmedMissing++
-				missing.add(seq)
-			}
-		}
+		r.classify(seq, o, d, o == HandedOff && l.returned[seq])
 	}
-	sets := IDSets{Lost: lost.out, Unverified: unverified.out, UnconfirmedMissing: missing.out, InDoubt: doubt.out,
-		Nacked: nacked.out, Returned: returned.out, Duplicated: dup.out, NotPublished: unpublished.out}
+	c := r.c
+	sets := IDSets{Lost: r.lost.out, Unverified: r.unverified.out, UnconfirmedMissing: r.missing.out, InDoubt: r.doubt.out,
+		Nacked: r.nacked.out, Returned: r.returned.out, Duplicated: r.dup.out, NotPublished: r.unpublished.out}
 	if sum := c.ClassSum(); sum != c.Sent {
 		return c, sets, fmt.Errorf("ledger does not reconcile: classes add up to %d, sent %d", sum, c.Sent)
 	}
 	return c, sets, nil
+}
+
+// reconciliation is Reconcile's running tally: the counts and the id ranges
+// of each class.
+type reconciliation struct {
+	drained bool // the drain completed
+	c       Counts
+
+	lost, unverified, missing, doubt, nacked, returned, dup, unpublished rangeBuilder
+}
+
+// countCopies counts the deliveries of sent id seq (work queue and
+// dead-letter queue) and its extra copies into r, and returns how many
+// copies were delivered in all. The caller holds l.mu.
+func (l *Ledger) countCopies(r *reconciliation, seq int) int {
+	c := &r.c
+	// A copy found in the dead-letter queue is a delivery too: the
+	// broker kept the message.
+	dl := int(l.deadLettered[seq])
+	if dl > 0 {
+		c.DeadLettered++
+	}
+	main := int(l.deliveries[seq])
+	d := main + dl
+	if d > 0 {
+		c.Delivered++
+		c.Deliveries += d
+	}
+	// Copies beyond the first in the work queue, less those a consumer's
+	// retries explain, and copies beyond the first in the dead-letter
+	// queue, less those its parks explain (one park per chain), are
+	// each the extra copies of the message. The dead-letter copy of a
+	// message consumers already had is the same copy moved by the
+	// broker, so one extra copy shows in both queues: count the larger.
+	mainExtra := max(0, main-1)
+	fromRetry := min(mainExtra, int(l.retried[seq]))
+	c.RetryDeliveries += fromRetry
+	dlExtra := max(0, dl-1)
+	dlExtra -= min(dlExtra, max(0, int(l.parked[seq])-1))
+	if extra := max(mainExtra-fromRetry, dlExtra); extra > 0 {
+		c.Duplicates += extra
+		c.DuplicatesFromRepublish += min(extra, int(l.attempts[seq])-1)
+		r.dup.add(seq)
+	}
+	return d
+}
+
+// classify puts sent id seq, whose latest outcome is o, into its one class,
+// given d copies delivered and whether a basic.return was seen for its
+// latest attempt.
+func (r *reconciliation) classify(seq int, o Outcome, d int, wasReturned bool) {
+	c := &r.c
+	switch o {
+	case Acked:
+		if d > 0 {
+			c.Confirmed++
+		} else if !r.drained {
+			c.Unverified++
+			r.unverified.add(seq)
+		} else {
+			c.Lost++
+			r.lost.add(seq)
+		}
+	case Nacked:
+		c.Nacked++
+		r.nacked.add(seq)
+	case ReturnedAcked:
+		c.Returned++
+		r.returned.add(seq)
+	case InDoubt, InFlight:
+		c.InDoubt++
+		r.doubt.add(seq)
+		if d > 0 {
+			c.InDoubtDelivered++
+		}
+	case HandedOff:
+		if wasReturned {
+			c.Returned++
+			r.returned.add(seq)
+		} else if d == 0 && !r.drained {
+			c.Unverified++
+			r.unverified.add(seq)
+		} else if d > 0 {
+			c.UnconfirmedDelivered++
+		} else {
+			c.UnconfirmedMissing++
+			r.missing.add(seq)
+		}
+	}
 }
 
 // ClassSum adds the classes that partition the sent ids.
