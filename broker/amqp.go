@@ -212,6 +212,9 @@ func (a *AMQP) Drain(ctx context.Context, d engine.DrainPlan) error {
 	}
 }
 
+// drainOnce makes one attempt at draining d.Queue on a fresh connection. It
+// returns true when the drain is complete (or the queue is gone), false and
+// the error otherwise, for Drain to retry.
 func (a *AMQP) drainOnce(ctx context.Context, d engine.DrainPlan) (bool, error) {
 	conn, err := a.dial("drain")
 	if err != nil {
@@ -221,18 +224,7 @@ func (a *AMQP) drainOnce(ctx context.Context, d engine.DrainPlan) (bool, error) 
 	// Cancelling ctx closes the connection: no basic.ack or other call
 	// outlives the drain's deadline.
 	defer context.AfterFunc(ctx, func() { closeConn(conn) })()
-	var ch *amqp.Channel
-	var deliveries <-chan amqp.Delivery
-	err = bounded(ctx, rpcTimeout, func() { closeConn(conn) }, func() (err error) {
-		if ch, err = conn.Channel(); err != nil {
-			return err
-		}
-		if err := ch.Qos(2*drainAckEvery, 0, false); err != nil {
-			return err
-		}
-		deliveries, err = ch.Consume(d.Queue, "rmqtorture-drain", false, false, false, false, nil)
-		return err
-	})
+	ch, deliveries, err := openDrain(ctx, conn, d.Queue)
 	var ae *amqp.Error
 	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
 		// The queue itself is gone (a non-durable queue after a restart):
@@ -243,6 +235,31 @@ func (a *AMQP) drainOnce(ctx context.Context, d engine.DrainPlan) (bool, error) 
 	if err != nil {
 		return false, err
 	}
+	return consumeDrain(ctx, ch, deliveries, d)
+}
+
+// openDrain opens a channel on conn with a prefetch of 2×drainAckEvery and
+// starts consuming queue with manual acks, within rpcTimeout (conn is closed
+// if the broker does not answer in time).
+func openDrain(ctx context.Context, conn *amqp.Connection, queue string) (ch *amqp.Channel, deliveries <-chan amqp.Delivery, err error) {
+	err = bounded(ctx, rpcTimeout, func() { closeConn(conn) }, func() (err error) {
+		if ch, err = conn.Channel(); err != nil {
+			return err
+		}
+		if err := ch.Qos(2*drainAckEvery, 0, false); err != nil {
+			return err
+		}
+		deliveries, err = ch.Consume(queue, "rmqtorture-drain", false, false, false, false, nil)
+		return err
+	})
+	return ch, deliveries, err
+}
+
+// consumeDrain records every delivery in d.Ledger, acking every
+// drainAckEvery delivery tags (multiple) and whenever the queue has been idle
+// for d.Idle. It returns true once the queue has been idle for d.Idle and d
+// is satisfied, or idle for d.LostWait whatever it holds.
+func consumeDrain(ctx context.Context, ch *amqp.Channel, deliveries <-chan amqp.Delivery, d engine.DrainPlan) (bool, error) {
 	lastSeen := time.Now()
 	gotAny := false
 	var unacked uint64
