@@ -76,8 +76,10 @@ scenarios:
 
 // A kill repeating every 20 ms, 3 times, with messages always in flight:
 // each outage puts the window in doubt and one more id fails while the
-// broker is down; every in-doubt id is republished once and every stored
-// one (all but the failed ones) comes back twice.
+// broker is down; every in-doubt id is republished, and every republish of
+// a stored id (all but the 3 failed publishes) is a duplicate. An id
+// republished after one outage can still be in flight at the next and go in
+// doubt again, so republishes can exceed the ids that went in doubt.
 func TestRepeatingKillRepublishesEachOutage(t *testing.T) {
 	f := mustParse(t, `version: 1
 scenarios:
@@ -95,7 +97,7 @@ scenarios:
 	if res.Verdict.Status != scenario.Pass || res.Reconnects != 3 || c.Sent != 600 || c.Confirmed != 600 || c.InDoubt != 0 || c.Lost != 0 {
 		t.Fatalf("verdict %+v reconnects %d counts %+v", res.Verdict, res.Reconnects, c)
 	}
-	if c.WentInDoubt < 3*2 || c.Republished != c.WentInDoubt || c.Duplicates != c.WentInDoubt-3 || c.PublishErrors != 3 {
+	if c.WentInDoubt < 3*2 || c.Republished < c.WentInDoubt || c.Duplicates != c.Republished-3 || c.PublishErrors != 3 {
 		t.Fatalf("went in doubt %d republished %d duplicates %d publish errors %d", c.WentInDoubt, c.Republished, c.Duplicates, c.PublishErrors)
 	}
 	for i, r := range res.Faults {
