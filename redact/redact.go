@@ -7,6 +7,7 @@ package redact
 
 import (
 	"net/url"
+	"reflect"
 	"regexp"
 	"strings"
 )
@@ -67,3 +68,63 @@ func Terminal(s string) string {
 // a command's output) safe to print or store: no terminal control
 // sequences, no URL passwords.
 func Foreign(s string) string { return Text(Terminal(s)) }
+
+// Strings applies Foreign to every exported string reachable from v, a
+// pointer (struct fields, slice, array and map elements, through pointers
+// and interfaces), in place: a result is made safe to print and store in
+// one call, whichever of its fields an error or a log line reached. Map
+// keys are left as they are.
+func Strings(v any) {
+	walk(reflect.ValueOf(v))
+}
+
+func walk(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			walk(v.Elem())
+		}
+	case reflect.String:
+		if v.CanSet() {
+			if s := v.String(); s != "" {
+				if clean := Foreign(s); clean != s {
+					v.SetString(clean)
+				}
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				walk(v.Field(i))
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if !holdsStrings(v.Type().Elem()) {
+			return
+		}
+		for i := range v.Len() {
+			walk(v.Index(i))
+		}
+	case reflect.Map:
+		if !holdsStrings(v.Type().Elem()) {
+			return
+		}
+		for _, k := range v.MapKeys() {
+			// Map elements cannot be set in place: copy, clean, store.
+			e := reflect.New(v.Type().Elem()).Elem()
+			e.Set(v.MapIndex(k))
+			walk(e)
+			v.SetMapIndex(k, e)
+		}
+	}
+}
+
+// holdsStrings reports whether a value of type t can reach a string, so
+// numeric slices (a timeline's series) are not walked element by element.
+func holdsStrings(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.String, reflect.Struct, reflect.Pointer, reflect.Interface, reflect.Slice, reflect.Array, reflect.Map:
+		return true
+	}
+	return false
+}

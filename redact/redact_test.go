@@ -57,3 +57,38 @@ func TestForeign(t *testing.T) {
 		t.Fatalf("Foreign = %q, want %q", got, want)
 	}
 }
+
+func TestStrings(t *testing.T) {
+	type inner struct {
+		Detail string
+		Nums   []float64
+	}
+	type doc struct {
+		Error   string
+		Reasons []string
+		Events  []inner
+		Ptr     *inner
+		Any     any
+		Labels  map[string]string
+		hidden  string
+		Count   int
+	}
+	const secret = "tcp://u:s3cr3tpass@127.0.0.1:1"
+	d := &doc{
+		Error:   "cannot reach " + secret,
+		Reasons: []string{"ok", "\x1b[31mred\x1b[0m " + secret},
+		Events:  []inner{{Detail: secret, Nums: []float64{1, 2}}},
+		Ptr:     &inner{Detail: secret},
+		Any:     &inner{Detail: secret},
+		Labels:  map[string]string{secret: secret},
+		hidden:  secret,
+		Count:   3,
+	}
+	Strings(d)
+	const want = "tcp://u:xxxxx@127.0.0.1:1"
+	if d.Error != "cannot reach "+want || d.Reasons[0] != "ok" || d.Reasons[1] != "red "+want ||
+		d.Events[0].Detail != want || d.Ptr.Detail != want || d.Any.(*inner).Detail != want ||
+		d.Labels[secret] != want || d.hidden != secret || d.Count != 3 || d.Events[0].Nums[1] != 2 {
+		t.Fatalf("%+v", d)
+	}
+}
