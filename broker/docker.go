@@ -458,7 +458,8 @@ func (c *Container) Remove(ctx context.Context) error {
 }
 
 // Leftovers lists containers labelled as rmqtorture's (from runs that could
-// not clean up, e.g. after SIGKILL of rmqtorture itself).
+// not clean up, e.g. after SIGKILL of rmqtorture itself). Labelled lists
+// networks and volumes too, with their owners, for cleanup's scopes.
 func Leftovers(ctx context.Context, cli *client.Client) ([]container.Summary, error) {
 	return cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelManaged+"=true"))})
 }
