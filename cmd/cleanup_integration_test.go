@@ -222,6 +222,43 @@ func wouldRemove(t *testing.T, bin string, env []string, want ...string) {
 	}
 }
 
+// keptRun runs a small --keep run to completion and returns its run id: its
+// container stays, labelled kept, and the log line that says so carries no
+// password.
+func keptRun(t *testing.T, bin string, env, base []string, cli *client.Client) string {
+	t.Helper()
+	code, _, stderr := runBin(t, bin, env, append([]string{"run", "baseline", "--mode", "confirm-window", "--messages", "500", "--keep"}, base...)...)
+	m := regexp.MustCompile(runIDre).FindStringSubmatch(stderr)
+	if code != ExitPass || m == nil {
+		t.Fatalf("--keep run: exit %d\n%s", code, stderr)
+	}
+	removeRunAtEnd(t, cli, m[1])
+	if !strings.Contains(stderr, "keeping broker container") || !strings.Contains(stderr, "amqp://guest:xxxxx@127.0.0.1:") || strings.Contains(stderr, "guest:guest") {
+		t.Fatalf("keep line missing or not redacted:\n%s", stderr)
+	}
+	return m[1]
+}
+
+// killRun starts a run, SIGKILLs it once stderr matches at (and after
+// pause), and returns its run id and the labels of the container it left.
+func killRun(t *testing.T, bin string, env, args []string, cli *client.Client, at string, pause time.Duration) (string, map[string]string) {
+	t.Helper()
+	p := startProc(t, bin, env, args...)
+	runID := p.waitFor(t, runIDre, time.Minute)
+	removeRunAtEnd(t, cli, runID)
+	p.waitFor(t, at, 2*time.Minute)
+	time.Sleep(pause)
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(t, 10*time.Second)
+	left := runContainers(t, cli, runID)
+	if len(left) != 1 || left[0].State != "running" {
+		t.Fatalf("run %s killed left %+v, want its running container", runID, left)
+	}
+	return runID, left[0].Labels
+}
+
 // TestSigkillThenCleanup: a run killed with SIGKILL mid-burst leaves its
 // running broker container; `cleanup` removes exactly that (with a network
 // and a volume carrying the run's labels), not the container of a live
@@ -235,18 +272,7 @@ func TestSigkillThenCleanup(t *testing.T) {
 	out := t.TempDir()
 	env := []string{"XDG_STATE_HOME=" + t.TempDir()}
 	base := []string{"-f", "../scenarios.yaml", "--out", out, "--image", brokerImage()}
-
-	// A --keep run that completes: its container stays, labelled kept, and
-	// the log line that says so carries no password.
-	code, _, stderr := runBin(t, bin, env, append([]string{"run", "baseline", "--mode", "confirm-window", "--messages", "500", "--keep"}, base...)...)
-	keepRun := regexp.MustCompile(runIDre).FindStringSubmatch(stderr)
-	if code != ExitPass || keepRun == nil {
-		t.Fatalf("--keep run: exit %d\n%s", code, stderr)
-	}
-	removeRunAtEnd(t, cli, keepRun[1])
-	if !strings.Contains(stderr, "keeping broker container") || !strings.Contains(stderr, "amqp://guest:xxxxx@127.0.0.1:") || strings.Contains(stderr, "guest:guest") {
-		t.Fatalf("keep line missing or not redacted:\n%s", stderr)
-	}
+	keep := keptRun(t, bin, env, base, cli)
 
 	// The container of a live rmqtorture process (this test's, created but
 	// not started).
@@ -257,35 +283,21 @@ func TestSigkillThenCleanup(t *testing.T) {
 	}
 	removeAtEnd(t, cli, live.ID)
 
-	// A run killed mid-burst.
-	p := startProc(t, bin, env, append([]string{"run", "baseline", "--mode", "confirm-each", "--messages", "100000"}, base...)...)
-	killed := p.waitFor(t, runIDre, time.Minute)
-	removeRunAtEnd(t, cli, killed)
-	p.waitFor(t, "queue declared", 2*time.Minute)
-	time.Sleep(3 * time.Second) // past the 2 s settle, into the burst
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	p.wait(t, 10*time.Second)
-	left := runContainers(t, cli, killed)
-	if len(left) != 1 || left[0].State != "running" {
-		t.Fatalf("run %s killed mid-burst left %+v, want its running container", killed, left)
-	}
-	// A network and a volume of the killed run (rmqtorture labels them as
-	// it labels its containers).
-	labels := left[0].Labels
-	netw, err := cli.NetworkCreate(ctx, "rmqt-"+killed, network.CreateOptions{Labels: labels})
+	// A run killed mid-burst (past the 2 s settle), and a network and a
+	// volume labelled as its container is.
+	killed, labels := killRun(t, bin, env, append([]string{"run", "baseline", "--mode", "confirm-each", "--messages", "100000"}, base...), cli, "queue declared", 3*time.Second)
+	name := "rmqt-" + killed
+	netw, err := cli.NetworkCreate(ctx, name, network.CreateOptions{Labels: labels})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cli.NetworkRemove(ctx, netw.ID) })
-	vol, err := cli.VolumeCreate(ctx, volume.CreateOptions{Name: "rmqt-" + killed, Labels: labels})
+	vol, err := cli.VolumeCreate(ctx, volume.CreateOptions{Name: name, Labels: labels})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cli.VolumeRemove(ctx, vol.Name, true) })
 
-	name := "rmqt-" + killed
 	wouldRemove(t, bin, env, "remove container "+name, "remove network "+name, "remove volume "+name)
 	code, stdout, stderr := runBin(t, bin, env, "cleanup")
 	t.Log("\n" + stdout)
@@ -294,7 +306,7 @@ func TestSigkillThenCleanup(t *testing.T) {
 		"removed container " + name + " (run " + killed + ", running): its rmqtorture process " + pid + " is gone",
 		"removed network " + name + " (run " + killed + "): its rmqtorture process " + pid + " is gone",
 		"removed volume " + name + " (run " + killed + "): its rmqtorture process " + pid + " is gone",
-		"skipping container rmqt-" + keepRun[1] + " (run " + keepRun[1] + ", running): kept with --keep (--run " + keepRun[1] + " removes it)",
+		"skipping container rmqt-" + keep + " (run " + keep + ", running): kept with --keep (--run " + keep + " removes it)",
 		"skipping container rmqt-" + liveRun + " (run " + liveRun + ", created): its rmqtorture process " + strconv.Itoa(os.Getpid()) + " is still running (--force removes it anyway)",
 	} {
 		if !strings.Contains(stdout, want) {
@@ -313,23 +325,27 @@ func TestSigkillThenCleanup(t *testing.T) {
 	if _, err := cli.VolumeInspect(ctx, vol.Name); !client.IsErrNotFound(err) {
 		t.Errorf("volume of run %s still there (%v)", killed, err)
 	}
-	if len(runContainers(t, cli, keepRun[1])) != 1 || len(runContainers(t, cli, liveRun)) != 1 {
+	if len(runContainers(t, cli, keep)) != 1 || len(runContainers(t, cli, liveRun)) != 1 {
 		t.Fatal("cleanup removed the --keep container or the live process's")
 	}
+	nextRunSweeps(t, bin, env, base, out, cli)
 
-	// A run killed once its container exists: the next run removes it.
-	p = startProc(t, bin, env, append([]string{"run", "baseline", "--mode", "confirm-each"}, base...)...)
-	killed = p.waitFor(t, runIDre, time.Minute)
-	removeRunAtEnd(t, cli, killed)
-	p.waitFor(t, "broker container started", 2*time.Minute)
-	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	// --run names the kept container: it goes.
+	code, stdout, _ = runBin(t, bin, env, "cleanup", "--run", keep)
+	if code != ExitPass || !strings.Contains(stdout, "removed container rmqt-"+keep) || len(runContainers(t, cli, keep)) != 0 {
+		t.Fatalf("cleanup --run %s: exit %d\n%s", keep, code, stdout)
 	}
-	p.wait(t, 10*time.Second)
+}
+
+// nextRunSweeps: a run killed once its container exists has it removed by
+// the next run, which says so; the run after that finds nothing.
+func nextRunSweeps(t *testing.T, bin string, env, base []string, out string, cli *client.Client) {
+	t.Helper()
+	killed, _ := killRun(t, bin, env, append([]string{"run", "baseline", "--mode", "confirm-each"}, base...), cli, "broker container started", 0)
 	wouldRemove(t, bin, env, "remove container rmqt-"+killed)
 	// A missing image ends the run right after its sweep.
 	absent := []string{"run", "baseline", "-f", "../scenarios.yaml", "--out", out, "--image", "rmqtorture/absent:0"}
-	code, _, stderr = runBin(t, bin, env, absent...)
+	code, _, stderr := runBin(t, bin, env, absent...)
 	if want := "leftover of an earlier run: removed container rmqt-" + killed + " (run " + killed; code != ExitError || !strings.Contains(stderr, want) {
 		t.Fatalf("next run: exit %d, stderr lacks %q:\n%s", code, want, stderr)
 	}
@@ -339,12 +355,6 @@ func TestSigkillThenCleanup(t *testing.T) {
 	code, _, stderr = runBin(t, bin, env, absent...)
 	if code != ExitError || strings.Contains(stderr, "leftover") {
 		t.Fatalf("a second run found leftovers (exit %d):\n%s", code, stderr)
-	}
-
-	// --run names the kept container: it goes.
-	code, stdout, _ = runBin(t, bin, env, "cleanup", "--run", keepRun[1])
-	if code != ExitPass || !strings.Contains(stdout, "removed container rmqt-"+keepRun[1]) || len(runContainers(t, cli, keepRun[1])) != 0 {
-		t.Fatalf("cleanup --run %s: exit %d\n%s", keepRun[1], code, stdout)
 	}
 }
 
