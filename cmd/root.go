@@ -148,8 +148,8 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		// An error may quote DOCKER_HOST, credentials included.
-		fmt.Fprintln(stderr, "rmqtorture:", redact.Text(err.Error()))
+		// An error may quote DOCKER_HOST, credentials included, or a broker log.
+		fmt.Fprintln(stderr, "rmqtorture:", redact.Foreign(err.Error()))
 	}
 	return ExitCode(err)
 }
