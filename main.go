@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/rmqtorture/rmqtorture/cmd"
 )
@@ -21,7 +22,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, "rmqtorture: interrupted: stopping, restoring the broker and writing the partial report (again to exit now)")
 		cancel()
 		<-sig
-		fmt.Fprintln(os.Stderr, "rmqtorture: interrupted twice: exiting now; `rmqtorture cleanup` removes a container left behind")
+		fmt.Fprintln(os.Stderr, "rmqtorture: interrupted twice: removing the container this run created (at most 5 s; again to skip) and exiting")
+		done := make(chan struct{})
+		go func() {
+			cmd.Abort(os.Stderr, 5*time.Second)
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-sig:
+		}
 		os.Exit(cmd.ExitInterrupted)
 	}()
 	code := cmd.Execute(ctx, os.Args[1:], os.Stdout, os.Stderr)

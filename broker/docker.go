@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,6 +24,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/rmqtorture/rmqtorture/engine"
+	"github.com/rmqtorture/rmqtorture/redact"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -56,7 +56,7 @@ func Docker(ctx context.Context) (*client.Client, error) {
 	defer cancel()
 	if _, err := cli.Ping(pctx); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("cannot reach the Docker Engine at %s: %w (is the daemon running and DOCKER_HOST right? rmqtorture needs it to run and kill the broker)", cli.DaemonHost(), err)
+		return nil, fmt.Errorf("cannot reach the Docker Engine at %s: %w (is the daemon running and DOCKER_HOST right? rmqtorture needs it to run and kill the broker)", redact.URL(cli.DaemonHost()), err)
 	}
 	cli.NegotiateAPIVersion(ctx)
 	return cli, nil
@@ -78,6 +78,9 @@ type Container struct {
 	watermark string
 	// networks the broker was disconnected from, for Reconnect.
 	networks []string
+	// attached is set on a container the user named: the faults' changes
+	// to undo should this process die first (state.go).
+	attached *attachment
 }
 
 // CreateOptions configure a new broker container.
@@ -88,6 +91,9 @@ type CreateOptions struct {
 	// It is fixed at creation so it stays the same when the container starts
 	// again (an ephemeral binding changes on every start).
 	HostPort int
+	// Keep labels the container as kept (--keep): cleanup leaves it unless
+	// named by its run, and an exit at once does not remove it.
+	Keep bool
 }
 
 // Create creates and starts a labelled broker container from opts.Image with a
@@ -114,11 +120,7 @@ func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts Crea
 		Image:        opts.Image,
 		Hostname:     name,
 		ExposedPorts: nat.PortSet{amqpPort: {}}, // without it PortBindings is silently ignored on API 1.41
-		Labels: map[string]string{
-			LabelManaged: "true",
-			LabelRun:     opts.RunID,
-			LabelPID:     strconv.Itoa(os.Getpid()),
-		},
+		Labels:       Labels(opts.RunID, opts.Keep),
 	}
 	host := &container.HostConfig{
 		PortBindings: nat.PortMap{amqpPort: {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}},
@@ -128,6 +130,9 @@ func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts Crea
 		return nil, fmt.Errorf("create broker container %q from %q: %w", name, opts.Image, err)
 	}
 	c := &Container{cli: cli, log: log, ID: created.ID, Name: name, Image: opts.Image, Owned: true, runID: opts.RunID}
+	if !opts.Keep {
+		track(c)
+	}
 	c.hostPort.Store(int64(port))
 	// Labels cannot change after creation and every later call goes by ID, so
 	// one check here covers every kill, start and remove of this container.
@@ -145,7 +150,7 @@ func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts Crea
 // will kill and start it (the user asked for that by naming it) but never
 // removes it. Its AMQP port 5672/tcp must be published.
 func Attach(ctx context.Context, cli *client.Client, log *slog.Logger, nameOrID string) (*Container, error) {
-	c := &Container{cli: cli, log: log, Name: strings.TrimPrefix(nameOrID, "/")}
+	c := &Container{cli: cli, log: log, Name: strings.TrimPrefix(nameOrID, "/"), attached: &attachment{warned: map[string]bool{}}}
 	info, err := cli.ContainerInspect(ctx, nameOrID)
 	if err != nil {
 		return nil, fmt.Errorf("inspect container %q: %w", nameOrID, err)
@@ -157,6 +162,7 @@ func Attach(ctx context.Context, cli *client.Client, log *slog.Logger, nameOrID 
 	if err := c.readPort(info); err != nil {
 		return nil, err
 	}
+	trackAttached(c)
 	return c, nil
 }
 
@@ -178,7 +184,8 @@ func (c *Container) Addr() string {
 	return net.JoinHostPort("127.0.0.1", strconv.FormatInt(c.hostPort.Load(), 10))
 }
 
-// URL is the AMQP URL of the broker (guest/guest on the default vhost).
+// URL is the AMQP URL of the broker (guest/guest on the default vhost). It
+// carries the password: print redact.URL(URL()).
 func (c *Container) URL() string { return "amqp://guest:guest@" + c.Addr() + "/" }
 
 // guard re-reads the container and refuses to act on one that is neither
@@ -202,6 +209,9 @@ func (c *Container) Kill(ctx context.Context, target scenario.Target, signal str
 	if err := single(target); err != nil {
 		return err
 	}
+	if err := c.alter("killed ("+signal+") and started again", func(r *Restore) { r.Start = true }); err != nil {
+		return err
+	}
 	if err := c.cli.ContainerKill(ctx, c.ID, signal); err != nil {
 		return fmt.Errorf("kill container %q with %s: %w", c.Name, signal, err)
 	}
@@ -213,6 +223,9 @@ func (c *Container) Kill(ctx context.Context, target scenario.Target, signal str
 // node closes client connections with 320 CONNECTION_FORCED, ~1.4 s here).
 func (c *Container) Stop(ctx context.Context, target scenario.Target, grace time.Duration) error {
 	if err := single(target); err != nil {
+		return err
+	}
+	if err := c.alter("stopped and started again", func(r *Restore) { r.Start = true }); err != nil {
 		return err
 	}
 	secs := int(grace.Round(time.Second) / time.Second)
@@ -227,10 +240,14 @@ func (c *Container) Restart(ctx context.Context, target scenario.Target, grace t
 	if err := single(target); err != nil {
 		return err
 	}
+	if err := c.alter("restarted", func(r *Restore) { r.Start = true }); err != nil {
+		return err
+	}
 	secs := int(grace.Round(time.Second) / time.Second)
 	if err := c.cli.ContainerRestart(ctx, c.ID, container.StopOptions{Timeout: &secs}); err != nil {
 		return fmt.Errorf("restart container %q: %w", c.Name, err)
 	}
+	c.undone(func(r *Restore) { r.Start = false })
 	return c.rereadPort(ctx)
 }
 
@@ -239,6 +256,9 @@ func (c *Container) Restart(ctx context.Context, target scenario.Target, grace t
 // not.
 func (c *Container) Pause(ctx context.Context, target scenario.Target) error {
 	if err := single(target); err != nil {
+		return err
+	}
+	if err := c.alter("paused and unpaused", func(r *Restore) { r.Unpause = true }); err != nil {
 		return err
 	}
 	if err := c.cli.ContainerPause(ctx, c.ID); err != nil {
@@ -255,6 +275,7 @@ func (c *Container) Unpause(ctx context.Context, target scenario.Target) error {
 	if err := c.cli.ContainerUnpause(ctx, c.ID); err != nil {
 		return fmt.Errorf("unpause container %q: %w", c.Name, err)
 	}
+	c.undone(func(r *Restore) { r.Unpause = false })
 	return nil
 }
 
@@ -278,6 +299,9 @@ func (c *Container) Disconnect(ctx context.Context, target scenario.Target) erro
 	slices.Sort(c.networks)
 	if len(c.networks) == 0 {
 		return fmt.Errorf("container %q is on no network to disconnect", c.Name)
+	}
+	if err := c.alter("disconnected from its networks and reconnected", func(r *Restore) { r.Reconnect = slices.Clone(c.networks) }); err != nil {
+		return err
 	}
 	for _, n := range c.networks {
 		if err := c.cli.NetworkDisconnect(ctx, n, c.ID, true); err != nil {
@@ -305,6 +329,7 @@ func (c *Container) Reconnect(ctx context.Context, target scenario.Target) error
 			return fmt.Errorf("reconnect container %q to network %q: %w", c.Name, n, err)
 		}
 	}
+	c.undone(func(r *Restore) { r.Reconnect = nil })
 	return c.rereadPort(ctx)
 }
 
@@ -342,6 +367,7 @@ func (c *Container) Start(ctx context.Context, target scenario.Target) error {
 	if err := c.cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
 		return fmt.Errorf("start container %q: %w", c.Name, err)
 	}
+	c.undone(func(r *Restore) { r.Start = false })
 	if c.Owned {
 		return nil // the host port was fixed at creation
 	}
@@ -391,7 +417,9 @@ func (c *Container) logTail(ctx context.Context, n int) string {
 	if _, err := stdcopy.StdCopy(&out, &out, rc); err != nil {
 		return "(unavailable: " + err.Error() + ")"
 	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	// RabbitMQ colours its console log when it believes it has a terminal;
+	// the tail ends up in report.md, result.json and on stdout.
+	lines := strings.Split(strings.TrimSpace(redact.Foreign(out.String())), "\n")
 	return strings.Join(lines, " | ")
 }
 
@@ -416,6 +444,7 @@ func (c *Container) Remove(ctx context.Context) error {
 	}
 	if _, err := c.guard(ctx); err != nil {
 		if client.IsErrNotFound(err) {
+			untrack(c.ID)
 			return nil
 		}
 		return err
@@ -423,12 +452,14 @@ func (c *Container) Remove(ctx context.Context) error {
 	if err := c.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true}); err != nil {
 		return fmt.Errorf("remove container %q: %w", c.Name, err)
 	}
+	untrack(c.ID)
 	c.log.Info("broker container removed", "name", c.Name)
 	return nil
 }
 
 // Leftovers lists containers labelled as rmqtorture's (from runs that could
-// not clean up, e.g. after SIGKILL of rmqtorture itself).
+// not clean up, e.g. after SIGKILL of rmqtorture itself). Labelled lists
+// networks and volumes too, with their owners, for cleanup's scopes.
 func Leftovers(ctx context.Context, cli *client.Client) ([]container.Summary, error) {
 	return cli.ContainerList(ctx, container.ListOptions{All: true, Filters: filters.NewArgs(filters.Arg("label", LabelManaged+"=true"))})
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 
+	"github.com/rmqtorture/rmqtorture/redact"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -45,7 +46,7 @@ func (c *Container) Exec(ctx context.Context, cmd ...string) (string, error) {
 		return "", fmt.Errorf("exec %q in %q: %w", strings.Join(cmd, " "), c.Name, err)
 	}
 	if info.ExitCode != 0 {
-		return stdout.String(), fmt.Errorf("%s in %q exited %d: %s", strings.Join(cmd, " "), c.Name, info.ExitCode, strings.TrimSpace(stderr.String()+" "+stdout.String()))
+		return stdout.String(), fmt.Errorf("%s in %q exited %d: %s", strings.Join(cmd, " "), c.Name, info.ExitCode, strings.TrimSpace(redact.Foreign(stderr.String()+" "+stdout.String())))
 	}
 	return stdout.String(), nil
 }
@@ -65,6 +66,10 @@ func (c *Container) MemoryAlarm(ctx context.Context, target scenario.Target, on 
 		return err
 	}
 	if on {
+		// Until the value is read, restoring sets RabbitMQ 4.x's default.
+		if err := c.alter("given a memory alarm (vm_memory_high_watermark lowered), then cleared", func(r *Restore) { r.Watermark = "0.6" }); err != nil {
+			return err
+		}
 		out, err := c.Exec(ctx, "rabbitmqctl", "-q", "eval",
 			"W = vm_memory_monitor:get_vm_memory_high_watermark(), ok = vm_memory_monitor:set_vm_memory_high_watermark(0.00001), W.")
 		if err != nil {
@@ -74,20 +79,26 @@ func (c *Container) MemoryAlarm(ctx context.Context, target scenario.Target, on 
 		if v := strings.TrimSpace(out); watermarkTerm.MatchString(v) {
 			c.watermark = v
 		}
-		return nil
+		return c.alter("given a memory alarm (vm_memory_high_watermark lowered), then cleared", func(r *Restore) { r.Watermark = c.watermark })
 	}
 	prev := c.watermark
 	if prev == "" {
 		prev = "0.6"
 	}
-	_, err := c.Exec(ctx, "rabbitmqctl", "-q", "eval", "ok = vm_memory_monitor:set_vm_memory_high_watermark("+prev+").")
-	return err
+	if _, err := c.Exec(ctx, "rabbitmqctl", "-q", "eval", "ok = vm_memory_monitor:set_vm_memory_high_watermark("+prev+")."); err != nil {
+		return err
+	}
+	c.undone(func(r *Restore) { r.Watermark = "" })
+	return nil
 }
 
 // CloseConnections makes the broker close every client connection, as an
 // operator's `rabbitmqctl close_all_connections` does.
 func (c *Container) CloseConnections(ctx context.Context, target scenario.Target) error {
 	if err := single(target); err != nil {
+		return err
+	}
+	if err := c.alter("made to close its client connections", nil); err != nil {
 		return err
 	}
 	_, err := c.Exec(ctx, "rabbitmqctl", "-q", "close_all_connections", "rmqtorture fault: close-connections")

@@ -1,73 +1,206 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"syscall"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
 
+	"github.com/docker/docker/client"
 	"github.com/spf13/cobra"
 
 	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/redact"
 )
 
-func newCleanup(g *globalOpts) *cobra.Command {
-	var dry, force bool
+func newCleanup(_ *globalOpts) *cobra.Command {
+	var dry bool
+	var scope broker.Scope
 	c := &cobra.Command{
 		Use:   "cleanup",
-		Short: "Remove broker containers left by runs that could not clean up",
-		Long: `cleanup removes every container carrying the org.rmqtorture.managed=true label
-(left behind when rmqtorture itself was killed, or by --keep). It never touches
-a container without that label, and skips one whose creating rmqtorture process
-is still running on this machine unless --force is given.`,
+		Short: "Remove what runs whose rmqtorture process died left behind, and restore containers they changed",
+		Long: `cleanup removes the containers, networks and volumes rmqtorture labelled
+(org.rmqtorture.managed=true) that a run could not remove itself, and restores
+a container named with --container that a fault left stopped, paused,
+disconnected or alarmed when its rmqtorture process died (recorded in
+$XDG_STATE_HOME/rmqtorture, else ~/.local/state/rmqtorture).
+
+By default it removes only what this user created on this host with an
+rmqtorture process that is gone (no process with the recorded pid, or one
+that started at another time), and never one kept with --keep. --run ID
+removes that run's, kept or not; --all every rmqtorture container, network
+and volume of any user or host but kept ones. Whatever the scope, one whose
+rmqtorture process still runs is skipped unless --force. It never touches
+anything without the label. A run does the default cleanup before it starts.`,
+		Example: `  rmqtorture cleanup --dry-run
+  rmqtorture cleanup --run 3f2a9c01
+  rmqtorture cleanup --all`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
+			if scope.All && scope.Run != "" {
+				return usageErr(errors.New("--run and --all choose different scopes: give one"))
+			}
 			ctx := c.Context()
 			cli, err := broker.Docker(ctx)
 			if err != nil {
 				return opErr(err)
 			}
 			defer cli.Close()
-			list, err := broker.Leftovers(ctx, cli)
+			out := c.OutOrStdout()
+			s := sweeper{cli: cli, scope: scope, dry: dry,
+				did:  func(msg string) { fmt.Fprintln(out, msg) },
+				skip: func(msg string) { fmt.Fprintln(out, msg) }}
+			n, err := s.sweep(ctx)
 			if err != nil {
-				return opErr(fmt.Errorf("list containers: %w", err))
+				return opErr(err)
 			}
-			if len(list) == 0 {
-				fmt.Fprintln(c.OutOrStdout(), "no rmqtorture containers to remove")
+			if n.foreign > 0 {
+				fmt.Fprintf(out, "left alone: %d labelled by another user, another host or an older rmqtorture (--all or --run ID removes them)\n", n.foreign)
 			}
-			for _, ctr := range list {
-				name := ctr.ID[:12]
-				if len(ctr.Names) > 0 {
-					name = ctr.Names[0][1:]
-				}
-				if pid, err := strconv.Atoi(ctr.Labels[broker.LabelPID]); err == nil && !force && processAlive(pid) {
-					fmt.Fprintf(c.OutOrStdout(), "skipping %s: rmqtorture process %d that created it is still running (--force removes it anyway)\n", name, pid)
-					continue
-				}
-				if dry {
-					fmt.Fprintf(c.OutOrStdout(), "would remove %s (%s, run %s)\n", name, ctr.State, ctr.Labels[broker.LabelRun])
-					continue
-				}
-				if err := broker.RemoveLeftover(ctx, cli, ctr.ID); err != nil {
-					return opErr(err)
-				}
-				fmt.Fprintf(c.OutOrStdout(), "removed %s\n", name)
+			if n.done == 0 && n.skipped == 0 {
+				fmt.Fprintln(out, "nothing to clean up")
 			}
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&dry, "dry-run", false, "list what would be removed")
-	c.Flags().BoolVar(&force, "force", false, "also remove containers whose rmqtorture process is still running")
+	fl := c.Flags()
+	fl.BoolVar(&dry, "dry-run", false, "list what would be removed or restored, change nothing")
+	fl.StringVar(&scope.Run, "run", "", "remove this run's containers, networks and volumes (its id, as in result.json's run_id), --keep ones included")
+	fl.BoolVar(&scope.All, "all", false, "remove every rmqtorture container, network and volume (any user, any host), except --keep ones")
+	fl.BoolVar(&scope.Force, "force", false, "also remove those whose rmqtorture process is still running")
 	return c
 }
 
-// processAlive reports whether a process with this pid exists here (signal 0
-// checks without signalling; EPERM means it exists under another user).
-func processAlive(pid int) bool {
-	if pid <= 0 || pid == os.Getpid() {
-		return false
+// sweeper removes the labelled resources its scope takes (containers, then
+// networks, then volumes) and applies the restores that dead rmqtorture
+// processes left in the state folder. did is told each thing done (or, with
+// dry, that would be done), skip each thing of this user's left in place.
+type sweeper struct {
+	cli       *client.Client
+	scope     broker.Scope
+	dry       bool
+	did, skip func(string)
+}
+
+// swept counts what a sweep did, skipped, and left as someone else's.
+type swept struct{ done, skipped, foreign int }
+
+func (s sweeper) sweep(ctx context.Context) (swept, error) {
+	var n swept
+	list, err := broker.Labelled(ctx, s.cli)
+	if err != nil {
+		return n, err
 	}
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
+	var errs []error
+	for _, r := range list {
+		what := fmt.Sprintf("%s %s (run %s", r.Kind, r.Name, r.Run)
+		if r.State != "" {
+			what += ", " + r.State
+		}
+		what += ")"
+		if why, foreign := s.scope.Skip(r); why != "" {
+			if foreign {
+				if s.scope.Run == "" {
+					n.foreign++
+				}
+				continue
+			}
+			n.skipped++
+			s.skip("skipping " + what + ": " + why)
+			continue
+		}
+		n.done++
+		if s.dry {
+			s.did("would remove " + what + gone(r))
+			continue
+		}
+		if err := broker.RemoveResource(ctx, s.cli, r); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s.did("removed " + what + gone(r))
+	}
+	rn, err := s.restore(ctx)
+	n.done += rn.done
+	n.skipped += rn.skipped
+	return n, errors.Join(append(errs, err)...)
+}
+
+// gone says why a removed resource was a leftover.
+func gone(r broker.Resource) string {
+	if r.Known && !r.Owner.Alive() && r.Owner.Host == broker.Self().Host {
+		return fmt.Sprintf(": its rmqtorture process %d is gone", r.Owner.PID)
+	}
+	return ""
+}
+
+// restore applies every restore in the state folder whose rmqtorture
+// process is gone (never under a live one: it is in the middle of a fault).
+func (s sweeper) restore(ctx context.Context) (swept, error) {
+	var n swept
+	list, err := broker.PendingRestores()
+	var errs []error
+	if err != nil {
+		errs = append(errs, err)
+	}
+	for _, r := range list {
+		what := fmt.Sprintf("container %s, which rmqtorture did not create, left changed by rmqtorture process %d", r.Name, r.Owner.PID)
+		if r.Owner.Alive() {
+			n.skipped++
+			s.skip("skipping " + what + ": that process is still running")
+			continue
+		}
+		n.done++
+		if s.dry {
+			s.did(fmt.Sprintf("would restore %s: %s", what, strings.Join(r.Steps(), ", ")))
+			continue
+		}
+		done, err := r.Apply(ctx, s.cli)
+		switch {
+		case errors.Is(err, broker.ErrRestoreBusy):
+			s.skip("skipping " + what + ": " + err.Error())
+		case err != nil:
+			errs = append(errs, fmt.Errorf("%w (state file %s kept for the next try)", err, r.File))
+		case len(done) == 0:
+			s.did(fmt.Sprintf("restored %s: nothing left to undo (%s)", what, r.File))
+		default:
+			s.did(fmt.Sprintf("restored %s: %s", what, strings.Join(done, ", ")))
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// sweepBeforeRun is the default cleanup a run does before it starts: what
+// dead rmqtorture processes of this user on this host left behind goes,
+// each removal and restore logged; a failure is logged, not fatal.
+func sweepBeforeRun(ctx context.Context, log *slog.Logger, cli *client.Client) {
+	s := sweeper{cli: cli,
+		did:  func(msg string) { log.Info("leftover of an earlier run: " + msg) },
+		skip: func(string) {}}
+	if _, err := s.sweep(ctx); err != nil {
+		log.Warn("clean up leftovers of earlier runs (`rmqtorture cleanup` retries)", "err", err)
+	}
+}
+
+// Abort is the last act of a process told to exit at once (a second
+// Ctrl-C): within `within` it force-removes the containers this process
+// created and has not removed (not --keep ones), and says on stderr what it
+// leaves: a container it could not remove, a container it did not create
+// that a fault left changed (the next run or cleanup restores it).
+func Abort(stderr io.Writer, within time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	removed, errs := broker.RemoveCreated(ctx)
+	for _, name := range removed {
+		fmt.Fprintf(stderr, "rmqtorture: removed container %s\n", name)
+	}
+	for _, err := range errs {
+		fmt.Fprintf(stderr, "rmqtorture: %s; `rmqtorture cleanup` removes it\n", redact.Text(err.Error()))
+	}
+	for _, a := range broker.AlteredAttached() {
+		fmt.Fprintf(stderr, "rmqtorture: left changed: %s; the next `rmqtorture run` or `rmqtorture cleanup` restores it\n", a)
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rmqtorture/rmqtorture/redact"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -89,7 +90,21 @@ func (g *globalOpts) logger(w io.Writer) *slog.Logger {
 	if g.quiet {
 		level = slog.LevelWarn
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: redactAttr}))
+}
+
+// redactAttr takes URL passwords and terminal codes out of every string and
+// error a log line carries, its message included.
+func redactAttr(_ []string, a slog.Attr) slog.Attr {
+	switch v := a.Value; v.Kind() {
+	case slog.KindString:
+		a.Value = slog.StringValue(redact.Foreign(v.String()))
+	case slog.KindAny:
+		if err, ok := v.Any().(error); ok {
+			a.Value = slog.StringValue(redact.Foreign(err.Error()))
+		}
+	}
+	return a
 }
 
 func (g *globalOpts) load() (*scenario.File, error) {
@@ -133,7 +148,8 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
-		fmt.Fprintln(stderr, "rmqtorture:", err)
+		// An error may quote DOCKER_HOST, credentials included, or a broker log.
+		fmt.Fprintln(stderr, "rmqtorture:", redact.Foreign(err.Error()))
 	}
 	return ExitCode(err)
 }

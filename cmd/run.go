@@ -20,6 +20,7 @@ import (
 	"github.com/rmqtorture/rmqtorture/broker"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/redact"
 	"github.com/rmqtorture/rmqtorture/reports"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -259,6 +260,7 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 		return opErr(err)
 	}
 	defer cli.Close()
+	sweepBeforeRun(ctx, log, cli)
 
 	worst := ExitPass
 	for i := range plans {
@@ -392,7 +394,7 @@ func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *cli
 	if o.container != "" {
 		ctr, err = broker.Attach(cctx, cli, log, o.container)
 	} else {
-		ctr, err = broker.Create(cctx, cli, log, broker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort})
+		ctr, err = broker.Create(cctx, cli, log, broker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort, Keep: o.keep})
 	}
 	release := func() {}
 	if ctr != nil && !o.keep {
@@ -405,7 +407,7 @@ func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *cli
 			}
 		}
 	} else if ctr != nil && ctr.Owned {
-		name, url := ctr.Name, ctr.URL()
+		name, url := ctr.Name, redact.URL(ctr.URL())
 		release = func() { log.Info("keeping broker container", "name", name, "amqp", url) }
 	}
 	return ctr, release, err
@@ -469,6 +471,7 @@ func (o *runOpts) finish(ctx context.Context, c *cobra.Command, log *slog.Logger
 // error, if any), so no failed write goes unreported.
 func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *scenario.Result) error {
 	out := c.OutOrStdout()
+	redact.Strings(res) // no URL password or terminal code reaches stdout or a file
 	o.prog.hide()
 	var stdoutErr error
 	if err := reports.Table(out, res); err != nil {

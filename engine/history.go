@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/redact"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -82,9 +83,12 @@ func (h *burstHistory) finish(res *scenario.ModeResult, cond scenario.Conditions
 	}
 }
 
+// errText is an error's text as the history stores it: without URL
+// passwords or terminal codes, as result.json has it (so check's re-judged
+// reasons match).
 func errText(err error) string {
 	if err == nil {
 		return ""
 	}
-	return err.Error()
+	return redact.Foreign(err.Error())
 }
