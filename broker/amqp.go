@@ -283,6 +283,9 @@ func consumeDrain(ctx context.Context, ch *amqp.Channel, deliveries <-chan amqp.
 				d.Ledger.DeadLettered(m.MessageId)
 			} else {
 				d.Ledger.DeliveredAttempt(m.MessageId, m.Redelivered, headerInt(m.Headers, AttemptHeader))
+				if d.OnBody != nil {
+					d.OnBody(len(m.Body))
+				}
 			}
 			gotAny = true
 			lastSeen = time.Now()

@@ -32,20 +32,36 @@ type Order struct {
 // padField is the JSON a non-empty Padding adds besides its value.
 const padField = len(`,"padding":""`)
 
-// orderBody returns the JSON body of order seq: deterministic, ~90 bytes, or
-// padded to size bytes when size is larger.
-func orderBody(id string, seq, size int) []byte {
+// orderBody returns the body of order seq: its JSON, deterministic, ~90
+// bytes; or, when exact, exactly size bytes (ruby-amqp/bunny#615): padded
+// with the Padding field (trailing JSON whitespace when not even one
+// character of it would fit), or the JSON cut to size below its own length,
+// 0 included. isJSON is false for a cut body. Nothing reads the id from the
+// body: it travels as message_id.
+func orderBody(id string, seq, size int, exact bool) (body []byte, isJSON bool) {
 	o := Order{
 		OrderID:    id,
 		SKU:        fmt.Sprintf("SKU-%04d", seq%997),
 		Quantity:   1 + seq%5,
 		TotalCents: int64(499 + (seq%50)*100),
 	}
-	b, _ := json.Marshal(o)
-	if pad := size - len(b) - padField; pad > 0 {
-		o.Padding = strings.Repeat("x", pad)
-		b, _ = json.Marshal(o)
+	b := marshalOrder(o)
+	switch {
+	case !exact || size == len(b):
+		return b, true
+	case size < len(b):
+		return b[:size], false
+	case size > len(b)+padField:
+		o.Padding = strings.Repeat("x", size-len(b)-padField)
+		return marshalOrder(o), true
+	default:
+		return append(b, strings.Repeat(" ", size-len(b))...), true
 	}
+}
+
+// marshalOrder is o's JSON; an Order of strings and numbers always encodes.
+func marshalOrder(o Order) []byte {
+	b, _ := json.Marshal(o)
 	return b
 }
 
@@ -310,12 +326,17 @@ func (p *publisher) connect(ctx context.Context, index int) (*amqp.Connection, e
 func (p *publisher) publishing(seq, attempt int) amqp.Publishing {
 	id := p.p.Ledger.MessageID(seq)
 	now := time.Now()
+	body, isJSON := orderBody(id, seq, p.p.MessageSizeBytes, p.p.MessageSizeSet || p.p.MessageSizeBytes > 0)
+	contentType := "application/json"
+	if !isJSON {
+		contentType = "application/octet-stream" // a cut order is no longer JSON
+	}
 	msg := amqp.Publishing{
-		ContentType:  "application/json",
+		ContentType:  contentType,
 		DeliveryMode: p.deliveryMode,
 		MessageId:    id,
 		Timestamp:    now,
-		Body:         orderBody(id, seq, p.p.MessageSizeBytes),
+		Body:         body,
 	}
 	if p.p.StampSentTime {
 		// The timestamp property has 1 s resolution on the wire.

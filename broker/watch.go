@@ -2,6 +2,8 @@ package broker
 
 import (
 	"fmt"
+	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -9,6 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
 // watcher keeps one publisher connection honest and bounded. It records why
@@ -86,15 +89,47 @@ func (w *watcher) closes(chClose, connClose chan *amqp.Error) {
 	if e == nil {
 		return // closed by rmqtorture itself
 	}
-	who := "client"
-	if e.Server {
-		who = "broker"
-	}
-	reason := fmt.Sprintf("%s closed by %s: %d %s", what, who, e.Code, e.Reason)
+	a, inEffect, _ := w.p.p.Faults.InEffect()
+	reason := closeReason(what, e, a, inEffect)
 	w.p.statsMu.Lock()
 	w.p.stats.ChannelCloses = append(w.p.stats.ChannelCloses, reason)
 	w.p.statsMu.Unlock()
 	w.p.p.Timeline.Record(w.s.event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: %s", w.s.epoch, reason)))
+}
+
+// closeReason words why a channel or connection closed, as observed: the
+// broker's reply code and text; or, for a socket amqp091-go lost (which it
+// reports as the client's own 501 FRAME_ERROR with the socket error as its
+// text), "connection lost" and what the socket error means. When a broker
+// fault was in effect (fault, inEffect) it says so: "connection lost: EOF
+// (socket closed by the peer) while the broker was being killed".
+func closeReason(what string, e *amqp.Error, fault scenario.Action, inEffect bool) string {
+	under := ""
+	if inEffect {
+		under = " " + fault.While()
+	}
+	switch {
+	case e.Server:
+		return fmt.Sprintf("%s closed by broker: %d %s%s", what, e.Code, e.Reason, under)
+	case e.Code == amqp.FrameError:
+		return fmt.Sprintf("connection lost: %s (%s)%s", e.Reason, socketCause(e.Reason), under)
+	}
+	return fmt.Sprintf("%s closed by client: %d %s%s", what, e.Code, e.Reason, under)
+}
+
+// socketCause says what a socket error read from amqp091-go means.
+func socketCause(reason string) string {
+	switch {
+	case reason == io.EOF.Error():
+		return "socket closed by the peer"
+	case strings.Contains(reason, "connection reset"):
+		return "socket reset by the peer"
+	case strings.Contains(reason, "broken pipe"):
+		return "socket closed by the peer during a write"
+	case strings.Contains(reason, "i/o timeout"):
+		return "nothing heard from the broker for three heartbeat intervals"
+	}
+	return "socket error"
 }
 
 func (w *watcher) blocks(blocks chan amqp.Blocking) {
@@ -157,23 +192,43 @@ func (w *watcher) deadlines() {
 			closeConn(w.conn)
 			return
 		}
-		last := w.lastCall.Load()
-		if w.lastConfirm != nil {
-			last = max(last, w.lastConfirm.Load())
-		}
-		idle := now.Sub(time.Unix(0, last))
-		switch {
-		// A publish call still running is waiting on the broker (TCP
-		// pushback, e.g. the moment after connection.unblocked), not a
-		// client stall; the call deadline above bounds it.
-		case idle > w.p.p.StallTimeout && !w.blocked.Load() && w.inCall.Load() == 0 && !stalled:
-			stalled = true
-			w.p.statsMu.Lock()
-			w.p.stats.Stalls++
-			w.p.statsMu.Unlock()
-			w.record(now, metrics.EvStall, fmt.Sprintf("epoch %d: connected, nothing published or confirmed for %s", w.s.epoch, idle.Round(time.Millisecond)))
-		case idle <= w.p.p.StallTimeout:
-			stalled = false
-		}
+		w.checkStall(now, &stalled)
+	}
+}
+
+// checkStall records a client stall: connected, no publish call running,
+// nothing published or confirmed for StallTimeout, not blocked, and no
+// broker fault in effect. While a broker fault is in effect, no progress is
+// the fault's effect, not a client stall (php-amqplib#787): it is recorded
+// once as no-progress and not counted, and after the fault the idle time
+// counts from its end. stalled latches one record per idle spell.
+func (w *watcher) checkStall(now time.Time, stalled *bool) {
+	last := w.lastCall.Load()
+	if w.lastConfirm != nil {
+		last = max(last, w.lastConfirm.Load())
+	}
+	a, inEffect, ended := w.p.p.Faults.InEffect()
+	if !ended.IsZero() {
+		last = max(last, ended.UnixNano())
+	}
+	idle := now.Sub(time.Unix(0, last))
+	switch {
+	case idle <= w.p.p.StallTimeout:
+		*stalled = false
+	// A publish call still running is waiting on the broker (TCP
+	// pushback, e.g. the moment after connection.unblocked), not a
+	// client stall; the call deadline bounds it.
+	case *stalled || w.blocked.Load() || w.inCall.Load() != 0:
+	case inEffect:
+		*stalled = true
+		e := w.s.event(metrics.EvNoProgress, fmt.Sprintf("epoch %d: no progress for %s %s: the fault's effect, not a client stall", w.s.epoch, idle.Round(time.Millisecond), a.While()))
+		e.At, e.Action = now, string(a)
+		w.p.p.Timeline.Record(e)
+	default:
+		*stalled = true
+		w.p.statsMu.Lock()
+		w.p.stats.Stalls++
+		w.p.statsMu.Unlock()
+		w.record(now, metrics.EvStall, fmt.Sprintf("epoch %d: connected, nothing published or confirmed for %s", w.s.epoch, idle.Round(time.Millisecond)))
 	}
 }

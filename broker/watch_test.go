@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,5 +169,65 @@ func TestNoBroker(t *testing.T) {
 	st := lc.Stop()
 	if st.Count != 2 || st.Deliveries != 0 || len(st.Errors) == 0 || !lc.LastDelivery().IsZero() {
 		t.Errorf("consumer stats %+v", st)
+	}
+}
+
+// A lost socket is worded as observed, not as the client's act: amqp091-go
+// reports it as its own 501 FRAME_ERROR with the socket error as text. A
+// broker fault in effect is named in every close reason.
+func TestCloseReason(t *testing.T) {
+	for _, c := range []struct {
+		err      amqp.Error
+		fault    scenario.Action
+		inEffect bool
+		want     string
+	}{
+		{amqp.Error{Code: amqp.FrameError, Reason: "EOF"}, scenario.Kill, true,
+			"connection lost: EOF (socket closed by the peer) while the broker was being killed"},
+		{amqp.Error{Code: amqp.FrameError, Reason: "EOF"}, "", false, "connection lost: EOF (socket closed by the peer)"},
+		{amqp.Error{Code: amqp.FrameError, Reason: "read tcp 127.0.0.1:1->127.0.0.1:2: read: connection reset by peer"}, scenario.Stop, true,
+			"connection lost: read tcp 127.0.0.1:1->127.0.0.1:2: read: connection reset by peer (socket reset by the peer) while the broker was being stopped"},
+		{amqp.Error{Code: amqp.FrameError, Reason: "write tcp 127.0.0.1:1->127.0.0.1:2: write: broken pipe"}, "", false,
+			"connection lost: write tcp 127.0.0.1:1->127.0.0.1:2: write: broken pipe (socket closed by the peer during a write)"},
+		{amqp.Error{Code: amqp.FrameError, Reason: "read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout"}, scenario.Pause, true,
+			"connection lost: read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout (nothing heard from the broker for three heartbeat intervals) while the broker was paused"},
+		{amqp.Error{Code: amqp.ConnectionForced, Reason: "CONNECTION_FORCED - shutdown", Server: true}, scenario.Restart, true,
+			"connection closed by broker: 320 CONNECTION_FORCED - shutdown while the broker was being restarted"},
+		{amqp.Error{Code: amqp.ChannelError, Reason: "channel/connection is not open"}, "", false, "connection closed by client: 504 channel/connection is not open"},
+	} {
+		if got := closeReason("connection", &c.err, c.fault, c.inEffect); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.err, got, c.want)
+		}
+	}
+}
+
+// While a broker fault is in effect, a publisher making no progress is the
+// fault's effect (php-amqplib#787): one no-progress event naming the fault,
+// no client stall. Once the fault is over, idle time counts from its end, and
+// only a further stall timeout without progress is a client stall.
+func TestWatcherNoStallWhileFaultInEffect(t *testing.T) {
+	p := testPublisher(1, scenario.RepublishNone)
+	p.p.ConfirmTimeout, p.p.StallTimeout = time.Hour, 60*time.Millisecond
+	p.p.Faults = &engine.FaultState{}
+	p.p.Faults.Begin(scenario.Pause)
+	w := bareWatcher(p)
+	w.lastCall.Store(time.Now().Add(-time.Second).UnixNano())
+	stalled := false
+	w.checkStall(time.Now(), &stalled)
+	w.checkStall(time.Now(), &stalled) // recorded once per idle spell
+	ev := kinds(p.p.Timeline)
+	if p.stats.Stalls != 0 || len(ev) != 1 || ev[0].Kind != metrics.EvNoProgress || ev[0].Epoch != 7 || ev[0].Action != "pause" ||
+		!strings.HasPrefix(ev[0].Detail, "epoch 7: no progress for 1") || !strings.HasSuffix(ev[0].Detail, " while the broker was paused: the fault's effect, not a client stall") {
+		t.Fatalf("stalls %d, events %+v: want one no-progress event", p.stats.Stalls, ev)
+	}
+	p.p.Faults.End()
+	w.checkStall(time.Now(), &stalled) // idle counts from the fault's end
+	if p.stats.Stalls != 0 || stalled {
+		t.Fatalf("stall right after the fault ended: stalls %d, stalled %v", p.stats.Stalls, stalled)
+	}
+	w.checkStall(time.Now().Add(100*time.Millisecond), &stalled)
+	ev = kinds(p.p.Timeline)
+	if p.stats.Stalls != 1 || len(ev) != 2 || ev[1].Kind != metrics.EvStall {
+		t.Fatalf("stalls %d, events %+v: want a client stall a stall timeout after the fault", p.stats.Stalls, ev)
 	}
 }

@@ -68,8 +68,9 @@ func minTime(a, b time.Time) time.Time {
 // satisfy the work queue's wait for confirmed ids, then the queue under
 // test. Each drain has its own deadline (drain.timeout, or
 // interruptDrainLimit after Ctrl-C) and ignores Ctrl-C otherwise: what was
-// published so far is still worth reconciling.
-func drainQueues(ctx context.Context, tr Traffic, s *scenario.Scenario, spec QueueSpec, ledger *metrics.Ledger, liveConsumers bool) error {
+// published so far is still worth reconciling. onBody sees the size of
+// every body drained from the queue under test.
+func drainQueues(ctx context.Context, tr Traffic, s *scenario.Scenario, spec QueueSpec, ledger *metrics.Ledger, liveConsumers bool, onBody func(bytes int)) error {
 	if spec.DeadLetterQueue != "" {
 		d := drainPlan(s, spec.DeadLetterQueue, ledger)
 		d.Satisfied, d.AllowEmpty, d.DeadLetter = func() bool { return true }, true, true
@@ -78,7 +79,7 @@ func drainQueues(ctx context.Context, tr Traffic, s *scenario.Scenario, spec Que
 		}
 	}
 	d := drainPlan(s, spec.Name, ledger)
-	d.Satisfied, d.AllowEmpty = ledger.AllConfirmedDelivered, liveConsumers
+	d.Satisfied, d.AllowEmpty, d.OnBody = ledger.AllConfirmedDelivered, liveConsumers, onBody
 	return drainOne(ctx, tr, s, d)
 }
 

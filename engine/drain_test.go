@@ -52,10 +52,13 @@ scenarios:
 `)
 	rec := &recordingDrain{}
 	spec := queueSpec(&f.Scenarios[0], "q")
-	if err := drainQueues(context.Background(), rec, &f.Scenarios[0], spec, metrics.NewLedger("q-", 10), false); err != nil {
+	var bodies bodySizes
+	if err := drainQueues(context.Background(), rec, &f.Scenarios[0], spec, metrics.NewLedger("q-", 10), false, bodies.add); err != nil {
 		t.Fatal(err)
 	}
-	if len(rec.plans) != 2 || rec.plans[0].Queue != "q.dlq" || !rec.plans[0].DeadLetter || rec.plans[1].Queue != "q" || rec.plans[1].DeadLetter || rec.plans[1].AllowEmpty ||
+	// Only the queue under test reports its body sizes.
+	if len(rec.plans) != 2 || rec.plans[0].Queue != "q.dlq" || !rec.plans[0].DeadLetter || rec.plans[0].OnBody != nil || rec.plans[1].OnBody == nil ||
+		rec.plans[1].Queue != "q" || rec.plans[1].DeadLetter || rec.plans[1].AllowEmpty ||
 		rec.plans[1].LostWait != 15*time.Second || rec.plans[1].Idle != 2*time.Second {
 		t.Fatalf("plans %+v", rec.plans)
 	}

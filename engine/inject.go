@@ -31,6 +31,8 @@ type injector struct {
 	misroute     chan struct{}
 	misrouteOnce sync.Once
 	pending      scenario.Action // recovery a manual_recovery step left for a later step
+	// fault is whether a broker fault is in effect, for the publishers.
+	fault *FaultState
 	// notes are errors nobody could act on (a recovery after a failed fault
 	// that failed too): they go to the result's notes. altered is set when
 	// the broker may be left altered by one of them.
@@ -49,7 +51,7 @@ var errNoPort = errors.New("the runner has no port for this action")
 var (
 	playbook = map[scenario.Action]play{
 		scenario.Kill: func(in *injector, ctx context.Context, f *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
-			return fmt.Sprintf("kill %s (Docker API call returned; the signal lands during the call)", f.Signal), withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Kill(ctx, in.target, f.Signal) })
+			return fmt.Sprintf("kill %s: the signal lands during the Docker API call", f.Signal), withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Kill(ctx, in.target, f.Signal) })
 		},
 		scenario.Stop: func(in *injector, ctx context.Context, f *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
 			return fmt.Sprintf("stop (SIGTERM, SIGKILL after %s): the broker exited", f.Grace.D()), withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Stop(ctx, in.target, f.Grace.D()) })
@@ -116,7 +118,9 @@ func (in *injector) event(at time.Time, kind metrics.EventKind, a scenario.Actio
 // inject applies one fault step and, unless the step says manual_recovery,
 // runs its recovery after Down. Once a step has started it is applied and
 // recovered under a context that ignores Ctrl-C (half a fault, a kill whose
-// restart was skipped, is the worst outcome), with its own deadline.
+// restart was skipped, is the worst outcome), with its own deadline. A
+// broker fault is in effect (in.fault) from the start of its call until
+// the broker is back.
 func (in *injector) inject(ctx context.Context, f *scenario.Fault, trigger string) (scenario.FaultRecord, error) {
 	rec := scenario.FaultRecord{Action: f.Action, Signal: f.Signal, Trigger: trigger, DownMS: metrics.Millis(f.Down.D())}
 	at := time.Now()
@@ -138,18 +142,46 @@ func (in *injector) inject(ctx context.Context, f *scenario.Fault, trigger strin
 		rec.Error = fmt.Sprintf("no way to play fault action %q", f.Action)
 		return rec, errors.New(rec.Error)
 	}
+	if !f.Action.ClientSide() {
+		in.fault.Begin(f.Action)
+	}
+	sentAtCall := in.sent()
 	detail, err := apply(in, fctx, f, &rec)
+	returned := time.Now()
+	rec.CallMS = metrics.Millis(returned.Sub(at))
 	if err != nil {
 		rec.Error = err.Error()
 		in.undoFailed(ctx, f.Action)
+		in.fault.End()
 		return rec, fmt.Errorf("fault %s: %w", f.Action, err)
 	}
-	applied := time.Now()
-	rec.InjectMS = metrics.Millis(applied.Sub(at))
-	rec.PublishedAtInject = in.sent()
-	in.event(applied, metrics.EvFault, f.Action, detail)
-	in.log.Info("fault applied", "action", f.Action, "target", in.target, "trigger", rec.Trigger, "inject", applied.Sub(at).Round(time.Millisecond), "published", rec.PublishedAtInject)
+	applied := in.applied(f, &rec, at, returned, sentAtCall, detail)
 	return in.recoverStep(ctx, fctx, f, rec, applied)
+}
+
+// applied records a fault whose call (started at, returned at returned)
+// succeeded: it took effect at the call's start when its effect begins
+// during the call (kill, stop, restart: streadway/amqp#421), else when the
+// call returned. It records the fault event then (and, for an action that
+// brings the broker back by itself, restart, broker-started at the call's
+// return), fills rec's effect time and ids published by then, and returns
+// when the fault took effect.
+func (in *injector) applied(f *scenario.Fault, rec *scenario.FaultRecord, at, returned time.Time, sentAtCall int, detail string) time.Time {
+	a := f.Action
+	effect, published := returned, in.sent()
+	if a.EffectDuringCall() {
+		effect, published = at, sentAtCall
+		detail += fmt.Sprintf(" (took effect as the call started; it returned after %s)", returned.Sub(at).Round(time.Millisecond))
+	}
+	rec.InjectMS = metrics.Millis(effect.Sub(at))
+	rec.PublishedAtInject = published
+	in.event(effect, metrics.EvFault, a, detail)
+	if _, _, down := a.LeavesState(); down && !a.Recovers() {
+		in.event(returned, metrics.EvBrokerStarted, a, fmt.Sprintf("%s call returned: the container is running", a))
+	}
+	in.log.Info("fault applied", "action", a, "target", in.target, "trigger", rec.Trigger, "effect", effect.Sub(at).Round(time.Millisecond),
+		"call", returned.Sub(at).Round(time.Millisecond), "published", rec.PublishedAtInject, "down", f.Down.D())
+	return effect
 }
 
 // recoverStep brings the broker back after an applied step, as the action
@@ -165,6 +197,7 @@ func (in *injector) recoverStep(ctx, fctx context.Context, f *scenario.Fault, re
 		return rec, nil
 	}
 	if !f.Action.Recovers() {
+		in.fault.End() // the broker stayed up: the fault was its call
 		return rec, nil
 	}
 	recovery, _ := f.Action.Recovery()
@@ -181,6 +214,7 @@ func (in *injector) recoverStep(ctx, fctx context.Context, f *scenario.Fault, re
 			return rec, fmt.Errorf("clear %s: %w", f.Action, err)
 		}
 		in.event(time.Time{}, metrics.EvFaultCleared, f.Action, detail)
+		in.fault.End()
 		return rec, nil
 	}
 	out, err := in.recoverBroker(ctx, recovery)
@@ -221,9 +255,10 @@ func (in *injector) restorePending(ctx context.Context) (rec scenario.FaultRecor
 		return rec, false, nil
 	}
 	a := in.pending
+	at, published := time.Now(), in.sent()
 	rec, err = in.recoverBroker(ctx, a)
 	rec.Trigger = "restore at the end of the burst"
-	rec.AtMS = metrics.Millis(time.Since(in.start))
+	rec.AtMS, rec.AtPublished = metrics.Millis(at.Sub(in.start)), published
 	in.notes = append(in.notes, fmt.Sprintf("the broker was still down when the burst ended; rmqtorture ran %s itself", a))
 	if err != nil {
 		err = fmt.Errorf("broker not back after %s: %w", a, err)
@@ -247,7 +282,10 @@ func (in *injector) recoverBroker(ctx context.Context, a scenario.Action) (scena
 		in.event(time.Time{}, metrics.EvBrokerNotReady, a, err.Error())
 		return rec, fmt.Errorf("%s broker: %w", a, err)
 	}
+	// The step took effect when its call returned: the container running
+	// (or unpaused, reconnected) with what was published by then.
 	rec.InjectMS = metrics.Millis(time.Since(at))
+	rec.CallMS, rec.PublishedAtInject = rec.InjectMS, in.sent()
 	in.event(time.Time{}, metrics.EvBrokerStarted, a, string(a))
 	if err := in.waitReady(rctx, a); err != nil {
 		rec.Error = err.Error()
@@ -266,5 +304,6 @@ func (in *injector) waitReady(ctx context.Context, a scenario.Action) error {
 		return err
 	}
 	in.event(time.Time{}, metrics.EvBrokerReady, a, "")
+	in.fault.End()
 	return nil
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
@@ -55,7 +56,8 @@ type PublishPlan struct {
 	StallTimeout time.Duration
 	// MessageDeadline (0: none) is each order's deadline from its first try.
 	MessageDeadline time.Duration
-	// MessageSizeBytes pads bodies to this size (0: bare order).
+	// MessageSizeBytes is each body's size in bytes when MessageSizeSet or
+	// above 0 (otherwise the bare order, ~90 bytes).
 	MessageSizeBytes int
 	// ListenerBuffer is the confirm listener's capacity (0: the window).
 	ListenerBuffer int
@@ -75,6 +77,64 @@ type PublishPlan struct {
 	// StampSentTime adds each publish's time to the message headers, for
 	// live consumers' end-to-end latency.
 	StampSentTime bool
+	// Faults says whether a broker fault is in effect (nil: none ever is):
+	// a publisher making no progress then is showing the fault's effect,
+	// not a client stall (php-amqplib#787), and a socket it loses then was
+	// lost to the fault.
+	Faults *FaultState
+	// MessageSizeSet makes every body exactly MessageSizeBytes long, 0
+	// included: cut below the order's JSON, padded above it
+	// (ruby-amqp/bunny#615).
+	MessageSizeSet bool
+}
+
+// FaultState is whether a broker fault is in effect: from the start of the
+// fault's call until the broker accepts AMQP logins again (or the fault is
+// cleared in place, or, for a fault that leaves the broker up, its call
+// returns). The injector sets it; publishers read it. Client-side faults
+// (crash-consumer, publish-to-missing-exchange) never set it. Its methods
+// are goroutine-safe and accept a nil receiver (no fault ever in effect).
+type FaultState struct {
+	mu     sync.Mutex
+	action scenario.Action
+	on     bool
+	ended  time.Time
+}
+
+// Begin marks a broker fault with action a in effect from now.
+func (f *FaultState) Begin(a scenario.Action) {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.action, f.on = a, true
+}
+
+// End marks the fault in effect, if any, over at now.
+func (f *FaultState) End() {
+	if f == nil {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.on {
+		f.on, f.ended = false, time.Now()
+	}
+}
+
+// InEffect returns the action of the broker fault in effect (ok false when
+// none is) and when the latest fault ended (zero when none has).
+func (f *FaultState) InEffect() (a scenario.Action, ok bool, ended time.Time) {
+	if f == nil {
+		return "", false, time.Time{}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.on {
+		return "", false, f.ended
+	}
+	return f.action, true, f.ended
 }
 
 // PublishStats is what a publisher measured beside the ledger.
@@ -115,6 +175,31 @@ type DrainPlan struct {
 	// DeadLetter records deliveries as found in the dead-letter queue
 	// (Ledger.DeadLettered) instead of as deliveries of the queue under test.
 	DeadLetter bool
+	// OnBody, when set, is called with the size in bytes of every body
+	// drained (from the drain's goroutine).
+	OnBody func(bytes int)
+}
+
+// bodySizes is the smallest and largest of the body sizes it was given;
+// used from the drain's goroutine only.
+type bodySizes struct {
+	min, max int
+	seen     bool
+}
+
+func (b *bodySizes) add(n int) {
+	if !b.seen || n < b.min {
+		b.min = n
+	}
+	b.max, b.seen = max(b.max, n), true
+}
+
+// result is the range seen, nil when no body was.
+func (b *bodySizes) result() *scenario.ByteRange {
+	if !b.seen {
+		return nil
+	}
+	return &scenario.ByteRange{Min: b.min, Max: b.max}
 }
 
 // ConsumePlan starts live consumers on the queue under test.
@@ -171,7 +256,7 @@ func publishPlan(s *scenario.Scenario, m scenario.Mode, queue string) PublishPla
 		ConfirmTimeout: s.Load.ConfirmTimeout.D(), Republish: s.Load.Republish,
 		ReconnectTimeout: s.Load.ReconnectTimeout.D(),
 		UnroutableEvery:  s.Load.UnroutableEvery, StallTimeout: s.Load.StallTimeout.D(),
-		MessageDeadline: s.Load.MessageDeadline.D(), MessageSizeBytes: s.Load.MessageSizeBytes,
+		MessageDeadline: s.Load.MessageDeadline.D(), MessageSizeBytes: bodySize(s), MessageSizeSet: s.Load.MessageSizeBytes != nil,
 		ListenerBuffer: s.Load.ConfirmListenerBuffer,
 		Transient:      !s.Load.IsPersistent(), Rate: s.Load.Rate, Publishers: s.Load.Publishers,
 		StampSentTime: s.Consumers.Enabled(),
@@ -181,4 +266,12 @@ func publishPlan(s *scenario.Scenario, m scenario.Mode, queue string) PublishPla
 // drainPlan drains queue after the burst with the scenario's drain settings.
 func drainPlan(s *scenario.Scenario, queue string, ledger *metrics.Ledger) DrainPlan {
 	return DrainPlan{Queue: queue, Ledger: ledger, Idle: s.Drain.Idle.D(), LostWait: s.Drain.LostWait.D(), Timeout: s.Drain.Timeout.D()}
+}
+
+// bodySize is load.message_size_bytes, 0 when unset.
+func bodySize(s *scenario.Scenario) int {
+	if s.Load.MessageSizeBytes == nil {
+		return 0
+	}
+	return *s.Load.MessageSizeBytes
 }

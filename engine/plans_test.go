@@ -34,3 +34,28 @@ scenarios:
 		t.Fatalf("plan %+v", p)
 	}
 }
+
+// load.message_size_bytes set to 0 asks for empty bodies, unset for the bare
+// order (ruby-amqp/bunny#615); the drain's body sizes come back as a range.
+func TestBodySizePlanAndRange(t *testing.T) {
+	for _, c := range []struct {
+		load  string
+		size  int
+		exact bool
+	}{{"{messages: 10}", 0, false}, {"{messages: 10, message_size_bytes: 0}", 0, true}, {"{messages: 10, message_size_bytes: 16}", 16, true}} {
+		f := mustParse(t, "version: 1\nscenarios:\n  - name: t\n    load: "+c.load+"\n")
+		if p := publishPlan(&f.Scenarios[0], scenario.ConfirmEach, "q"); p.MessageSizeBytes != c.size || p.MessageSizeSet != c.exact {
+			t.Errorf("%s: size %d set %v", c.load, p.MessageSizeBytes, p.MessageSizeSet)
+		}
+	}
+	var b bodySizes
+	if b.result() != nil {
+		t.Fatal("a range with no body")
+	}
+	for _, n := range []int{16, 0, 4096, 16} {
+		b.add(n)
+	}
+	if r := b.result(); *r != (scenario.ByteRange{Min: 0, Max: 4096}) {
+		t.Fatalf("range %+v", *r)
+	}
+}

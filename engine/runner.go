@@ -163,7 +163,7 @@ func (b *burst) armFaults(ctx context.Context) {
 		fmt.Errorf("burst not finished within load.burst_timeout %s", b.s.Load.BurstTimeout.D()))
 	b.sched = newSchedule(b.s, b.r.Seed, b.start, b.ledger.Sent)
 	b.in = &injector{ports: b.r.Ports, log: b.log, s: b.s, tl: b.timeline, start: b.start, sent: b.ledger.Sent,
-		target: scenario.BrokerTarget(), consumers: b.consumers, misroute: make(chan struct{})}
+		target: scenario.BrokerTarget(), consumers: b.consumers, misroute: make(chan struct{}), fault: &FaultState{}}
 	if len(b.s.Faults) == 0 {
 		return
 	}
@@ -223,7 +223,7 @@ func (b *burst) restorePending(ctx context.Context) {
 func (b *burst) publish(ctx context.Context) {
 	p := publishPlan(b.s, b.res.Mode, b.spec.Name)
 	p.Ledger, p.Latency, p.IntendedLatency, p.Timeline = b.ledger, b.latency, b.intended, b.timeline
-	p.OnPublished, p.Misroute = b.sched.OnPublished, b.in.misroute
+	p.OnPublished, p.Misroute, p.Faults = b.sched.OnPublished, b.in.misroute, b.in.fault
 	stats, err := b.r.Traffic.Publish(b.pubCtx, p)
 	b.stats = stats
 	b.timeline.Add(metrics.EvBurstEnd, "")
@@ -270,7 +270,9 @@ func (b *burst) drain(ctx context.Context) {
 		return
 	}
 	b.timeline.Add(metrics.EvDrainStart, "")
-	err := drainQueues(ctx, b.r.Traffic, b.s, b.spec, b.ledger, b.consumers != nil)
+	var bodies bodySizes
+	err := drainQueues(ctx, b.r.Traffic, b.s, b.spec, b.ledger, b.consumers != nil, bodies.add)
+	b.res.DrainedBodyBytes = bodies.result()
 	// An incomplete drain proves nothing about what it did not reach: those
 	// ids are unverified, not lost.
 	b.drained = err == nil && b.cond.DrainIncomplete == nil

@@ -180,10 +180,9 @@ func recoveries(faults []scenario.FaultRecord, events []metrics.Event, s *metric
 			return time.Time{}, false
 		}
 		r := &scenario.Recovery{}
-		if faults[i].Action == scenario.Restart {
-			zero := 0.0
-			r.ContainerRunningMS = &zero
-		} else if t, ok := first(metrics.EvBrokerStarted, nil); ok {
+		// Restart records broker-started as its call returns; a recovery
+		// step, as its start, unpause or reconnect call returns.
+		if t, ok := first(metrics.EvBrokerStarted, nil); ok {
 			r.ContainerRunningMS = since(t)
 		}
 		if t, ok := first(metrics.EvBrokerReady, nil); ok {

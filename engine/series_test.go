@@ -39,16 +39,19 @@ var (
 
 func f64(v float64) *float64 { return &v }
 
-// A kill, a pause with a block inside it, and a restart: each fault's state
-// lasts until broker-ready; recovery steps are timed from the fault event.
+// A kill, a pause with a block inside it, and a restart, as the injector
+// records them: each fault's state lasts until broker-ready; recovery steps
+// are timed from the fault event, which for kill and restart is the start
+// of their call (their effect begins during it: streadway/amqp#421), and
+// restart's container is running when its call returns.
 func TestSeriesStatesAndRecoveries(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	ev := events(t0,
 		0, kindOnly(metrics.EvBurstStart),
 		0, connected(1, 1, 1),
 		900, faultEv(metrics.EvTrigger, scenario.Kill),
+		900, faultEv(metrics.EvFault, scenario.Kill),
 		950, typed(metrics.EvConnectionLost, metrics.Event{Epoch: 1, Publisher: 1, Connection: 1}),
-		1000, faultEv(metrics.EvFault, scenario.Kill),
 		6000, faultEv(metrics.EvBrokerStarted, scenario.Start),
 		7000, kindOnly(metrics.EvBrokerReady),
 		7500, connected(2, 1, 2),
@@ -61,26 +64,27 @@ func TestSeriesStatesAndRecoveries(t *testing.T) {
 		9000, faultEv(metrics.EvBrokerStarted, scenario.Unpause),
 		9100, kindOnly(metrics.EvBrokerReady),
 		9500, faultEv(metrics.EvTrigger, scenario.Restart),
-		9900, faultEv(metrics.EvFault, scenario.Restart),
+		9500, faultEv(metrics.EvFault, scenario.Restart),
+		9900, faultEv(metrics.EvBrokerStarted, scenario.Restart),
 		10000, kindOnly(metrics.EvBrokerReady),
 		11000, kindOnly(metrics.EvBurstEnd),
 	)
 	faults := []scenario.FaultRecord{
-		{Action: scenario.Kill, AtMS: 900, InjectMS: 100},
+		{Action: scenario.Kill, AtMS: 900, InjectMS: 0, CallMS: 100},
 		{Action: scenario.Pause, AtMS: 8000, InjectMS: 100},
 		{Action: scenario.Start, AtMS: 8500}, // a recovery step: no fault event of its own
-		{Action: scenario.Restart, AtMS: 9500, InjectMS: 400},
+		{Action: scenario.Restart, AtMS: 9500, InjectMS: 0, CallMS: 400},
 	}
 	// The backlog: an id in doubt at 950 ms, republished, confirmed at 7800 ms.
 	s := seriesWithBacklog(t, t0, 950, 7800)
 
 	recoveries(faults, ev, s, true)
 	want := []*scenario.Recovery{
-		{ContainerRunningMS: f64(5000), AMQPAcceptingMS: f64(6000), PublisherReconnectedMS: f64(6500), FirstConfirmMS: f64(6600), BacklogDrainedMS: f64(6800)},
+		{ContainerRunningMS: f64(5100), AMQPAcceptingMS: f64(6100), PublisherReconnectedMS: f64(6600), FirstConfirmMS: f64(6700), BacklogDrainedMS: f64(6900)},
 		// Paused: the publisher never reconnected before the next fault.
 		{ContainerRunningMS: f64(900), AMQPAcceptingMS: f64(1000)},
 		nil,
-		{ContainerRunningMS: f64(0), AMQPAcceptingMS: f64(100)},
+		{ContainerRunningMS: f64(400), AMQPAcceptingMS: f64(500)},
 	}
 	for i := range faults {
 		if !reflect.DeepEqual(faults[i].Recovery, want[i]) {
@@ -90,7 +94,7 @@ func TestSeriesStatesAndRecoveries(t *testing.T) {
 
 	spans := brokerSpans(applied(faults, ev), ev, 11000)
 	wantSpans := []metrics.StateSpan{
-		{FromMS: 1000, ToMS: 7000, State: metrics.StateDown},
+		{FromMS: 900, ToMS: 7000, State: metrics.StateDown},
 		{FromMS: 8100, ToMS: 9100, State: metrics.StatePaused},
 		{FromMS: 9500, ToMS: 10000, State: metrics.StateDown}, // restart: from its trigger
 		{FromMS: 8200, ToMS: 8400, State: metrics.StateBlocked},
@@ -108,7 +112,7 @@ func TestSeriesStatesAndRecoveries(t *testing.T) {
 	for _, c := range []struct {
 		upTo int // number of events seen so far
 		want metrics.BrokerState
-	}{{4, metrics.StateUp}, {5, metrics.StateDown}, {7, metrics.StateUp}, {13, metrics.StatePaused}, {14, metrics.StatePaused}, {16, metrics.StateUp}, {18, metrics.StateDown}, {20, metrics.StateUp}} {
+	}{{3, metrics.StateUp}, {4, metrics.StateDown}, {5, metrics.StateDown}, {7, metrics.StateUp}, {13, metrics.StatePaused}, {14, metrics.StatePaused}, {16, metrics.StateUp}, {18, metrics.StateDown}, {19, metrics.StateDown}, {20, metrics.StateUp}} {
 		if got := BrokerStateNow(ev[:c.upTo]); got != c.want {
 			t.Errorf("state after %d events (%s): %s, want %s", c.upTo, ev[c.upTo-1].Kind, got, c.want)
 		}
@@ -119,7 +123,7 @@ func TestSeriesStatesAndRecoveries(t *testing.T) {
 	}
 
 	d := seriesOf(s, faults, ev, t0.Add(11*time.Second))
-	wantBroker := []metrics.BrokerState{"up", "down", "down", "down", "down", "down", "down", "up", "paused", "down", "up"}
+	wantBroker := []metrics.BrokerState{"down", "down", "down", "down", "down", "down", "down", "up", "paused", "down", "up"} // the kill from 900 ms
 	if !reflect.DeepEqual(d.Broker, wantBroker) || !reflect.DeepEqual(d.Reconnects, []int{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}) {
 		t.Errorf("broker %v reconnects %v", d.Broker, d.Reconnects)
 	}

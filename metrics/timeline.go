@@ -21,6 +21,7 @@ const (
 	EvBlocked        EventKind = "blocked"          // connection.blocked from the broker
 	EvUnblocked      EventKind = "unblocked"        // connection.unblocked
 	EvStall          EventKind = "stall"            // connected, no publish and no confirm for the stall timeout
+	EvNoProgress     EventKind = "no-progress"      // the same while a broker fault was in effect: the fault's effect, not a client stall
 	EvMisrouted      EventKind = "misrouted"        // the order (detail: sequence number) sent to a missing exchange
 	EvBrokerStarted  EventKind = "broker-started"   // container started again
 	EvBrokerReady    EventKind = "broker-ready"     // AMQP login accepted again
@@ -49,7 +50,7 @@ type Event struct {
 	Kind   EventKind `json:"kind"`
 	Detail string    `json:"detail,omitempty"`
 	// Action is the fault action (kill, pause, start…) of trigger, fault,
-	// fault-cleared and broker-started events.
+	// fault-cleared, broker-started and no-progress events.
 	Action string `json:"action,omitempty"`
 	// Target is what a fault or recovery acted on, as the engine's target
 	// spells it ("broker" for the single broker).

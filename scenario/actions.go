@@ -84,8 +84,10 @@ type ActionSpec struct {
 	// State is the broker state the series marks after the action until the
 	// broker accepts AMQP logins again ("" for none: alarms are seen as
 	// connection.blocked instead); FromTrigger marks the state from the
-	// trigger rather than from the fault event (the call itself shuts the
-	// broker down).
+	// trigger rather than from the fault event: the call itself shuts the
+	// broker down, so its effect begins during the call (kill, stop,
+	// restart) and it is timed from the call's start, not its return
+	// (streadway/amqp#421).
 	State       metrics.BrokerState
 	FromTrigger bool
 	// ClientSide actions are played by rmqtorture's own clients, not on the
@@ -100,7 +102,7 @@ var (
 	graceDown   = []Param{ParamGrace, ParamDown}
 	signalDown  = []Param{ParamSignal, ParamDown}
 	actionTable = map[Action]ActionSpec{
-		Kill:                     {Params: signalDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, Repeatable: true},
+		Kill:                     {Params: signalDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true},
 		Stop:                     {Params: graceDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true},
 		Restart:                  {Params: []Param{ParamGrace}, Leaves: "up", State: metrics.StateDown, FromTrigger: true, Repeatable: true},
 		Pause:                    {Params: downOnly, RecoveredBy: Unpause, Recovers: true, Leaves: "paused", State: metrics.StatePaused, Repeatable: true},

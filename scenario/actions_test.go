@@ -26,7 +26,7 @@ func TestActionTable(t *testing.T) {
 		fromTrigger       bool
 	}
 	for a, w := range map[Action]want{
-		Kill:                     {Start, "stopped", true, false, false, true, metrics.StateDown, false},
+		Kill:                     {Start, "stopped", true, false, false, true, metrics.StateDown, true},
 		Stop:                     {Start, "stopped", true, false, false, true, metrics.StateDown, true},
 		Restart:                  {"", "up", false, false, false, false, metrics.StateDown, true},
 		Pause:                    {Unpause, "paused", true, false, false, true, metrics.StatePaused, false},

@@ -110,8 +110,13 @@ type ModeResult struct {
 	// for load.stall_timeout. A stall is never counted as loss.
 	Stalls int `json:"stalls"`
 	// ChannelCloses are the broker's reasons for closing the publisher's
-	// channels or connections, with reply code and text.
+	// channels or connections, with reply code and text, or how a
+	// connection was lost (and under which broker fault).
 	ChannelCloses []string `json:"channel_closes,omitempty"`
+	// DrainedBodyBytes is the smallest and largest body the drain received
+	// from the queue under test, in bytes (null when it received none): what
+	// the broker stored, to read against load.message_size_bytes.
+	DrainedBodyBytes *ByteRange `json:"drained_body_bytes,omitempty"`
 
 	// Consumers is what the live consumers measured (null without them).
 	Consumers *ConsumerStats `json:"consumers,omitempty"`
@@ -135,11 +140,17 @@ type FaultRecord struct {
 	Trigger     string  `json:"trigger"`
 	AtMS        float64 `json:"at_ms"`        // trigger fired, ms since burst start
 	AtPublished int     `json:"at_published"` // ids published when the trigger fired
-	// InjectMS is how long the fault took to apply (the Docker API call), in
-	// ms; publishers keep going meanwhile, as they would in production.
+	// InjectMS is when the fault took effect, in ms after its trigger: the
+	// start of its call for an action whose effect begins during the call
+	// (kill, stop, restart: 0; streadway/amqp#421), else the end of its
+	// call (the Docker API call); publishers keep going meanwhile, as they
+	// would in production.
 	InjectMS          float64 `json:"inject_ms"`
-	PublishedAtInject int     `json:"published_at_inject"` // ids published when the fault was applied
+	PublishedAtInject int     `json:"published_at_inject"` // ids published when the fault took effect
 	DownMS            float64 `json:"down_ms"`             // planned downtime before the start
+	// CallMS is how long the fault's call took (the Docker API call,
+	// rabbitmqctl), in ms; 0 for client-side faults.
+	CallMS float64 `json:"call_ms,omitempty"`
 	// Firing is which firing of a repeating step this is (1-based; 0 for a
 	// step that fires once).
 	Firing int `json:"firing,omitempty"`
@@ -153,6 +164,12 @@ type FaultRecord struct {
 	// Recovery times each step back from the fault (nil for recovery steps
 	// and faults that were never applied).
 	Recovery *Recovery `json:"recovery,omitempty"`
+}
+
+// ByteRange is the smallest and largest of some sizes, in bytes.
+type ByteRange struct {
+	Min int `json:"min"`
+	Max int `json:"max"`
 }
 
 // ConsumerStats is what live consumers measured. Histograms map a value
@@ -213,7 +230,7 @@ func (r *Result) BrokerVersionOrImage() string {
 // series' in-doubt backlog.
 type Recovery struct {
 	// ContainerRunningMS: the container started, unpaused or reconnected
-	// again (0 for restart: the restart call returns with it running).
+	// again (restart: its call returned, with the container running).
 	ContainerRunningMS *float64 `json:"container_running_ms"`
 	// AMQPAcceptingMS: an AMQP login succeeded again.
 	AMQPAcceptingMS *float64 `json:"amqp_accepting_ms"`

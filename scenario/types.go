@@ -327,9 +327,11 @@ type Load struct {
 	Persistent *bool `yaml:"persistent,omitempty"`
 	// Rate limits publishing to this many msg/s (0: as fast as possible).
 	Rate float64 `yaml:"rate,omitempty"`
-	// MessageSizeBytes pads each JSON order to this body size (0: the bare
-	// order, ~90 bytes; at most 1 MiB).
-	MessageSizeBytes int `yaml:"message_size_bytes,omitempty"`
+	// MessageSizeBytes, when set, makes every body exactly this many bytes
+	// (0 to 1 MiB): the JSON order padded, or cut below its own size (the
+	// id travels in message_id and headers, never read from the body;
+	// ruby-amqp/bunny#615). Unset: the bare order, ~90 bytes.
+	MessageSizeBytes *int `yaml:"message_size_bytes,omitempty"`
 	// ConfirmListenerBuffer is the capacity of the publisher-confirm listener
 	// (default: the window). Below the window it is refused: a full listener
 	// stalls amqp091-go's reader (streadway/amqp#254) and, since v1.13, makes
