@@ -25,6 +25,11 @@ type fakeBroker struct {
 	ops      []string
 	targets  []string
 	stored   map[int]int // seq → copies in the queue
+	// lost counts the times the broker dropped its connections (down or
+	// disconnected): a publisher that finds it changed saw its connection
+	// die even if the broker is back before the publisher looked, as a real
+	// client always does.
+	lost int
 }
 
 func (b *fakeBroker) set(op string, t scenario.Target, st metrics.BrokerState) {
@@ -35,6 +40,16 @@ func (b *fakeBroker) set(op string, t scenario.Target, st metrics.BrokerState) {
 	if st != "" {
 		b.state = st
 	}
+	if st == metrics.StateDown || st == metrics.StateDisconnected {
+		b.lost++
+	}
+}
+
+// connectionsLost is how many times the broker dropped its connections.
+func (b *fakeBroker) connectionsLost() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.lost
 }
 
 func (b *fakeBroker) Kill(_ context.Context, t scenario.Target, sig string) error {
@@ -164,6 +179,7 @@ type pub struct {
 	pending []int // published, unconfirmed, oldest first
 	redo    []int // in doubt, to republish
 	conns   int
+	lost    int // the broker's connectionsLost when this connection opened
 }
 
 func (f *fakeTraffic) Publish(ctx context.Context, p PublishPlan) (PublishStats, error) {
@@ -173,7 +189,7 @@ func (f *fakeTraffic) Publish(ctx context.Context, p PublishPlan) (PublishStats,
 			return u.st, ctx.Err()
 		}
 		time.Sleep(f.perPublish)
-		if f.b != nil && f.b.current() != metrics.StateUp {
+		if f.b != nil && (f.b.current() != metrics.StateUp || f.b.connectionsLost() != u.lost) {
 			if err := u.outage(ctx); err != nil {
 				return u.st, err
 			}
@@ -256,6 +272,7 @@ func (u *pub) outage(ctx context.Context) error {
 	if u.p.Republish == scenario.RepublishNone {
 		u.redo = nil
 	}
+	u.lost = b.connectionsLost()
 	u.conns++
 	u.st.Reconnects++
 	u.p.Timeline.Record(metrics.Event{Kind: metrics.EvConnected, Publisher: 1, Connection: u.conns, Epoch: metrics.Epoch(u.conns),
