@@ -75,6 +75,12 @@ type PublishPlan struct {
 	// StampSentTime adds each publish's time to the message headers, for
 	// live consumers' end-to-end latency.
 	StampSentTime bool
+	// ChannelsPerConnection puts this many publishers on each connection,
+	// one channel each (0 or 1: a connection per publisher).
+	ChannelsPerConnection int
+	// TxSize (transactional) is the number of messages per tx.commit (0 or
+	// 1: one).
+	TxSize int
 }
 
 // PublishStats is what a publisher measured beside the ledger.
@@ -139,13 +145,15 @@ func queueName(runID string, m scenario.Mode, cell *scenario.Cell) string {
 }
 
 // window is the number of unconfirmed messages mode m keeps in flight (0:
-// fire-and-forget, no confirms).
+// fire-and-forget, no confirms; one transaction in transactional).
 func window(s *scenario.Scenario, m scenario.Mode) int {
 	switch m {
 	case scenario.ConfirmEach:
 		return 1
 	case scenario.ConfirmWindow:
 		return s.Load.Window
+	case scenario.Transactional:
+		return max(1, s.Load.TxSize)
 	}
 	return 0
 }
@@ -174,7 +182,8 @@ func publishPlan(s *scenario.Scenario, m scenario.Mode, queue string) PublishPla
 		MessageDeadline: s.Load.MessageDeadline.D(), MessageSizeBytes: s.Load.MessageSizeBytes,
 		ListenerBuffer: s.Load.ConfirmListenerBuffer,
 		Transient:      !s.Load.IsPersistent(), Rate: s.Load.Rate, Publishers: s.Load.Publishers,
-		StampSentTime: s.Consumers.Enabled(),
+		StampSentTime:         s.Consumers.Enabled(),
+		ChannelsPerConnection: s.Load.ChannelsPerConnection, TxSize: s.Load.TxSize,
 	}
 }
 

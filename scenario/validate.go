@@ -155,6 +155,8 @@ func (p *parser) validateLoad(sp string, s *Scenario) {
 	}
 	if l.ChannelsPerConnection > max(1, l.Publishers) {
 		p.fail(lp+".channels_per_connection", "%d channels per connection but only %d publishers: raise load.publishers (each channel is one publisher)", l.ChannelsPerConnection, max(1, l.Publishers))
+	} else if l.ChannelsPerConnection > 1 && slices.Contains(l.Modes, FireAndForget) {
+		p.fail(lp+".channels_per_connection", "shared connections are for the confirm modes and transactional: fire-and-forget publishers close their connection when done, so each needs its own (drop fire-and-forget from load.modes)")
 	}
 }
 
