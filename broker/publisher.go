@@ -193,7 +193,7 @@ func (p *publisher) channels(ctx context.Context, conn *amqp.Connection, first, 
 			s := session{epoch: metrics.Epoch(p.epochs.Add(1)), publisher: first + k + 1, connection: connection}
 			detail := fmt.Sprintf("epoch %d: publisher %d, connection %d", s.epoch, s.publisher, connection)
 			if n > 1 {
-				detail += fmt.Sprintf(", channel %d of %d on it (publishers %d–%d)", k+1, n, first+1, first+n)
+				detail += fmt.Sprintf(" (channel %d of %d on a connection shared by publishers %d–%d)", k+1, n, first+1, first+n)
 			}
 			p.p.Timeline.Record(s.event(metrics.EvConnected, detail))
 			errs[k] = p.epoch(ctx, conn, s)

@@ -43,6 +43,7 @@ func TestSchemaAcceptsWrittenResults(t *testing.T) {
 		"full":     fullResult(),
 		"matrix":   matrixResult(),
 		"deadline": deadlineResult(),
+		"tx":       txResult(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer

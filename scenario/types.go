@@ -252,7 +252,11 @@ func (s *Scenario) traffic() string {
 	if s.Load.Publishers > 1 {
 		out += fmt.Sprintf("; %d publishers", s.Load.Publishers)
 		if n := s.Load.ChannelsPerConnection; n > 1 {
-			out += fmt.Sprintf(" on %d connections (%d channels each)", s.Load.Connections(), n)
+			conns := "connections"
+			if s.Load.Connections() == 1 {
+				conns = "connection"
+			}
+			out += fmt.Sprintf(" on %d %s (up to %d channels each)", s.Load.Connections(), conns, n)
 		}
 	}
 	if c := s.Consumers; c.Enabled() {
