@@ -81,6 +81,9 @@ type Container struct {
 	// attached is set on a container the user named: the faults' changes
 	// to undo should this process die first (state.go).
 	attached *attachment
+	// tty: the container runs with a terminal, so its log is one raw
+	// stream rather than stdout and stderr multiplexed.
+	tty bool
 }
 
 // CreateOptions configure a new broker container.
@@ -155,7 +158,7 @@ func Attach(ctx context.Context, cli *client.Client, log *slog.Logger, nameOrID 
 	if err != nil {
 		return nil, fmt.Errorf("inspect container %q: %w", nameOrID, err)
 	}
-	c.ID, c.Image = info.ID, info.Config.Image
+	c.ID, c.Image, c.tty = info.ID, info.Config.Image, info.Config.Tty
 	if info.State == nil || !info.State.Running {
 		return nil, fmt.Errorf("container %q is not running", nameOrID)
 	}

@@ -106,6 +106,7 @@ func TestIDQueue(t *testing.T) {
 		t.Errorf("first try times %d %d: set on the first take only", p.firstTry[0].Load(), p.firstTry[2].Load())
 	}
 	p.p.Ledger.Published(0, true)
+	p.release() // 0 published: no longer held
 	p.inDoubt(0)
 	p.putBack(1)
 	take()
@@ -119,6 +120,13 @@ func TestIDQueue(t *testing.T) {
 	}
 	if o := p.p.Ledger.Outcome(0); o != metrics.InDoubt {
 		t.Errorf("order 0 %s, want in-doubt", o)
+	}
+	// 1, 0 and 2 are still held: taken, not yet published or put back.
+	if p.finished() || p.held.Load() != 3 {
+		t.Errorf("finished with %d ids taken but not yet published", p.held.Load())
+	}
+	for range 3 {
+		p.release()
 	}
 	if !p.finished() {
 		t.Error("not finished with every id taken and nothing in flight")

@@ -190,7 +190,7 @@ func publishNoFault(t *testing.T, c *Container, mode scenario.Mode, queue string
 	l := metrics.NewLedger("it-", n)
 	tl := metrics.NewTimeline(time.Now())
 	st, err := a.Publish(ctx, engine.PublishPlan{
-		Queue: queue, Mode: mode, Messages: n, Window: window, ConfirmTimeout: 10 * time.Second,
+		Queue: queue, Mode: mode, Messages: n, Window: window, TxSize: window, ConfirmTimeout: 10 * time.Second,
 		Republish: scenario.RepublishInDoubt, ReconnectTimeout: 10 * time.Second,
 		Ledger: l, Latency: metrics.NewLatency(), Timeline: tl, OnPublished: func(int, int) {},
 	})
@@ -225,6 +225,7 @@ func TestPublishModesWithoutFaultsDeliverEverythingOnce(t *testing.T) {
 		{scenario.FireAndForget, 0, metrics.Counts{Sent: n, UnconfirmedDelivered: n, Delivered: n, Deliveries: n}},
 		{scenario.ConfirmEach, 1, metrics.Counts{Sent: n, Confirmed: n, Delivered: n, Deliveries: n}},
 		{scenario.ConfirmWindow, 256, metrics.Counts{Sent: n, Confirmed: n, Delivered: n, Deliveries: n}},
+		{scenario.Transactional, 50, metrics.Counts{Sent: n, Confirmed: n, Delivered: n, Deliveries: n}},
 	} {
 		t.Run(string(tc.mode), func(t *testing.T) {
 			if got := publishNoFault(t, c, tc.mode, "", n, tc.window, true); got != tc.want {
@@ -244,7 +245,9 @@ func TestUnroutableMandatoryIsReturnedNotConfirmed(t *testing.T) {
 		t.Fatal(err)
 	}
 	const n = 500
-	for _, mode := range []scenario.Mode{scenario.ConfirmWindow, scenario.ConfirmEach, scenario.FireAndForget} {
+	// Transactional, 64 per commit: RabbitMQ routes at tx.commit and sends
+	// each basic.return before the commit-ok.
+	for _, mode := range []scenario.Mode{scenario.ConfirmWindow, scenario.ConfirmEach, scenario.FireAndForget, scenario.Transactional} {
 		got := publishNoFault(t, c, mode, "rmqt.it.unbound", n, 64, false)
 		want := metrics.Counts{Sent: n, Returned: n}
 		if got != want {

@@ -91,6 +91,10 @@ type publisher struct {
 	mu    sync.Mutex
 	next  int   // next fresh sequence number
 	retry []int // ids to publish again first (in doubt, or failed publish in fire-and-forget)
+	// held counts ids taken but not yet tracked, handed off, put back or
+	// dropped: a channel that finds nothing to take must not end a shared
+	// connection while a sibling is about to publish on it.
+	held atomic.Int64
 	// settled is closed and replaced whenever a confirm or an in-doubt
 	// settles something: a broadcast that wakes every publisher waiting for
 	// the last confirms or for in-doubt ids to republish.
@@ -144,13 +148,16 @@ func (a *AMQP) Publish(ctx context.Context, plan engine.PublishPlan) (engine.Pub
 	return pub.stats, err
 }
 
-// run runs plan.Publishers publishers (one connection each) that share the
-// burst: they take ids from one queue, republishes first. The first that
-// cannot reconnect in time ends them all.
+// run runs plan.Publishers publishers that share the burst: they take ids
+// from one queue, republishes first. Publishers share connections
+// plan.ChannelsPerConnection at a time (one connection each by default),
+// each on its own channel. The first that cannot reconnect in time ends
+// them all.
 func (p *publisher) run(ctx context.Context) error {
 	g, gctx := errgroup.WithContext(ctx)
-	for i := range max(1, p.p.Publishers) {
-		g.Go(func() error { return p.runOne(gctx, i) })
+	per, n := max(1, p.p.ChannelsPerConnection), max(1, p.p.Publishers)
+	for first := 0; first < n; first += per {
+		g.Go(func() error { return p.runOne(gctx, first, min(per, n-first)) })
 	}
 	err := g.Wait()
 	if ctx.Err() != nil {
@@ -159,27 +166,22 @@ func (p *publisher) run(ctx context.Context) error {
 	return err
 }
 
-// runOne is one publisher's connection loop.
-func (p *publisher) runOne(ctx context.Context, index int) error {
+// runOne is one connection's loop, for publishers first … first+channels-1,
+// one channel each.
+func (p *publisher) runOne(ctx context.Context, first, channels int) error {
 	sessions := 0
 	for !p.finished() {
-		conn, err := p.connect(ctx, index)
+		conn, err := p.connect(ctx, first)
 		if err != nil {
 			return err
 		}
 		sessions++
-		s := session{epoch: metrics.Epoch(p.epochs.Add(1)), publisher: index + 1, connection: sessions}
 		if sessions > 1 {
 			p.statsMu.Lock()
 			p.stats.Reconnects++
 			p.statsMu.Unlock()
 		}
-		p.p.Timeline.Record(s.event(metrics.EvConnected, fmt.Sprintf("epoch %d: publisher %d, connection %d", s.epoch, index, sessions)))
-		if p.p.Mode.ConfirmMode() {
-			err = p.confirmEpoch(ctx, conn, s)
-		} else {
-			err = p.fireAndForgetEpoch(ctx, conn, s)
-		}
+		err = p.channels(ctx, conn, first, channels, sessions)
 		closeConn(conn)
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -191,28 +193,92 @@ func (p *publisher) runOne(ctx context.Context, index int) error {
 	return nil
 }
 
+// channels runs one epoch per publisher on conn, each on its own channel,
+// until every one has ended. A channel's epoch ends by closing the
+// connection, so one that dies ends its siblings and every channel's
+// pending confirms go in doubt together (rabbitmq/amqp091-go#182). It
+// returns the first error other than errEpochOver, else errEpochOver if any
+// epoch ended that way.
+func (p *publisher) channels(ctx context.Context, conn *amqp.Connection, first, n, connection int) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for k := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := session{epoch: metrics.Epoch(p.epochs.Add(1)), publisher: first + k + 1, connection: connection}
+			detail := fmt.Sprintf("epoch %d: publisher %d, connection %d", s.epoch, s.publisher, connection)
+			if n > 1 {
+				detail += fmt.Sprintf(" (channel %d of %d on a connection shared by publishers %d–%d)", k+1, n, first+1, first+n)
+			}
+			p.p.Timeline.Record(s.event(metrics.EvConnected, detail))
+			errs[k] = p.epoch(ctx, conn, s)
+		}()
+	}
+	wg.Wait()
+	var over error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, errEpochOver):
+			over = err
+		default:
+			return err
+		}
+	}
+	return over
+}
+
+// epoch publishes on one channel of conn in the plan's mode until the burst
+// is done or the channel dies.
+func (p *publisher) epoch(ctx context.Context, conn *amqp.Connection, s session) error {
+	switch {
+	case p.p.Mode == scenario.Transactional:
+		return p.txEpoch(ctx, conn, s)
+	case p.p.Mode.ConfirmMode():
+		return p.confirmEpoch(ctx, conn, s)
+	}
+	return p.fireAndForgetEpoch(ctx, conn, s)
+}
+
 // finished: every id published, nothing waiting for a republish, nothing in flight.
 func (p *publisher) finished() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.next >= p.p.Messages && len(p.retry) == 0 && p.tracker.InFlight() == 0
+	return p.next >= p.p.Messages && len(p.retry) == 0 && p.idle()
 }
 
+// idle: nothing in flight on any channel and no id taken but not yet
+// tracked, so no channel is about to publish.
+func (p *publisher) idle() bool { return p.tracker.InFlight() == 0 && p.held.Load() == 0 }
+
 // take returns the next id to publish: republishes first, then fresh ids.
+// The caller holds the id until it tracks, hands off, puts back or drops
+// it (release).
 func (p *publisher) take() (seq int, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if len(p.retry) > 0 {
 		seq = p.retry[0]
 		p.retry = p.retry[1:]
+		p.held.Add(1)
 		return seq, true
 	}
 	if p.next < p.p.Messages {
 		p.next++
 		p.firstTry[p.next-1].Store(time.Now().UnixNano())
+		p.held.Add(1)
 		return p.next - 1, true
 	}
 	return 0, false
+}
+
+// release ends the hold take gave on an id; the last one wakes the
+// channels waiting for the burst to go idle.
+func (p *publisher) release() {
+	if p.held.Add(-1) == 0 {
+		p.signalSettled()
+	}
 }
 
 // pace waits for the next slot of the rate schedule, if any (bounded by
@@ -244,10 +310,14 @@ func (p *publisher) deadline(seq int) (time.Time, bool) {
 }
 
 // expiredUnpublished marks seq not published when its deadline has passed
-// before any attempt, and reports whether it did.
+// before any attempt, and reports whether it did (then seq is dropped).
 func (p *publisher) expiredUnpublished(seq int) bool {
 	d, ok := p.deadline(seq)
-	return ok && time.Now().After(d) && p.p.Ledger.MarkNotPublished(seq)
+	if ok && time.Now().After(d) && p.p.Ledger.MarkNotPublished(seq) {
+		p.release()
+		return true
+	}
+	return false
 }
 
 // markPastDeadline marks seq pending at its deadline when it was written,
@@ -264,8 +334,9 @@ func (p *publisher) markPastDeadline(now time.Time, seq int) {
 // putBack returns an id that was taken but not published.
 func (p *publisher) putBack(seq int) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	p.retry = append([]int{seq}, p.retry...)
+	p.mu.Unlock()
+	p.release()
 }
 
 // inDoubt records that seq's latest attempt will never be confirmed and, under
@@ -499,6 +570,7 @@ func (p *publisher) handOff(ctx context.Context, ch *amqp.Channel, w *watcher, s
 		return fmt.Errorf("%w: %v", errEpochOver, err)
 	}
 	p.p.Ledger.Published(seq, false)
+	p.release()
 	p.published(p.p.Ledger.Sent())
 	return nil
 }
@@ -551,7 +623,7 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, s s
 			// Nothing left to publish: wait for the last confirms (any
 			// publisher's: their in-doubt ids may come back to republish).
 			// Each publisher's watcher bounds its own confirms.
-			if p.tracker.InFlight() == 0 {
+			if p.idle() {
 				return end(nil)
 			}
 			select {
@@ -602,6 +674,7 @@ func (p *publisher) acquire(ctx context.Context, r *confirmReader, seq int) (got
 		return true, nil
 	case <-expire:
 		p.p.Ledger.MarkNotPublished(seq)
+		p.release()
 		return false, nil
 	case <-r.done:
 	case <-ctx.Done():
@@ -627,6 +700,7 @@ func (p *publisher) publishTracked(ctx context.Context, ch *amqp.Channel, w *wat
 		p.putBack(seq)
 		return errEpochOver
 	}
+	p.release() // tracked: in flight now
 	exchange, key := p.route(r.s, seq)
 	w.callStarted()
 	err = ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq, attempt))

@@ -122,8 +122,8 @@ func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "rmqtorture",
 		Short: "Kill a RabbitMQ broker mid-burst and account for every message",
 		Long: `rmqtorture runs scripted scenarios against a real RabbitMQ broker in a Docker
-container: it publishes bursts of orders in one of three modes (fire-and-forget,
-confirm-each, confirm-window), kills the broker through the Docker Engine API at
+container: it publishes bursts of orders in one of four modes (fire-and-forget,
+confirm-each, confirm-window, transactional), kills the broker through the Docker Engine API at
 a planned moment, restarts it, drains the queue and reconciles every message id:
 confirmed, lost, nacked, returned, in doubt, duplicated, unexpected.
 

@@ -77,7 +77,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 		RunE: func(c *cobra.Command, args []string) error { return o.run(c, g, args) },
 	}
 	fl := c.Flags()
-	fl.StringSliceVar(&o.modes, "mode", nil, "publishing modes to run, comma-separated (fire-and-forget, confirm-each, confirm-window); default: the scenario's")
+	fl.StringSliceVar(&o.modes, "mode", nil, "publishing modes to run, comma-separated (fire-and-forget, confirm-each, confirm-window, transactional); default: the scenario's")
 	fl.IntVar(&o.messages, "messages", 0, "orders per burst (overrides load.messages)")
 	fl.IntVar(&o.window, "window", 0, "confirm-window: unconfirmed messages in flight (overrides load.window)")
 	fl.StringVar(&o.image, "image", "", "broker image (overrides broker.image; default "+scenario.DefaultImage+")")
@@ -338,6 +338,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		History:      historySink(dir),
 	}
 	runCells(ctx, log, runner, s, res)
+	scanBrokerLog(ctx, log, ctr, res)
 	return o.finish(ctx, c, log, dir, res)
 }
 

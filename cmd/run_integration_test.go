@@ -208,7 +208,7 @@ func TestRunBadInputStartsNothing(t *testing.T) {
 	}{
 		{[]string{"run", "x", "-f", bad}, bad + ":4:34: scenarios[0].load.window: must be within 1–65535, got 0"},
 		{[]string{"run", "nope", "-f", "../scenarios.yaml"}, `../scenarios.yaml: no scenario named "nope"`},
-		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--mode", "confirm-al"}, `--mode confirm-al: scenario "kill-mid-burst": load.modes[0]: "confirm-al" is not a mode (fire-and-forget, confirm-each, confirm-window)`},
+		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--mode", "confirm-al"}, `--mode confirm-al: scenario "kill-mid-burst": load.modes[0]: "confirm-al" is not a mode (fire-and-forget, confirm-each, confirm-window, transactional)`},
 		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--messages", "0"}, `--messages 0: scenario "kill-mid-burst": load.messages: must be within 1–10000000, got 0`},
 		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--messages", "2000000000"}, `--messages 2000000000: scenario "kill-mid-burst": load.messages: must be within 1–10000000, got 2000000000`},
 		{[]string{"run", "transient-messages", "-f", "../scenarios.yaml", "--window", "100"}, `--window 100: scenario "transient-messages": faults[0].in_flight: must be within 1–100 (load.window), got 500`},

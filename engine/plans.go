@@ -77,6 +77,12 @@ type PublishPlan struct {
 	// StampSentTime adds each publish's time to the message headers, for
 	// live consumers' end-to-end latency.
 	StampSentTime bool
+	// ChannelsPerConnection puts this many publishers on each connection,
+	// one channel each (0 or 1: a connection per publisher).
+	ChannelsPerConnection int
+	// TxSize (transactional) is the number of messages per tx.commit (0 or
+	// 1: one).
+	TxSize int
 	// Faults says whether a broker fault is in effect (nil: none ever is):
 	// a publisher making no progress then is showing the fault's effect,
 	// not a client stall (php-amqplib#787), and a socket it loses then was
@@ -224,13 +230,15 @@ func queueName(runID string, m scenario.Mode, cell *scenario.Cell) string {
 }
 
 // window is the number of unconfirmed messages mode m keeps in flight (0:
-// fire-and-forget, no confirms).
+// fire-and-forget, no confirms; one transaction in transactional).
 func window(s *scenario.Scenario, m scenario.Mode) int {
 	switch m {
 	case scenario.ConfirmEach:
 		return 1
 	case scenario.ConfirmWindow:
 		return s.Load.Window
+	case scenario.Transactional:
+		return max(1, s.Load.TxSize)
 	}
 	return 0
 }
@@ -259,7 +267,8 @@ func publishPlan(s *scenario.Scenario, m scenario.Mode, queue string) PublishPla
 		MessageDeadline: s.Load.MessageDeadline.D(), MessageSizeBytes: bodySize(s), MessageSizeSet: s.Load.MessageSizeBytes != nil,
 		ListenerBuffer: s.Load.ConfirmListenerBuffer,
 		Transient:      !s.Load.IsPersistent(), Rate: s.Load.Rate, Publishers: s.Load.Publishers,
-		StampSentTime: s.Consumers.Enabled(),
+		StampSentTime:         s.Consumers.Enabled(),
+		ChannelsPerConnection: s.Load.ChannelsPerConnection, TxSize: s.Load.TxSize,
 	}
 }
 

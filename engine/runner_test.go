@@ -62,7 +62,7 @@ func TestRunModeLostConfirmedFails(t *testing.T) {
 func TestBrokerNotBackIsInconclusiveAndStopsLaterModes(t *testing.T) {
 	b, tr := &fakeBroker{readyErr: errors.New("not ready in 1m")}, &fakeTraffic{}
 	// fire-and-forget first, as in kill-mid-burst
-	results := newRunner(b, tr).RunModes(context.Background(), testScenario(100, 10), scenario.Modes)
+	results := newRunner(b, tr).RunModes(context.Background(), testScenario(100, 10), scenario.DefaultModes)
 	if len(results) != 3 || results[0].NotRun || !results[1].NotRun || !results[2].NotRun || len(tr.declared) != 1 {
 		t.Fatalf("results %+v, declared %v: later modes must be listed as not run", results, tr.declared)
 	}

@@ -136,5 +136,23 @@ func FuzzLedgerInvariants(f *testing.F) {
 		if len(seen) != c.Lost+c.UnconfirmedMissing+c.InDoubt+c.Nacked+c.Returned {
 			t.Fatalf("listed ids %d do not match the counts %+v", len(seen), c)
 		}
+		// The listed ids behind went_in_doubt are exactly the count, and every
+		// republished id (a retry only ever follows an in-doubt) went in doubt.
+		wentDoubt := map[int]bool{}
+		for _, r := range ids.WentInDoubt {
+			for seq := r.First; seq <= r.Last; seq++ {
+				wentDoubt[seq] = true
+			}
+		}
+		if len(wentDoubt) != c.WentInDoubt {
+			t.Fatalf("went-in-doubt ids %d, count %d", len(wentDoubt), c.WentInDoubt)
+		}
+		for _, r := range ids.Republished {
+			for seq := r.First; seq <= r.Last; seq++ {
+				if !wentDoubt[seq] {
+					t.Fatalf("id %d republished without going in doubt", seq)
+				}
+			}
+		}
 	})
 }

@@ -124,6 +124,12 @@ func TestHistoryReplayReproducesLedger(t *testing.T) {
 	if !reflect.DeepEqual(ids.Lost, []Range{{2, 2}}) || !reflect.DeepEqual(ids.Duplicated, []Range{{7, 7}}) {
 		t.Fatalf("ids %+v", ids)
 	}
+	// 7 and 8 went in doubt at the close, 9 at its failed publish; 7 and 9
+	// were republished, 8 not: the replay lists the same ids.
+	if !reflect.DeepEqual(ids.WentInDoubt, []Range{{7, 9}}) || !reflect.DeepEqual(ids.Republished, []Range{{7, 7}, {9, 9}}) ||
+		!reflect.DeepEqual(gids.WentInDoubt, ids.WentInDoubt) || !reflect.DeepEqual(gids.Republished, ids.Republished) {
+		t.Fatalf("went in doubt %v republished %v (replayed %v %v)", ids.WentInDoubt, ids.Republished, gids.WentInDoubt, gids.Republished)
+	}
 	if !rp.Drained || rp.Trailer.BlockedMS != 12.5 || rp.Header.Prefix != "q-" || string(rp.Header.Expect) != `{"MaxDuplicates":0}` {
 		t.Fatalf("header/trailer %+v %+v", rp.Header, rp.Trailer)
 	}

@@ -49,6 +49,13 @@ type IDSets struct {
 	Returned           []Range `json:"returned,omitempty"`
 	NotPublished       []Range `json:"not_published,omitempty"`
 	Duplicated         []Range `json:"duplicated,omitempty"`
+	// WentInDoubt lists the ids that were in doubt at some point (Counts.WentInDoubt
+	// counts them), whatever came later.
+	WentInDoubt []Range `json:"went_in_doubt,omitempty"`
+	// Republished lists the ids published more than once (same message id):
+	// under republish: in-doubt, exactly the ids of WentInDoubt that the run
+	// had time to publish again (streadway/amqp#396).
+	Republished []Range `json:"republished,omitempty"`
 }
 
 // Range is an inclusive run of sequence numbers [First, Last].
@@ -105,12 +112,17 @@ func (l *Ledger) Reconcile(drained bool) (Counts, IDSets, error) {
 		d := l.countCopies(&r, seq)
 		if l.everInDoubt[seq] {
 			r.c.WentInDoubt++
+			r.wentDoubt.add(seq)
+		}
+		if l.attempts[seq] > 1 {
+			r.republished.add(seq)
 		}
 		r.classify(seq, o, d, o == HandedOff && l.returned[seq])
 	}
 	c := r.c
 	sets := IDSets{Lost: r.lost.out, Unverified: r.unverified.out, UnconfirmedMissing: r.missing.out, InDoubt: r.doubt.out,
 		Nacked: r.nacked.out, Returned: r.returned.out, Duplicated: r.dup.out, NotPublished: r.unpublished.out}
+	sets.WentInDoubt, sets.Republished = r.wentDoubt.out, r.republished.out
 	if sum := c.ClassSum(); sum != c.Sent {
 		return c, sets, fmt.Errorf("ledger does not reconcile: classes add up to %d, sent %d", sum, c.Sent)
 	}
@@ -124,6 +136,9 @@ type reconciliation struct {
 	c       Counts
 
 	lost, unverified, missing, doubt, nacked, returned, dup, unpublished rangeBuilder
+	// wentDoubt and republished are the ids behind Counts.WentInDoubt and
+	// those published more than once.
+	wentDoubt, republished rangeBuilder
 }
 
 // countCopies counts the deliveries of sent id seq (work queue and

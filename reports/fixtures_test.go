@@ -128,3 +128,43 @@ func deadlineResult() *scenario.Result {
 		Verdict: scenario.Verdict{Status: scenario.Pass},
 	}
 }
+
+// txResult is a transactional burst and a shared-connection confirm-window
+// burst after a kill of a classic queue's broker: the ids that went in doubt
+// and were republished (one set equal, one not), and broker log findings.
+func txResult() *scenario.Result {
+	doubt := []metrics.Range{{First: 2000, Last: 2009}}
+	return &scenario.Result{
+		SchemaVersion: scenario.SchemaVersion, Tool: "dev", Client: "amqp091-go v1.16.0", Scenario: "kill-mid-burst-tx", File: "scenarios.yaml",
+		Command: "rmqtorture run kill-mid-burst-tx", RunID: "7a7a7a7a", Image: "rmqtorture/rabbitmq:4.0-trixie", BrokerVersion: "RabbitMQ 4.0.5", Container: "rmqt-7a7a7a7a",
+		QueueType: scenario.Classic, Topology: "classic, durable; persistent messages, mandatory; 4 publishers on 1 connection (up to 4 channels each)", Messages: 4000,
+		StartedAt: time.Date(2026, 11, 30, 9, 21, 28, 0, time.UTC), DurationMS: 22700,
+		Modes: []scenario.ModeResult{
+			{
+				Mode: scenario.Transactional, Queue: "rmqt.7a7a7a7a.transactional", Window: 10,
+				Counts:      metrics.Counts{Sent: 4000, Confirmed: 4000, WentInDoubt: 10, Republished: 10, Delivered: 4000, Deliveries: 4000},
+				PublishRate: 360.2, PreFaultPublishRate: 1878.4, ConfirmRate: 359.1,
+				ConfirmLatency:   metrics.LatencySummary{Count: 4000, P50: 2.0, P90: 6.1, P99: 19.5, Max: 60.9},
+				BrokerDowntimeMS: ptr(8464), ClientRecoveryMS: ptr(9311), BurstMS: 11100, Reconnects: 1,
+				IDs:     metrics.IDSets{WentInDoubt: doubt, Republished: doubt},
+				Events:  []metrics.Event{{AtMS: 1092.406, Kind: metrics.EvConnectionLost, Epoch: 1, Publisher: 1, Connection: 1, Detail: `epoch 1: tx.commit did not return (Exception (501) Reason: "EOF"): its 10 messages are in doubt`}},
+				Verdict: scenario.Verdict{Status: scenario.Pass},
+			},
+			{
+				Mode: scenario.ConfirmWindow, Queue: "rmqt.7a7a7a7a.confirm-window", Window: 100,
+				Counts: metrics.Counts{Sent: 4000, Confirmed: 3990, InDoubt: 10, WentInDoubt: 400, Republished: 390, Delivered: 4000, Deliveries: 4000},
+				IDs: metrics.IDSets{InDoubt: []metrics.Range{{First: 3990, Last: 3999}}, WentInDoubt: []metrics.Range{{First: 1600, Last: 1989}, {First: 3990, Last: 3999}},
+					Republished: []metrics.Range{{First: 1600, Last: 1989}}},
+				Events:  []metrics.Event{},
+				Verdict: scenario.Verdict{Status: scenario.Pass},
+			},
+		},
+		Verdict: scenario.Verdict{Status: scenario.Pass},
+		BrokerLogFindings: []scenario.BrokerLogFinding{
+			{Signature: "dropped-after-unclean-shutdown", Meaning: "a durable classic queue recovered after an unclean shutdown", Count: 2, Messages: 3,
+				FirstLine: "2026-11-30 09:24:08.646976+00:00 [warning] <0.466.0> Queue rmqt.7a7a7a7a.transactional in vhost / dropped 0/0/0 persistent messages and 0 transient messages after unclean shutdown"},
+			{Signature: "restarting-crashed-queue", Meaning: "a classic queue's process crashed and was restarted (rabbitmq-server#13390)", Count: 1,
+				FirstLine: "<0.1928067.0> Restarting crashed queue 'a`b' in vhost '/'."},
+		},
+	}
+}

@@ -204,6 +204,7 @@ func writeTable(w io.Writer, r *scenario.Result) error {
 	for _, warning := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warning)
 	}
+	brokerLogLines(w, r)
 	return nil
 }
 
@@ -280,12 +281,14 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	p("- *broker downtime ms*: fault → AMQP login accepted again. *client recovery ms*: fault → first publish or confirm after the publisher reconnected.\n")
 	p("- *blocked ms*: time the broker held the publisher blocked (connection.blocked); it is included in confirm latency.\n")
 	p("- *n/a*: does not apply to the mode; *-*: none, or not measured.\n")
+	txLegend(w, r)
 	if hdr, rows := matrixRows(r); rows != nil {
 		p("\n## Matrix\n\nEach cell's runs summarised as min / median / max.\n\n")
 		if err := table(w, true, hdr, rows); err != nil {
 			return err
 		}
 	}
+	brokerLogSection(w, r)
 	for i, m := range r.Modes {
 		if err := modeSection(w, i, m); err != nil {
 			return err
@@ -311,7 +314,7 @@ func modeSection(w io.Writer, i int, m scenario.ModeResult) error {
 	}
 	p("Queue %s", code(m.Queue))
 	if m.Mode.ConfirmMode() {
-		p(", window %s", num(m.Window))
+		p(", %s", windowText(m))
 	}
 	p(". Verdict: **%s**.\n", m.Verdict.Status)
 	if len(m.Verdict.Reasons) > 0 {
@@ -371,6 +374,7 @@ func modeSection(w io.Writer, i int, m scenario.ModeResult) error {
 	idList(w, "Returned", m.IDs.Returned)
 	idList(w, "Not published (deadline passed first)", m.IDs.NotPublished)
 	idList(w, "Duplicated", m.IDs.Duplicated)
+	doubtLists(w, m)
 	if len(m.Events) == 0 {
 		return nil
 	}

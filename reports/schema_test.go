@@ -43,6 +43,7 @@ func TestSchemaAcceptsWrittenResults(t *testing.T) {
 		"full":     fullResult(),
 		"matrix":   matrixResult(),
 		"deadline": deadlineResult(),
+		"tx":       txResult(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer
@@ -74,7 +75,7 @@ func TestSchemaRejects(t *testing.T) {
 		{"fraction in a count", func(d map[string]any) { mode0(d)["confirmed"] = 1.5 }, []string{"/modes/0/confirmed: got number, want integer"}},
 		{"negative count", func(d map[string]any) { mode0(d)["nacked"] = -1 }, []string{"/modes/0/nacked: minimum: got -1, want 0"}},
 		{"unknown field", func(d map[string]any) { mode0(d)["seed"] = 7 }, []string{"/modes/0: additional properties 'seed' not allowed"}},
-		{"unknown mode", func(d map[string]any) { mode0(d)["mode"] = "confirm-all" }, []string{"/modes/0/mode: value must be one of 'fire-and-forget', 'confirm-each', 'confirm-window'"}},
+		{"unknown mode", func(d map[string]any) { mode0(d)["mode"] = "confirm-all" }, []string{"/modes/0/mode: value must be one of 'fire-and-forget', 'confirm-each', 'confirm-window', 'transactional'"}},
 		{"future schema version", func(d map[string]any) { d["schema_version"] = 3 }, []string{"/schema_version: value must be 2"}},
 		{"series key of version 1 in version 2", func(d map[string]any) {
 			s := seriesDoc()

@@ -173,6 +173,10 @@ func checkModeField(in judgeInput, name string, want int) string {
 		if c.WentInDoubt < want {
 			return fmt.Sprintf("went_in_doubt %d, expected at least %d: the fault did not leave messages in doubt", c.WentInDoubt, want)
 		}
+	case "max_went_in_doubt":
+		if c.WentInDoubt > want {
+			return fmt.Sprintf("went_in_doubt %d, expected at most %d", c.WentInDoubt, want)
+		}
 	case "min_blocked_ms":
 		if obs.BlockedMS < float64(want) {
 			return fmt.Sprintf("blocked %.0f ms, expected at least %d ms of connection.blocked", obs.BlockedMS, want)

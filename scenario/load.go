@@ -269,7 +269,7 @@ func (d defaulter) queue(s *Scenario) {
 
 func (d defaulter) load(s *Scenario) {
 	if !d.at("load.modes") {
-		s.Load.Modes = slices.Clone(Modes)
+		s.Load.Modes = slices.Clone(DefaultModes)
 	}
 	if !d.at("load.window") {
 		s.Load.Window = 1000
@@ -283,6 +283,12 @@ func (d defaulter) load(s *Scenario) {
 	d.dur("load.burst_timeout", &s.Load.BurstTimeout, 15*time.Minute)
 	if !d.at("load.publishers") {
 		s.Load.Publishers = 1
+	}
+	if !d.at("load.channels_per_connection") {
+		s.Load.ChannelsPerConnection = 1
+	}
+	if !d.at("load.tx_size") {
+		s.Load.TxSize = 1
 	}
 	// Spelled out so validate shows it; nil still means the default.
 	if !d.at("load.persistent") {

@@ -16,7 +16,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"unknown key names line, column, path and the known keys",
 			head + "    load:\n      messages: 10\n      windw: 5\n",
-			[]string{"s.yaml:6:7: scenarios[0].load.windw: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout, unroutable_every, stall_timeout, burst_timeout, message_deadline, persistent, rate, message_size_bytes, confirm_listener_buffer, publishers)"}},
+			[]string{"s.yaml:6:7: scenarios[0].load.windw: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout, unroutable_every, stall_timeout, burst_timeout, message_deadline, persistent, rate, message_size_bytes, confirm_listener_buffer, publishers, channels_per_connection, tx_size)"}},
 		{"window zero and kill point outside 0-100, both at once",
 			head + "    load:\n      messages: 10\n      window: 0\n    faults:\n      - action: kill\n        published_percent: 150\n",
 			[]string{
@@ -36,7 +36,7 @@ func TestParseErrors(t *testing.T) {
 		{"every problem reported, in file order",
 			head + "    load:\n      messages: 10\n      modes: [fire-and-forget, confirm-al]\n    faults:\n      - action: kill\n        signal: SIGKIL\n        published_percent: 10\n        after: 1s\n    drain:\n      idle: soon\n",
 			[]string{
-				"s.yaml:6:32: scenarios[0].load.modes[1]: \"confirm-al\" is not a mode (fire-and-forget, confirm-each, confirm-window)",
+				"s.yaml:6:32: scenarios[0].load.modes[1]: \"confirm-al\" is not a mode (fire-and-forget, confirm-each, confirm-window, transactional)",
 				"s.yaml:8:9: scenarios[0].faults[0]: needs exactly one trigger (published_percent, published, in_flight or after), got 2",
 				"s.yaml:9:17: scenarios[0].faults[0].signal: \"SIGKIL\" is not a signal (SIGKILL, SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGABRT)",
 				"s.yaml:13:13: scenarios[0].drain.idle: \"soon\" is not a duration (use e.g. 5s, 250ms)",
@@ -76,7 +76,7 @@ func TestParseErrors(t *testing.T) {
 				"s.yaml:4:67: scenarios[0].load.unroutable_every: must not be negative, got -1",
 				"s.yaml:7:25: scenarios[0].expect.modes.confirm-window: \"confirm-window\" is not one of this scenario's load.modes",
 				"s.yaml:8:35: scenarios[0].expect.modes.confirm-each.confirmed: must not be negative, got -1",
-				"s.yaml:8:39: scenarios[0].expect.modes.confirm-each.colour: unknown field (known: sent, confirmed, lost, nacked, returned, in_doubt, delivered, unconfirmed_delivered, unconfirmed_missing, duplicates, min_went_in_doubt, min_blocked_ms, not_published, pending_at_deadline, min_unconfirmed_missing, channel_closed_with, dead_lettered, min_redeliveries, deliveries_per_message, retries)",
+				"s.yaml:8:39: scenarios[0].expect.modes.confirm-each.colour: unknown field (known: sent, confirmed, lost, nacked, returned, in_doubt, delivered, unconfirmed_delivered, unconfirmed_missing, duplicates, min_went_in_doubt, min_blocked_ms, not_published, pending_at_deadline, min_unconfirmed_missing, channel_closed_with, dead_lettered, min_redeliveries, deliveries_per_message, retries, max_went_in_doubt)",
 			}},
 		{"a confirm listener smaller than the window is refused (F3)",
 			head + "    load: {messages: 10, window: 64, confirm_listener_buffer: 1, message_size_bytes: -1}\n",
@@ -205,6 +205,21 @@ func TestParseErrors(t *testing.T) {
 		{"scenarios not a list",
 			"version: 1\nscenarios: {name: a}\n",
 			[]string{"s.yaml:2:12: scenarios: must be a list, got a mapping"}},
+		{"more channels per connection than publishers",
+			head + "    load: {messages: 10, publishers: 2, channels_per_connection: 4}\n",
+			[]string{"s.yaml:4:66: scenarios[0].load.channels_per_connection: 4 channels per connection but only 2 publishers: raise load.publishers (each channel is one publisher)"}},
+		{"shared connections with fire-and-forget",
+			head + "    load: {messages: 10, publishers: 2, channels_per_connection: 2}\n",
+			[]string{"s.yaml:4:66: scenarios[0].load.channels_per_connection: shared connections are for the confirm modes and transactional: fire-and-forget publishers close their connection when done, so each needs its own (drop fire-and-forget from load.modes)"}},
+		{"tx_size out of range",
+			head + "    load: {messages: 10, modes: [transactional], tx_size: 0}\n",
+			[]string{"s.yaml:4:59: scenarios[0].load.tx_size: must be within 1–65535, got 0"}},
+		{"in_flight beyond one transaction",
+			head + "    load: {messages: 10, modes: [transactional], tx_size: 5}\n    faults: [{action: kill, in_flight: 6}]\n",
+			[]string{"s.yaml:5:40: scenarios[0].faults[0].in_flight: transactional never has more than load.tx_size (5) in flight, got 6"}},
+		{"went-in-doubt bounds that cannot both hold",
+			head + "    load: {messages: 10, modes: [transactional]}\n    expect:\n      modes:\n        transactional: {min_went_in_doubt: 5, max_went_in_doubt: 4}\n",
+			[]string{"s.yaml:7:66: scenarios[0].expect.modes.transactional.max_went_in_doubt: 4 is below min_went_in_doubt 5: no run can meet both"}},
 		{"two documents",
 			head + "    load: {messages: 1}\n---\nversion: 1\n",
 			[]string{"s.yaml:5:1: more than one YAML document; put all scenarios in one"}},
@@ -235,7 +250,7 @@ func TestParseDefaults(t *testing.T) {
 	if s.Broker.Image != DefaultImage || s.Broker.ReadyTimeout.D() != time.Minute || s.Queue.Type != Quorum ||
 		s.Queue.SettleBeforeBurst.D() != 2*time.Second || s.Load.Window != 1000 || len(s.Load.Modes) != 3 ||
 		s.Load.Republish != RepublishInDoubt || s.Faults[0].Signal != "SIGKILL" || s.Faults[0].Down.D() != 5*time.Second ||
-		s.Drain.Idle.D() != 2*time.Second {
+		s.Drain.Idle.D() != 2*time.Second || s.Load.TxSize != 1 || s.Load.ChannelsPerConnection != 1 || s.Load.Connections() != 1 {
 		t.Errorf("defaults not applied: %+v", s)
 	}
 }

@@ -56,6 +56,22 @@ type Result struct {
 	// Warnings are what the run was told but did not check, e.g. an
 	// expectation for a mode that --mode left out.
 	Warnings []string `json:"warnings,omitempty"`
+	// BrokerLogFindings are the known loss signatures found in the broker's
+	// log over the run (e.g. a classic queue's recovery after an unclean
+	// shutdown, rabbitmq-server#13390), in the scanner's table order.
+	BrokerLogFindings []BrokerLogFinding `json:"broker_log_findings,omitempty"`
+}
+
+// BrokerLogFinding is one known signature found in the broker's log: lines
+// the field has tied to lost or damaged messages.
+type BrokerLogFinding struct {
+	Signature string `json:"signature"` // short name, e.g. "restarting-crashed-queue"
+	Meaning   string `json:"meaning"`   // what it means, citing the public report
+	Count     int    `json:"count"`     // matching lines
+	FirstLine string `json:"first_line"`
+	// Messages is what the matching lines say the broker dropped, summed
+	// (signatures that carry a count only; 0 otherwise).
+	Messages int `json:"messages,omitempty"`
 }
 
 // ModeResult is one publishing mode's burst, fault, drain and reconciliation.

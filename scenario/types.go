@@ -28,13 +28,28 @@ const (
 	// ConfirmWindow keeps at most Window unconfirmed messages in flight and
 	// matches confirms as they arrive.
 	ConfirmWindow Mode = "confirm-window"
+	// Transactional publishes in AMQP transactions (tx.select once, then
+	// load.tx_size basic.publish and a tx.commit): a tx.commit-ok means the
+	// broker took responsibility for the transaction's messages, as a
+	// basic.ack does; the messages of a transaction whose tx.commit did not
+	// return before the connection died are in doubt; a tx.commit the broker
+	// refuses (a channel error) is a nack (rabbitmq-server#8966).
+	Transactional Mode = "transactional"
 )
 
 // Modes lists every mode in report order.
-var Modes = []Mode{FireAndForget, ConfirmEach, ConfirmWindow}
+var Modes = []Mode{FireAndForget, ConfirmEach, ConfirmWindow, Transactional}
 
-// ConfirmMode reports whether the mode puts the channel in confirm mode.
-func (m Mode) ConfirmMode() bool { return m == ConfirmEach || m == ConfirmWindow }
+// DefaultModes are the modes a scenario without load.modes runs: the three
+// ways of publishing most applications use.
+var DefaultModes = []Mode{FireAndForget, ConfirmEach, ConfirmWindow}
+
+// ConfirmMode reports whether the broker settles each message for the
+// publisher: a publisher confirm (confirm-each, confirm-window) or a
+// tx.commit-ok (transactional). The ledger then follows each message from
+// in flight to confirmed, nacked or in doubt; in fire-and-forget it can only
+// learn from the drain.
+func (m Mode) ConfirmMode() bool { return m == ConfirmEach || m == ConfirmWindow || m == Transactional }
 
 // QueueType is the x-queue-type of the durable queue under test.
 type QueueType string
@@ -236,6 +251,13 @@ func (s *Scenario) traffic() string {
 	out := ""
 	if s.Load.Publishers > 1 {
 		out += fmt.Sprintf("; %d publishers", s.Load.Publishers)
+		if n := s.Load.ChannelsPerConnection; n > 1 {
+			conns := "connections"
+			if s.Load.Connections() == 1 {
+				conns = "connection"
+			}
+			out += fmt.Sprintf(" on %d %s (up to %d channels each)", s.Load.Connections(), conns, n)
+		}
 	}
 	if c := s.Consumers; c.Enabled() {
 		out += fmt.Sprintf("; %d live consumers (prefetch %d, ack every %d, %s", c.Count, c.Prefetch, c.AckEvery, c.OnDelivery)
@@ -340,6 +362,15 @@ type Load struct {
 	// Publishers is how many publishers share the burst, one connection and
 	// channel each (default 1). Confirm-window applies per publisher.
 	Publishers int `yaml:"publishers,omitempty"`
+	// ChannelsPerConnection puts this many publishers on each connection,
+	// each on its own channel with its own epoch and window (default 1: one
+	// connection per publisher): ceil(publishers / channels_per_connection)
+	// connections. A connection that dies takes every channel's pending
+	// confirms into doubt at once (rabbitmq/amqp091-go#182).
+	ChannelsPerConnection int `yaml:"channels_per_connection,omitempty"`
+	// TxSize (transactional) is how many messages each tx.commit commits
+	// (default 1).
+	TxSize int `yaml:"tx_size,omitempty"`
 }
 
 // Fault is one planned fault. Exactly one trigger is set.
@@ -434,6 +465,9 @@ type ModeExpectations struct {
 	// Retries checks that every parked message carried exactly this many
 	// retries in the application's own retry header.
 	Retries *int `yaml:"retries,omitempty"`
+	// MaxWentInDoubt bounds the ids the faults left in doubt (e.g. a
+	// window's worth per connection killed, or one transaction).
+	MaxWentInDoubt *int `yaml:"max_went_in_doubt,omitempty"`
 }
 
 type namedInt struct {
@@ -450,7 +484,7 @@ func (e ModeExpectations) fields() []namedInt {
 		{"min_unconfirmed_missing", e.MinUnconfirmedMissing}, {"not_published", e.NotPublished},
 		{"pending_at_deadline", e.PendingAtDeadline}, {"dead_lettered", e.DeadLettered},
 		{"min_redeliveries", e.MinRedeliveries}, {"deliveries_per_message", e.DeliveriesPerMessage},
-		{"retries", e.Retries},
+		{"retries", e.Retries}, {"max_went_in_doubt", e.MaxWentInDoubt},
 	}
 }
 
@@ -495,6 +529,13 @@ func (q Queue) Discards() string {
 
 // IsDurable reports whether the queue is declared durable (the default).
 func (q Queue) IsDurable() bool { return q.Durable == nil || *q.Durable }
+
+// Connections is how many connections the publishers use:
+// ceil(publishers / channels_per_connection), at least 1.
+func (l Load) Connections() int {
+	per := max(1, l.ChannelsPerConnection)
+	return max(1, (max(1, l.Publishers)+per-1)/per)
+}
 
 // IsPersistent reports whether orders are published persistent (the default).
 func (l Load) IsPersistent() bool { return l.Persistent == nil || *l.Persistent }

@@ -153,6 +153,11 @@ func (p *parser) validateLoad(sp string, s *Scenario) {
 	if l.Rate < 0 || math.IsNaN(l.Rate) || math.IsInf(l.Rate, 0) {
 		p.fail(lp+".rate", "must be a finite number ≥ 0 (msg/s; 0: as fast as possible), got %g", l.Rate)
 	}
+	if l.ChannelsPerConnection > max(1, l.Publishers) {
+		p.fail(lp+".channels_per_connection", "%d channels per connection but only %d publishers: raise load.publishers (each channel is one publisher)", l.ChannelsPerConnection, max(1, l.Publishers))
+	} else if l.ChannelsPerConnection > 1 && slices.Contains(l.Modes, FireAndForget) {
+		p.fail(lp+".channels_per_connection", "shared connections are for the confirm modes and transactional: fire-and-forget publishers close their connection when done, so each needs its own (drop fire-and-forget from load.modes)")
+	}
 }
 
 // queueTypes lists the queue types the scenario runs on: the matrix's, else
@@ -302,6 +307,10 @@ func (p *parser) validateInFlight(fp string, s *Scenario, n int) {
 		}
 		if m == ConfirmEach && n > 1 {
 			p.fail(fp+".in_flight", "confirm-each never has more than 1 in flight, got %d", n)
+			return
+		}
+		if m == Transactional && n > max(1, s.Load.TxSize) {
+			p.fail(fp+".in_flight", "transactional never has more than load.tx_size (%d) in flight, got %d", max(1, s.Load.TxSize), n)
 			return
 		}
 	}
@@ -485,6 +494,9 @@ func (p *parser) validateExpect(sp string, s *Scenario) {
 		}
 		if ex.MinRedeliveries != nil && *ex.MinRedeliveries > 0 && !s.Consumers.Enabled() && len(s.Faults) == 0 {
 			p.fail(mp+".min_redeliveries", "nothing can be redelivered without live consumers or a fault")
+		}
+		if ex.MaxWentInDoubt != nil && ex.MinWentInDoubt != nil && *ex.MaxWentInDoubt < *ex.MinWentInDoubt {
+			p.fail(mp+".max_went_in_doubt", "%d is below min_went_in_doubt %d: no run can meet both", *ex.MaxWentInDoubt, *ex.MinWentInDoubt)
 		}
 	}
 }

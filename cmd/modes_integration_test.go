@@ -1,0 +1,131 @@
+package cmd
+
+// The field's second round of reports, on a real broker: publishers that
+// share a connection (rabbitmq/amqp091-go#182), transactional publishing
+// (rabbitmq-server#8966), the ids behind "went in doubt" and "republished",
+// and the broker log's loss signatures (rabbitmq-server#13390). Each test
+// runs a shipped scenario; runScenario also re-judges it from its history
+// (`rmqtorture check`), id ranges included.
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/reports"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// checkRepublishedIsInDoubtSet: under republish: in-doubt with one fault,
+// the ids republished are exactly the ids that went in doubt, each once,
+// and every duplicate is explained by a republish.
+func checkRepublishedIsInDoubtSet(t *testing.T, m scenario.ModeResult) {
+	t.Helper()
+	doubt, again := ids(m.IDs.WentInDoubt), ids(m.IDs.Republished)
+	if len(doubt) != m.WentInDoubt || !slices.Equal(doubt, again) || m.Republished != m.WentInDoubt {
+		t.Fatalf("%s: went in doubt %d (%d listed), republished %d (%d listed); sets equal: %v",
+			m.Mode, m.WentInDoubt, len(doubt), m.Republished, len(again), slices.Equal(doubt, again))
+	}
+	if m.Duplicates != m.DuplicatesFromRepublish || m.InDoubt != 0 {
+		t.Fatalf("%s: duplicates %d (%d from republish), in doubt at the end %d", m.Mode, m.Duplicates, m.DuplicatesFromRepublish, m.InDoubt)
+	}
+}
+
+// connectedPublishers returns, per connection number, the publishers whose
+// channel opened on it (connected events).
+func connectedPublishers(m scenario.ModeResult) map[int][]int {
+	out := map[int][]int{}
+	for _, e := range m.Events {
+		if e.Kind == metrics.EvConnected {
+			out[e.Connection] = append(out[e.Connection], e.Publisher)
+		}
+	}
+	for _, ps := range out {
+		slices.Sort(ps)
+	}
+	return out
+}
+
+// Four publishers on one connection, one kill: the one connection is
+// re-established once (four connections would reconnect four times), each
+// publisher's channel opens on the first and on the second, at most four
+// windows go in doubt, and exactly those ids are republished.
+func TestSharedConnectionKill(t *testing.T) {
+	r := runScenario(t, "shared-connection-kill")
+	m := mode(t, r, scenario.ConfirmWindow)
+	if m.Reconnects != 1 {
+		t.Fatalf("reconnects %d, want 1: the four publishers share one connection", m.Reconnects)
+	}
+	all := []int{1, 2, 3, 4}
+	if got := connectedPublishers(m); len(got) != 2 || !slices.Equal(got[1], all) || !slices.Equal(got[2], all) {
+		t.Fatalf("channels opened per connection: %v, want publishers 1–4 on connections 1 and 2", got)
+	}
+	if len(m.Faults) != 1 || m.Faults[0].AtPublished != 4000 || m.Faults[0].Error != "" {
+		t.Fatalf("fault %+v, want one kill at 4,000 published", m.Faults)
+	}
+	if m.WentInDoubt < 1 || m.WentInDoubt > 4*m.Window || m.Window != 100 {
+		t.Fatalf("went in doubt %d, want 1–%d (4 channels × window %d)", m.WentInDoubt, 4*m.Window, m.Window)
+	}
+	checkRepublishedIsInDoubtSet(t, m)
+}
+
+// Transactions of 10, one kill: the transaction open at the kill goes in
+// doubt (consecutive ids, at most 10: one publisher takes fresh ids in
+// order), is republished, and every order is committed exactly once.
+func TestKillMidBurstTransactional(t *testing.T) {
+	r := runScenario(t, "kill-mid-burst-tx")
+	m := mode(t, r, scenario.Transactional)
+	if m.Window != 10 || m.Reconnects != 1 || len(m.Faults) != 1 || m.Faults[0].AtPublished != 2000 {
+		t.Fatalf("window %d, reconnects %d, faults %+v: want 10 per commit, one kill at 2,000 published", m.Window, m.Reconnects, m.Faults)
+	}
+	if len(m.IDs.WentInDoubt) != 1 || m.WentInDoubt > m.Window {
+		t.Fatalf("went in doubt %v: want one run of at most %d ids (one transaction)", m.IDs.WentInDoubt, m.Window)
+	}
+	// Every order's commit-ok recorded one latency; in-doubt attempts none.
+	if m.ConfirmLatency.Count != int64(r.Messages) {
+		t.Fatalf("%d commit latencies, want one per order (%d)", m.ConfirmLatency.Count, r.Messages)
+	}
+	checkRepublishedIsInDoubtSet(t, m)
+}
+
+// A tx.commit the broker refuses is a nack: with x-overflow reject-publish
+// and a cap of 500, RabbitMQ refuses every later commit with 406
+// PRECONDITION_FAILED "partial tx completion" (closing the channel); the
+// first 500 orders are committed, the other 1,500 nacked, none in doubt.
+func TestTransactionalRefusedCommitIsNack(t *testing.T) {
+	r := runScenario(t, "queue-cap-reject-publish", "--mode", "transactional")
+	m := mode(t, r, scenario.Transactional)
+	if m.Confirmed != 500 || m.Nacked != 1500 || m.InDoubt != 0 || m.WentInDoubt != 0 || m.Delivered != 500 {
+		t.Fatalf("counts %+v", m.Counts)
+	}
+	if len(m.IDs.Nacked) != 1 || m.IDs.Nacked[0] != (metrics.Range{First: 500, Last: 1999}) {
+		t.Fatalf("nacked ids %v, want 500-1999", m.IDs.Nacked)
+	}
+	if !slices.ContainsFunc(m.ChannelCloses, func(c string) bool { return strings.Contains(c, "406 PRECONDITION_FAILED - partial tx completion") }) {
+		t.Fatalf("close reasons %q: no refused commit", m.ChannelCloses)
+	}
+}
+
+// Killing a classic queue's broker leaves RabbitMQ 4.0.5's recovery line for
+// that queue in its log ("Queue … dropped 0/0/0 persistent messages and 0
+// transient messages after unclean shutdown"): the run reports it once,
+// colour codes stripped, and its report shows it.
+func TestBrokerLogFindingAfterClassicKill(t *testing.T) {
+	r := runScenario(t, "kill-classic", "--mode", "confirm-window")
+	m := mode(t, r, scenario.ConfirmWindow)
+	i := slices.IndexFunc(r.BrokerLogFindings, func(f scenario.BrokerLogFinding) bool { return f.Signature == "dropped-after-unclean-shutdown" })
+	if i < 0 {
+		t.Fatalf("findings %+v: no recovery after an unclean shutdown", r.BrokerLogFindings)
+	}
+	f := r.BrokerLogFindings[i]
+	if f.Count != 1 || !strings.Contains(f.FirstLine, "Queue "+m.Queue+" in vhost / dropped ") ||
+		!strings.HasSuffix(f.FirstLine, "after unclean shutdown") || strings.ContainsRune(f.FirstLine, '\x1b') {
+		t.Fatalf("finding %+v: want one line for queue %s, colour codes stripped", f, m.Queue)
+	}
+	var md strings.Builder
+	if err := reports.Markdown(&md, r); err != nil || !strings.Contains(md.String(), "## Broker log findings") ||
+		!strings.Contains(md.String(), "**dropped-after-unclean-shutdown** × 1") {
+		t.Fatalf("the report does not show the finding (%v)", err)
+	}
+}
