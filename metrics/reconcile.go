@@ -41,7 +41,7 @@ type Counts struct {
 	// than its id's latest: the original of an id published again on the
 	// same channel after its confirm timed out (load.on_confirm_timeout:
 	// republish), matched to the id by delivery tag (rabbitmq/amqp091-go#122).
-	LateConfirms int `json:"late_confirms"`
+	LateConfirms int `json:"late_confirms,omitempty"`
 }
 
 // IDSets lists the affected sequence numbers of a burst as ranges.

@@ -284,6 +284,9 @@ func (d defaulter) load(s *Scenario) {
 	if !d.at("load.publishers") {
 		s.Load.Publishers = 1
 	}
+	if !d.at("load.on_confirm_timeout") {
+		s.Load.OnConfirmTimeout = OnTimeoutClose
+	}
 	// Spelled out so validate shows it; nil still means the default.
 	if !d.at("load.persistent") {
 		t := true
