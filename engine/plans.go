@@ -24,6 +24,8 @@ type QueueSpec struct {
 	// dead-letters expired messages back to Name through the default exchange.
 	RetryQueue string
 	RetryDelay time.Duration
+	// DeadLetterArguments are the dead-letter queue's own x-arguments.
+	DeadLetterArguments map[string]any
 }
 
 // PublishPlan is everything a publisher needs for one burst. The publisher
@@ -75,6 +77,9 @@ type PublishPlan struct {
 	// StampSentTime adds each publish's time to the message headers, for
 	// live consumers' end-to-end latency.
 	StampSentTime bool
+	// OnConfirmTimeout is what a confirm older than ConfirmTimeout does
+	// (scenario.OnTimeoutClose when empty).
+	OnConfirmTimeout scenario.ConfirmTimeoutAction
 }
 
 // PublishStats is what a publisher measured beside the ledger.
@@ -156,6 +161,7 @@ func queueSpec(s *scenario.Scenario, queue string) QueueSpec {
 	spec := QueueSpec{Name: queue, Type: s.Queue.Type, Durable: s.Queue.IsDurable(), Arguments: s.Queue.Arguments, AlsoBindType: s.Queue.AlsoBindType}
 	if s.Queue.DeadLetterQueue {
 		spec.DeadLetterQueue = queue + ".dlq"
+		spec.DeadLetterArguments = s.Queue.DeadLetterArguments
 	}
 	if s.Consumers.Enabled() && s.Consumers.OnDelivery == scenario.ConsumerRetry {
 		spec.RetryQueue, spec.RetryDelay = queue+".retry", s.Consumers.RetryDelay.D()
@@ -174,7 +180,7 @@ func publishPlan(s *scenario.Scenario, m scenario.Mode, queue string) PublishPla
 		MessageDeadline: s.Load.MessageDeadline.D(), MessageSizeBytes: s.Load.MessageSizeBytes,
 		ListenerBuffer: s.Load.ConfirmListenerBuffer,
 		Transient:      !s.Load.IsPersistent(), Rate: s.Load.Rate, Publishers: s.Load.Publishers,
-		StampSentTime: s.Consumers.Enabled(),
+		StampSentTime: s.Consumers.Enabled(), OnConfirmTimeout: s.Load.OnConfirmTimeout,
 	}
 }
 
