@@ -112,6 +112,9 @@ func TestParseConfigAccepted(t *testing.T) {
 	if s.Load.OnConfirmTimeout != OnTimeoutRepublish || f.Scenarios[1].Load.OnConfirmTimeout != OnTimeoutClose || f.Scenarios[1].Broker.HasConfig() {
 		t.Errorf("on_confirm_timeout %q / default %q", s.Load.OnConfirmTimeout, f.Scenarios[1].Load.OnConfirmTimeout)
 	}
+	if top := s.Topology(); !strings.Contains(top, "2 live consumers (prefetch 100, ack every 1, nack-requeue, giving up after 30 deliveries, first delivery held 8s)") {
+		t.Errorf("topology %q", top)
+	}
 	if errs := Validate("s.yaml", &s); errs != nil {
 		t.Fatalf("Validate refuses what the loader accepted: %v", errs)
 	}

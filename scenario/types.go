@@ -275,6 +275,12 @@ func (s *Scenario) traffic() string {
 		if c.ProcessingDelay > 0 {
 			out += fmt.Sprintf(", %s per message", c.ProcessingDelay.D())
 		}
+		if c.MaxDeliveries > 0 {
+			out += fmt.Sprintf(", giving up after %d deliveries", c.MaxDeliveries)
+		}
+		if c.Hold > 0 {
+			out += fmt.Sprintf(", first delivery held %s", c.Hold.D())
+		}
 		out += ")"
 	}
 	return out
