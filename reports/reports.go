@@ -365,9 +365,7 @@ func modeSection(w io.Writer, i int, m scenario.ModeResult) error {
 	for _, c := range m.ChannelCloses {
 		p("\nClose reason: %s\n", c)
 	}
-	if m.LateConfirms > 0 {
-		p("\nLate confirms: %s confirms of an earlier copy, after its id was published again on the same channel when its confirm timed out, matched to their ids by delivery tag (the copies are the duplicates).\n", num(m.LateConfirms))
-	}
+	lateConfirmsNote(w, m)
 	idList(w, "Lost (confirmed, never delivered)", m.IDs.Lost)
 	idList(w, "Unverified (acked or handed off, queue never drained)", m.IDs.Unverified)
 	idList(w, "Unconfirmed missing (fire-and-forget, never delivered)", m.IDs.UnconfirmedMissing)
@@ -578,4 +576,12 @@ func brokerConfigLine(w io.Writer, r *scenario.Result) {
 		parts = append(parts, code(fmt.Sprintf("{rabbit, %s, %d}", k, r.BrokerAdvancedConfig[k])))
 	}
 	fmt.Fprintf(w, "- **Broker configuration** (written before its first start): %s\n", strings.Join(parts, ", "))
+}
+
+// lateConfirmsNote explains late confirms (load.on_confirm_timeout:
+// republish), if any.
+func lateConfirmsNote(w io.Writer, m scenario.ModeResult) {
+	if m.LateConfirms > 0 {
+		fmt.Fprintf(w, "\nLate confirms: %s confirms of an earlier copy, after its id was published again on the same channel when its confirm timed out, matched to their ids by delivery tag (the copies are the duplicates).\n", num(m.LateConfirms))
+	}
 }
