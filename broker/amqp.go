@@ -101,19 +101,12 @@ func (a *AMQP) Declare(ctx context.Context, q engine.QueueSpec) error {
 		if err := ch.ExchangeDeclare(Exchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
 			return fmt.Errorf("declare exchange %q: %w", Exchange, err)
 		}
-		args := amqp.Table{"x-queue-type": string(q.Type)}
-		for k, v := range q.Arguments {
-			if n, ok := v.(int); ok {
-				args[k] = int64(n) // AMQP tables carry long longs; int is not a table type
-			} else {
-				args[k] = v
-			}
-		}
+		args := setArguments(amqp.Table{"x-queue-type": string(q.Type)}, q.Arguments)
 		if q.DeadLetterQueue != "" {
 			if err := ch.ExchangeDeclare(DeadLetterExchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
 				return fmt.Errorf("declare exchange %q: %w", DeadLetterExchange, err)
 			}
-			dlq := amqp.Table{"x-queue-type": string(q.Type)}
+			dlq := setArguments(amqp.Table{"x-queue-type": string(q.Type)}, q.DeadLetterArguments)
 			if err := declareBoundTo(ch, DeadLetterExchange, q.DeadLetterQueue, q.DeadLetterQueue, true, dlq); err != nil {
 				return err
 			}
@@ -137,6 +130,18 @@ func (a *AMQP) Declare(ctx context.Context, q engine.QueueSpec) error {
 		}
 		return nil
 	})
+}
+
+// setArguments adds a scenario's x-arguments to t and returns it.
+func setArguments(t amqp.Table, args map[string]any) amqp.Table {
+	for k, v := range args {
+		if n, ok := v.(int); ok {
+			t[k] = int64(n) // AMQP tables carry long longs; int is not a table type
+		} else {
+			t[k] = v
+		}
+	}
+	return t
 }
 
 // declareEmpty declares a queue and refuses one that already holds messages:

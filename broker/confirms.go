@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -9,6 +10,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
 // session identifies one publisher connection on the timeline: its epoch
@@ -51,10 +53,19 @@ type confirmReader struct {
 	lastConfirm atomic.Int64  // unix ns of the latest confirm, read by the watcher
 	done        chan struct{} // closed once run has turned what was pending into in-doubt
 	confirmed   bool          // a confirm settled a message on this epoch
+	// timeouts is the epoch's state under load.on_confirm_timeout:
+	// republish; nil under close. onTick republishes what timed out (set
+	// by the publish loop, which owns the channel).
+	timeouts *confirmTimeouts
+	onTick   func() error
 }
 
 func newConfirmReader(p *publisher, s session, window int) *confirmReader {
-	return &confirmReader{p: p, s: s, slots: make(chan struct{}, window), done: make(chan struct{})}
+	r := &confirmReader{p: p, s: s, slots: make(chan struct{}, window), done: make(chan struct{})}
+	if p.p.OnConfirmTimeout == scenario.OnTimeoutRepublish {
+		r.timeouts = newConfirmTimeouts(p.p.ConfirmTimeout)
+	}
+	return r
 }
 
 // run reads the epoch's confirms and returns until the confirm listener is
@@ -108,6 +119,10 @@ func (r *confirmReader) track(tag uint64, seq int, at time.Time) (attempt int, t
 	tracked, err = r.p.tracker.Track(r.s.epoch, tag, seq, at)
 	if tracked {
 		attempt = r.p.p.Ledger.Published(seq, true)
+		if r.timeouts != nil {
+			r.p.tracker.SetAttempt(r.s.epoch, tag, attempt)
+			r.timeouts.original(seq, at)
+		}
 	}
 	return attempt, tracked, err
 }
@@ -125,24 +140,43 @@ func (r *confirmReader) publishFailed(tag uint64, seq int) {
 	<-r.slots
 }
 
-// confirm settles the message of one basic.ack or basic.nack.
+// confirm settles the message of one basic.ack or basic.nack. Under
+// on_confirm_timeout: republish an id may have several copies pending on the
+// epoch: the first confirm settles it and frees its slot, later ones only
+// close their copy.
 func (r *confirmReader) confirm(c amqp.Confirmation) {
 	p := r.p
+	if r.timeouts != nil {
+		// Serialised with trackCopy: a copy is published only while its id
+		// is still in flight.
+		r.trackMu.Lock()
+	}
 	pend, ok := p.tracker.Settle(r.s.epoch, c.DeliveryTag)
+	now := time.Now()
+	settled := false
+	var err error
+	if ok {
+		p.markPastDeadline(now, pend.Seq)
+		settled, err = p.p.Ledger.SettleAttempt(pend.Seq, pend.Attempt, c.Ack)
+	}
+	if r.timeouts != nil {
+		r.timeouts.confirmed(c.DeliveryTag)
+		r.trackMu.Unlock()
+	}
 	if !ok {
 		p.a.Log.Warn("confirm for an unknown delivery tag ignored", "epoch", r.s.epoch, "tag", c.DeliveryTag)
 		return
 	}
-	now := time.Now()
-	p.p.Latency.Record(now.Sub(pend.PublishedAt))
-	if p.p.IntendedLatency != nil && p.intended != nil {
-		if due := p.intended[pend.Seq].Load(); due != 0 {
-			p.p.IntendedLatency.Record(now.Sub(time.Unix(0, due)))
-		}
-	}
-	p.markPastDeadline(now, pend.Seq)
-	if err := p.p.Ledger.Settle(pend.Seq, c.Ack); err != nil {
+	if err != nil {
 		p.a.Log.Error("ledger", "err", err)
+	}
+	if settled {
+		p.p.Latency.Record(now.Sub(pend.PublishedAt))
+		if p.p.IntendedLatency != nil && p.intended != nil {
+			if due := p.intended[pend.Seq].Load(); due != 0 {
+				p.p.IntendedLatency.Record(now.Sub(time.Unix(0, due)))
+			}
+		}
 	}
 	p.statsMu.Lock()
 	if c.Ack {
@@ -150,7 +184,9 @@ func (r *confirmReader) confirm(c amqp.Confirmation) {
 	}
 	p.stats.LastConfirm = now
 	p.statsMu.Unlock()
-	<-r.slots
+	if settled || err != nil {
+		<-r.slots // a bookkeeping error still frees the slot: never a hang
+	}
 	p.signalSettled()
 	r.lastConfirm.Store(now.UnixNano())
 	if !r.confirmed {
@@ -170,12 +206,154 @@ func (r *confirmReader) channelClosed() {
 	r.trackMu.Unlock()
 	now := time.Now()
 	for _, pend := range pending {
-		p.inDoubt(pend.Seq)
+		// Two tags of one id (a copy under on_confirm_timeout: republish)
+		// put it in doubt, requeue it and free its slot once.
+		if p.inDoubt(pend.Seq) {
+			<-r.slots
+		}
 		p.markPastDeadline(now, pend.Seq)
-		<-r.slots
 	}
 	if !r.closing.Load() || len(pending) > 0 {
 		p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: channel closed, %d in doubt", r.s.epoch, len(pending))))
 	}
 	p.signalSettled()
+}
+
+// confirmTimeouts is one epoch's state under load.on_confirm_timeout:
+// republish. Originals wait, in publish order, for their confirm timeout;
+// each one still unconfirmed then is published again on the same channel,
+// once, as a copy that takes no window slot (its id holds one already). The
+// copies' publish times bound the connection: the watcher closes it when a
+// copy has waited confirm_timeout in turn (rabbitmq/amqp091-go#122).
+type confirmTimeouts struct {
+	timeout time.Duration
+	tick    *time.Ticker
+
+	mu        sync.Mutex
+	originals []timedOriginal      // publish order, hence publish-time order
+	copies    map[uint64]time.Time // delivery tag of a copy → its publish time, until its confirm
+}
+
+type timedOriginal struct {
+	seq int
+	at  time.Time
+}
+
+func newConfirmTimeouts(timeout time.Duration) *confirmTimeouts {
+	return &confirmTimeouts{timeout: timeout, tick: time.NewTicker(min(timeout/4, 250*time.Millisecond)),
+		copies: map[uint64]time.Time{}}
+}
+
+func (t *confirmTimeouts) original(seq int, at time.Time) {
+	t.mu.Lock()
+	t.originals = append(t.originals, timedOriginal{seq, at})
+	t.mu.Unlock()
+}
+
+func (t *confirmTimeouts) confirmed(tag uint64) {
+	t.mu.Lock()
+	delete(t.copies, tag)
+	t.mu.Unlock()
+}
+
+// oldestCopy is the publish time of the oldest copy still awaiting its
+// confirm, for the watcher's deadline.
+func (t *confirmTimeouts) oldestCopy() (time.Time, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var oldest time.Time
+	found := false
+	for _, at := range t.copies {
+		if !found || at.Before(oldest) {
+			oldest, found = at, true
+		}
+	}
+	return oldest, found
+}
+
+// tickC is the reader's timeout check tick; nil (never ready) under close.
+func (r *confirmReader) tickC() <-chan time.Time {
+	if r.timeouts == nil {
+		return nil
+	}
+	return r.timeouts.tick.C
+}
+
+// stopTimeouts stops the check tick.
+func (r *confirmReader) stopTimeouts() {
+	if r.timeouts != nil {
+		r.timeouts.tick.Stop()
+	}
+}
+
+// dueCopies returns, in publish order, the ids whose original has waited
+// confirm_timeout by now and is still in flight, and forgets every original
+// so old (each id is copied at most once per epoch).
+func (r *confirmReader) dueCopies(now time.Time) []int {
+	t := r.timeouts
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var due []int
+	i := 0
+	for ; i < len(t.originals) && now.Sub(t.originals[i].at) >= t.timeout; i++ {
+		if seq := t.originals[i].seq; r.p.p.Ledger.Outcome(seq) == metrics.InFlight {
+			due = append(due, seq)
+		}
+	}
+	t.originals = t.originals[i:]
+	return due
+}
+
+// trackCopy tracks a copy of seq under delivery tag tag, its original
+// staying tracked, and returns its attempt. ok is false, nothing tracked,
+// when seq was settled meanwhile or the epoch has closed.
+func (r *confirmReader) trackCopy(tag uint64, seq int) (attempt int, ok bool, err error) {
+	r.trackMu.Lock()
+	defer r.trackMu.Unlock()
+	if r.p.p.Ledger.Outcome(seq) != metrics.InFlight {
+		return 0, false, nil
+	}
+	now := time.Now()
+	if ok, err = r.p.tracker.Track(r.s.epoch, tag, seq, now); !ok || err != nil {
+		return 0, false, err
+	}
+	attempt = r.p.p.Ledger.Published(seq, true)
+	r.p.tracker.SetAttempt(r.s.epoch, tag, attempt)
+	r.timeouts.mu.Lock()
+	r.timeouts.copies[tag] = now
+	r.timeouts.mu.Unlock()
+	return attempt, true, nil
+}
+
+// republishTimedOut publishes on ch a copy of every id whose confirm has
+// not come within confirm_timeout, keeping the connection. It runs on the
+// publish loop's goroutine: delivery tags follow the channel's publish
+// order. A failed publish ends the epoch (errEpochOver); the copy's tag
+// stays tracked, so the closing channel puts its id in doubt once.
+func (r *confirmReader) republishTimedOut(ctx context.Context, ch *amqp.Channel, w *watcher) error {
+	p, n := r.p, 0
+	for _, seq := range r.dueCopies(time.Now()) {
+		tag := ch.GetNextPublishSeqNo()
+		attempt, ok, err := r.trackCopy(tag, seq)
+		if err != nil {
+			return err // a bookkeeping bug: stop rather than miscount
+		}
+		if !ok {
+			continue
+		}
+		exchange, key := p.route(r.s, seq)
+		w.callStarted()
+		err = ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq, attempt))
+		w.progress()
+		if err != nil {
+			p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, "publish of a copy after a confirm timeout: "+err.Error()))
+			return errEpochOver
+		}
+		p.published(p.p.Ledger.Sent())
+		n++
+	}
+	if n > 0 {
+		p.p.Timeline.Record(r.s.event(metrics.EvConfirmTimeout, fmt.Sprintf("epoch %d: %d messages unconfirmed after %s published again on the same channel", r.s.epoch, n, r.timeouts.timeout)))
+	}
+	return nil
 }

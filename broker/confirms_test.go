@@ -323,3 +323,94 @@ func TestAcquireDeadlineAndCancel(t *testing.T) {
 		t.Errorf("acquire under a cancelled context: %v %v (%d slots), want false, canceled, 0", got, err, len(h.r.slots))
 	}
 }
+
+// newTimeoutHarness is a reader under on_confirm_timeout: republish.
+func newTimeoutHarness(t *testing.T, n, window int) *readerHarness {
+	p := testPublisher(n, scenario.RepublishInDoubt)
+	p.p.OnConfirmTimeout, p.p.ConfirmTimeout = scenario.OnTimeoutRepublish, time.Second
+	h := &readerHarness{t: t, p: p, r: newConfirmReader(p, testSession, window),
+		confirms: make(chan amqp.Confirmation, 64), returns: make(chan amqp.Return, 64)}
+	t.Cleanup(h.r.stopTimeouts)
+	return h
+}
+
+// on_confirm_timeout: republish (rabbitmq/amqp091-go#122): ids whose
+// confirm timed out are copied once on the same channel, their originals
+// still tracked. A late ack of an original settles its id and frees its
+// slot; the copy's ack then only closes the copy. An id settled before its
+// copy was tracked gets none. The ledger counts the copy as a republish and
+// the original's ack as a late confirm.
+func TestConfirmTimeoutCopiesMatchLateAcks(t *testing.T) {
+	h := newTimeoutHarness(t, 3, 3)
+	h.p.next = 3
+	h.publish(1, 0)
+	h.publish(2, 1)
+	if due := h.r.dueCopies(time.Now()); len(due) != 0 {
+		t.Fatalf("due before the timeout: %v", due)
+	}
+	due := h.r.dueCopies(time.Now().Add(time.Second))
+	if !reflect.DeepEqual(due, []int{0, 1}) {
+		t.Fatalf("due %v, want [0 1]", due)
+	}
+	if again := h.r.dueCopies(time.Now().Add(time.Hour)); len(again) != 0 {
+		t.Fatalf("an id copied twice: %v", again)
+	}
+	go h.r.run(h.confirms, h.returns)
+	h.ack(true, 2) // id 1 settles before its copy is made
+	waitFor(t, func() bool { return h.p.p.Ledger.Outcome(1) == metrics.Acked })
+	if attempt, ok, err := h.r.trackCopy(3, 0); !ok || err != nil || attempt != 2 {
+		t.Fatalf("copy of 0: attempt %d ok %v err %v", attempt, ok, err)
+	}
+	if _, ok, err := h.r.trackCopy(4, 1); ok || err != nil {
+		t.Fatalf("copy of a settled id: ok %v err %v", ok, err)
+	}
+	if _, ok := h.r.timeouts.oldestCopy(); !ok {
+		t.Fatal("the copy bounds the connection")
+	}
+	h.ack(true, 1, 3) // the late original first, then the copy
+	waitFor(t, func() bool { return h.p.tracker.InFlight() == 0 })
+	if _, ok := h.r.timeouts.oldestCopy(); ok {
+		t.Fatal("a confirmed copy still bounds the connection")
+	}
+	close(h.confirms)
+	<-h.r.done
+	if len(h.r.slots) != 0 {
+		t.Fatalf("%d slots held, want 0", len(h.r.slots))
+	}
+	c, _, err := h.p.p.Ledger.Reconcile(false)
+	if err != nil || c.Republished != 1 || c.LateConfirms != 1 || c.WentInDoubt != 0 || h.p.stats.Acked != 3 {
+		t.Fatalf("%v: republished %d late %d went in doubt %d acks %d; want 1 1 0 3", err, c.Republished, c.LateConfirms, c.WentInDoubt, h.p.stats.Acked)
+	}
+	h.wantOutcomes(metrics.Acked, metrics.Acked, metrics.NotSent)
+}
+
+// A channel that closes with an id's original and copy both pending puts
+// the id in doubt once: one requeue, one slot freed.
+func TestConfirmTimeoutCloseWithCopyPending(t *testing.T) {
+	h := newTimeoutHarness(t, 2, 2)
+	h.publish(1, 0)
+	h.publish(2, 1)
+	if _, ok, err := h.r.trackCopy(3, 0); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	h.ack(true, 2)
+	h.finish(false)
+	h.wantOutcomes(metrics.InDoubt, metrics.Acked)
+	if !reflect.DeepEqual(h.p.retry, []int{0}) {
+		t.Fatalf("retry %v, want [0] once", h.p.retry)
+	}
+	if c, _, _ := h.p.p.Ledger.Reconcile(false); c.WentInDoubt != 1 || c.Republished != 1 {
+		t.Fatalf("went in doubt %d republished %d, want 1 1", c.WentInDoubt, c.Republished)
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 5s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

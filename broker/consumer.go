@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -37,6 +38,8 @@ type consumerSet struct {
 	retriesAtPark map[int]int
 	xDeathAtPark  map[int]int
 	endToEnd      *metrics.Latency // publish → delivery
+	perConsumer   []int            // deliveries to each consumer
+	lastConsumer  int              // index of the consumer of the latest delivery (-1: none yet)
 }
 
 // consumer is one live consumer: one connection, one channel, its own loop.
@@ -47,6 +50,11 @@ type consumer struct {
 	// with the processed deliveries it left unacknowledged.
 	crash chan crashRequest
 	stop  chan struct{}
+	// ready is closed once the consumer first consumes: the next consumer
+	// subscribes only after it, so consumer 0 is the first registered (the
+	// single active consumer, with x-single-active-consumer).
+	ready chan struct{}
+	held  bool // consumers.hold was spent on the first delivery
 }
 
 type crashRequest struct {
@@ -62,16 +70,24 @@ type crashRequest struct {
 func (a *AMQP) Consume(ctx context.Context, c engine.ConsumePlan) (engine.LiveConsumers, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	set := &consumerSet{a: a, plan: c, cancel: cancel, perMessage: map[string]int{},
-		retriesAtPark: map[int]int{}, xDeathAtPark: map[int]int{}, endToEnd: metrics.NewLatency()}
+		retriesAtPark: map[int]int{}, xDeathAtPark: map[int]int{}, endToEnd: metrics.NewLatency(),
+		perConsumer: make([]int, c.Consumers.Count), lastConsumer: -1}
 	cs := c.Consumers
 	set.stats = scenario.ConsumerStats{Count: cs.Count, Prefetch: cs.Prefetch, AckEvery: cs.AckEvery,
 		OnDelivery: cs.OnDelivery, ProcessingDelayMS: metrics.Millis(cs.ProcessingDelay.D())}
 	for i := range cs.Count {
-		con := &consumer{set: set, index: i, crash: make(chan crashRequest), stop: make(chan struct{})}
+		con := &consumer{set: set, index: i, crash: make(chan crashRequest), stop: make(chan struct{}), ready: make(chan struct{})}
+		var prev *consumer
+		if i > 0 {
+			prev = set.cons[i-1]
+		}
 		set.cons = append(set.cons, con)
 		set.wg.Add(1)
 		go func() {
 			defer set.wg.Done()
+			if prev != nil && !con.awaitTurn(ctx, prev) {
+				return
+			}
 			con.run(ctx)
 		}()
 	}
@@ -131,7 +147,23 @@ func (s *consumerSet) Stop() scenario.ConsumerStats {
 	st.RetriesAtPark = histogram(s.retriesAtPark)
 	st.XDeathCountAtPark = histogram(s.xDeathAtPark)
 	st.EndToEndLatency = s.endToEnd.Summary()
+	st.DeliveriesPerConsumer = slices.Clone(s.perConsumer)
 	return st
+}
+
+// awaitTurn waits until prev consumes (at most rpcTimeout: a consumer that
+// cannot connect does not hold the others back) and reports false when Stop
+// or ctx ended the consumer meanwhile.
+func (c *consumer) awaitTurn(ctx context.Context, prev *consumer) bool {
+	select {
+	case <-prev.ready:
+	case <-time.After(rpcTimeout):
+	case <-c.stop:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+	return true
 }
 
 func countValues(m map[string]int) map[int]int {
@@ -289,7 +321,10 @@ func (c *consumer) session(ctx context.Context, sessions *int, downUntil *time.T
 	*sessions++
 	if *sessions > 1 {
 		c.set.update(func(st *scenario.ConsumerStats) { st.Reconnects++ })
+	} else {
+		close(c.ready)
 	}
+	c.watchCloses(s, *sessions)
 	c.set.plan.Timeline.Record(metrics.Event{Kind: metrics.EvConsumerConnected, Consumer: c.index + 1, Connection: *sessions,
 		Detail: fmt.Sprintf("consumer %d", c.index)})
 	idle := time.NewTicker(200 * time.Millisecond)
@@ -325,6 +360,13 @@ func (c *consumer) session(ctx context.Context, sessions *int, downUntil *time.T
 				c.crashNow(s, crash, *sessions, downUntil)
 				return nil
 			}
+			if !c.hold(ctx) {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				_ = s.flush()
+				return errStopped
+			}
 			if err := c.settle(s, d); err != nil {
 				return err
 			}
@@ -343,6 +385,13 @@ func (c *consumer) process(d amqp.Delivery, at time.Time) {
 	c.set.mu.Lock()
 	c.set.perMessage[d.MessageId]++
 	c.set.stats.Deliveries++
+	if c.index < len(c.set.perConsumer) {
+		c.set.perConsumer[c.index]++
+	}
+	if c.set.lastConsumer >= 0 && c.set.lastConsumer != c.index {
+		c.set.stats.ConsumerChanges++
+	}
+	c.set.lastConsumer = c.index
 	if d.Redelivered {
 		c.set.stats.RedeliveredFlagged++
 	}
@@ -373,6 +422,11 @@ func (c *consumer) settle(s *consumerSession, d amqp.Delivery) error {
 	cs := c.set.plan.Consumers
 	switch cs.OnDelivery {
 	case scenario.ConsumerNackRequeue:
+		if n := cs.MaxDeliveries; n > 0 && c.set.deliveriesOf(d.MessageId) >= n {
+			// The application's own bound: it gives up on the message.
+			c.set.update(func(st *scenario.ConsumerStats) { st.Rejected++; st.GaveUp++ })
+			return d.Nack(false, false)
+		}
 		c.set.update(func(st *scenario.ConsumerStats) { st.NackedRequeue++ })
 		return d.Nack(false, true)
 	case scenario.ConsumerReject:
@@ -419,6 +473,60 @@ func (c *consumer) settle(s *consumerSession, d amqp.Delivery) error {
 		return s.flush()
 	}
 	return nil
+}
+
+// hold keeps the consumer's first delivery for consumers.hold before it is
+// settled, as an application stuck on it would (past the broker's
+// consumer_timeout the broker closes the channel meanwhile). It reports
+// false when Stop or ctx ended the consumer during the hold.
+func (c *consumer) hold(ctx context.Context) bool {
+	d := c.set.plan.Consumers.Hold.D()
+	if d <= 0 || c.held {
+		return true
+	}
+	c.held = true
+	c.set.update(func(st *scenario.ConsumerStats) { st.Held++ })
+	return c.wait(ctx, d)
+}
+
+// deliveriesOf is how many times message id was delivered to live consumers.
+func (s *consumerSet) deliveriesOf(id string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.perMessage[id]
+}
+
+// watchCloses records why the broker closes the session's channel or
+// connection (reply code and text, e.g. a consumer timeout's 406
+// PRECONDITION_FAILED), in the consumers' stats and on the timeline. A close
+// rmqtorture made itself (Stop, a crash) carries no error and is not
+// recorded.
+func (c *consumer) watchCloses(s *consumerSession, connection int) {
+	chClose := s.ch.NotifyClose(make(chan *amqp.Error, 1))
+	connClose := s.conn.NotifyClose(make(chan *amqp.Error, 1))
+	go func() {
+		var e *amqp.Error
+		what := "channel"
+		select {
+		case e = <-chClose:
+		case e = <-connClose:
+			what = "connection"
+		}
+		if e == nil {
+			return
+		}
+		who := "client"
+		if e.Server {
+			who = "broker"
+		}
+		reason := fmt.Sprintf("consumer %d: %s closed by %s: %d %s", c.index, what, who, e.Code, e.Reason)
+		c.set.mu.Lock()
+		if len(c.set.stats.ChannelCloses) < 20 {
+			c.set.stats.ChannelCloses = append(c.set.stats.ChannelCloses, reason)
+		}
+		c.set.mu.Unlock()
+		c.set.plan.Timeline.Record(metrics.Event{Kind: metrics.EvConsumerClosed, Consumer: c.index + 1, Connection: connection, Detail: reason})
+	}()
 }
 
 // publishConfirmed publishes msg and waits (at most 10 s) for its publisher

@@ -116,3 +116,31 @@ func TestContainerCallsWithoutDocker(t *testing.T) {
 		t.Error("remove leftover without Docker")
 	}
 }
+
+// nack-requeue with consumers.max_deliveries: requeued until the message's
+// max_deliveries-th delivery, which the consumer rejects (the application's
+// own bound); deliveries are counted per consumer, and a delivery to another
+// consumer than the one before is a consumer change.
+func TestConsumerMaxDeliveriesAndConsumerChanges(t *testing.T) {
+	ledger := metrics.NewLedger("c-", 1)
+	ledger.Published(0, false)
+	set := &consumerSet{a: &AMQP{Log: quiet}, perMessage: map[string]int{}, endToEnd: metrics.NewLatency(),
+		perConsumer: make([]int, 2), lastConsumer: -1,
+		plan: engine.ConsumePlan{Ledger: ledger, Consumers: scenario.Consumers{OnDelivery: scenario.ConsumerNackRequeue, MaxDeliveries: 3}}}
+	cons := []*consumer{{set: set, index: 0}, {set: set, index: 1}}
+	ack := &nacks{}
+	for i, by := range []int{0, 0, 1} {
+		d := amqp.Delivery{Acknowledger: ack, MessageId: "c-0", DeliveryTag: uint64(i + 1)}
+		cons[by].process(d, d.Timestamp)
+		if err := cons[by].settle(&consumerSession{c: cons[by]}, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := set.stats
+	if !reflect.DeepEqual(ack.requeue, []bool{true, true, false}) || st.NackedRequeue != 2 || st.Rejected != 1 || st.GaveUp != 1 {
+		t.Fatalf("requeue %v, stats %+v", ack.requeue, st)
+	}
+	if !reflect.DeepEqual(set.perConsumer, []int{2, 1}) || st.ConsumerChanges != 1 {
+		t.Fatalf("per consumer %v, changes %d; want [2 1], 1", set.perConsumer, st.ConsumerChanges)
+	}
+}

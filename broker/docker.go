@@ -97,6 +97,11 @@ type CreateOptions struct {
 	// Keep labels the container as kept (--keep): cleanup leaves it unless
 	// named by its run, and an exit at once does not remove it.
 	Keep bool
+	// Config (rabbitmq.conf keys) and AdvancedConfig (rabbit application
+	// keys) are written into the container before its first start; nil:
+	// the image's own configuration only.
+	Config         map[string]string
+	AdvancedConfig map[string]int
 }
 
 // Create creates and starts a labelled broker container from opts.Image with a
@@ -140,6 +145,9 @@ func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts Crea
 	// Labels cannot change after creation and every later call goes by ID, so
 	// one check here covers every kill, start and remove of this container.
 	if _, err := c.guard(ctx); err != nil {
+		return c, err
+	}
+	if err := c.writeConfig(ctx, opts.Config, opts.AdvancedConfig); err != nil {
 		return c, err
 	}
 	if err := cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {

@@ -339,11 +339,16 @@ func (p *publisher) putBack(seq int) {
 	p.release()
 }
 
-// inDoubt records that seq's latest attempt will never be confirmed and, under
-// republish: in-doubt, queues it for the next connection.
-func (p *publisher) inDoubt(seq int) {
-	p.p.Ledger.MarkInDoubt(seq)
+// inDoubt records that an attempt of seq will never be confirmed and, when
+// that put the id in doubt (it was in flight), queues it for the next
+// connection under republish: in-doubt. It reports whether the id went in
+// doubt.
+func (p *publisher) inDoubt(seq int) bool {
+	if !p.p.Ledger.MarkInDoubt(seq) {
+		return false
+	}
 	p.requeue(seq)
+	return true
 }
 
 // requeue queues seq, in doubt, for a republish under republish: in-doubt.
@@ -604,19 +609,32 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, s s
 	returns := ch.NotifyReturn(make(chan amqp.Return, window))
 	r := newConfirmReader(p, s, window)
 	go r.run(confirms, returns)
-	w := p.watch(conn, ch, s, func() (time.Time, bool) { return p.tracker.Oldest(s.epoch) }, &r.lastConfirm)
+	oldest := func() (time.Time, bool) { return p.tracker.Oldest(s.epoch) }
+	if r.timeouts != nil {
+		// on_confirm_timeout: republish: an original past its timeout is
+		// published again, and only a copy past its own closes the link.
+		oldest = r.timeouts.oldestCopy
+	}
+	w := p.watch(conn, ch, s, oldest, &r.lastConfirm)
 	defer w.stop()
+	r.onTick = func() error { return r.republishTimedOut(ctx, ch, w) }
 
 	end := func(err error) error {
 		// Closing the connection (bounded) closes the listener; wait for the
 		// reader to turn what is pending into in-doubt before the next
 		// epoch starts.
+		r.stopTimeouts()
 		r.closing.Store(true)
 		closeConn(conn)
 		<-r.done
 		return err
 	}
 	for {
+		if r.timeouts != nil {
+			if err := r.onTick(); err != nil {
+				return end(err)
+			}
+		}
 		wake := p.settledC()
 		seq, ok := p.take()
 		if !ok {
@@ -629,6 +647,8 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, s s
 			select {
 			case <-wake:
 				continue
+			case <-r.tickC():
+				continue // the loop's head republishes what timed out
 			case <-r.done:
 				return end(errEpochOver)
 			case <-ctx.Done():
@@ -663,21 +683,33 @@ func (p *publisher) acquire(ctx context.Context, r *confirmReader, seq int) (got
 		defer timer.Stop()
 		expire = timer.C
 	}
-	select {
-	case r.slots <- struct{}{}:
-		if err := ctx.Err(); err != nil {
-			// Both were ready: an order that was not written stays unsent.
-			<-r.slots
-			p.putBack(seq)
-			return false, err
+wait:
+	for {
+		select {
+		case r.slots <- struct{}{}:
+			if err := ctx.Err(); err != nil {
+				// Both were ready: an order that was not written stays unsent.
+				<-r.slots
+				p.putBack(seq)
+				return false, err
+			}
+			return true, nil
+		case <-expire:
+			p.p.Ledger.MarkNotPublished(seq)
+			p.release()
+			return false, nil
+		case <-r.tickC():
+			// A full window under on_confirm_timeout: republish: what timed
+			// out is published again while seq waits.
+			if err := r.onTick(); err != nil {
+				p.putBack(seq)
+				return false, err
+			}
+		case <-r.done:
+			break wait
+		case <-ctx.Done():
+			break wait
 		}
-		return true, nil
-	case <-expire:
-		p.p.Ledger.MarkNotPublished(seq)
-		p.release()
-		return false, nil
-	case <-r.done:
-	case <-ctx.Done():
 	}
 	p.putBack(seq)
 	if err := ctx.Err(); err != nil {

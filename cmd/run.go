@@ -118,6 +118,9 @@ func (o *runOpts) apply(c *cobra.Command, file string, s *scenario.Scenario) ([]
 	if err := o.set(c, s); err != nil {
 		return nil, err
 	}
+	if o.container != "" && s.Broker.HasConfig() {
+		return nil, fmt.Errorf("--container %s: scenario %q sets broker.config or broker.advanced_config, which rmqtorture writes into a broker container it creates, before its first start; a container you name keeps its own configuration (run without --container, or configure that broker yourself)", o.container, s.Name)
+	}
 	var warnings []string
 	if fl.Changed("mode") {
 		warnings = s.UncheckedExpectations()
@@ -368,6 +371,9 @@ func (o *runOpts) provision(ctx context.Context, c *cobra.Command, log *slog.Log
 		return nil, release, ExitError, err
 	}
 	res.Container, res.Image = ctr.Name, ctr.Image
+	if ctr.Owned {
+		res.BrokerConfig, res.BrokerAdvancedConfig = s.Broker.Config, s.Broker.AdvancedConfig
+	}
 	log.Info("waiting for AMQP", "addr", ctr.Addr(), "timeout", s.Broker.ReadyTimeout.D())
 	if err := ctr.WaitReady(ctx, scenario.BrokerTarget(), s.Broker.ReadyTimeout.D()); err != nil {
 		res.Error = err.Error()
@@ -395,7 +401,8 @@ func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *cli
 	if o.container != "" {
 		ctr, err = broker.Attach(cctx, cli, log, o.container)
 	} else {
-		ctr, err = broker.Create(cctx, cli, log, broker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort, Keep: o.keep})
+		ctr, err = broker.Create(cctx, cli, log, broker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort, Keep: o.keep,
+			Config: s.Broker.Config, AdvancedConfig: s.Broker.AdvancedConfig})
 	}
 	release := func() {}
 	if ctr != nil && !o.keep {

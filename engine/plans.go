@@ -25,6 +25,8 @@ type QueueSpec struct {
 	// dead-letters expired messages back to Name through the default exchange.
 	RetryQueue string
 	RetryDelay time.Duration
+	// DeadLetterArguments are the dead-letter queue's own x-arguments.
+	DeadLetterArguments map[string]any
 }
 
 // PublishPlan is everything a publisher needs for one burst. The publisher
@@ -77,6 +79,9 @@ type PublishPlan struct {
 	// StampSentTime adds each publish's time to the message headers, for
 	// live consumers' end-to-end latency.
 	StampSentTime bool
+	// OnConfirmTimeout is what a confirm older than ConfirmTimeout does
+	// (scenario.OnTimeoutClose when empty).
+	OnConfirmTimeout scenario.ConfirmTimeoutAction
 	// ChannelsPerConnection puts this many publishers on each connection,
 	// one channel each (0 or 1: a connection per publisher).
 	ChannelsPerConnection int
@@ -249,6 +254,7 @@ func queueSpec(s *scenario.Scenario, queue string) QueueSpec {
 	spec := QueueSpec{Name: queue, Type: s.Queue.Type, Durable: s.Queue.IsDurable(), Arguments: s.Queue.Arguments, AlsoBindType: s.Queue.AlsoBindType}
 	if s.Queue.DeadLetterQueue {
 		spec.DeadLetterQueue = queue + ".dlq"
+		spec.DeadLetterArguments = s.Queue.DeadLetterArguments
 	}
 	if s.Consumers.Enabled() && s.Consumers.OnDelivery == scenario.ConsumerRetry {
 		spec.RetryQueue, spec.RetryDelay = queue+".retry", s.Consumers.RetryDelay.D()
@@ -269,6 +275,7 @@ func publishPlan(s *scenario.Scenario, m scenario.Mode, queue string) PublishPla
 		Transient:      !s.Load.IsPersistent(), Rate: s.Load.Rate, Publishers: s.Load.Publishers,
 		StampSentTime:         s.Consumers.Enabled(),
 		ChannelsPerConnection: s.Load.ChannelsPerConnection, TxSize: s.Load.TxSize,
+		OnConfirmTimeout: s.Load.OnConfirmTimeout,
 	}
 }
 

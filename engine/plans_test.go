@@ -62,3 +62,26 @@ func TestBodySizePlanAndRange(t *testing.T) {
 		t.Fatalf("range %+v", *r)
 	}
 }
+
+// The dead-letter queue's own arguments and the confirm timeout action reach
+// the queue spec and the publish plan.
+func TestPlansCarryDeadLetterArgumentsAndConfirmTimeoutAction(t *testing.T) {
+	f := mustParse(t, `version: 1
+scenarios:
+  - name: t
+    queue: {dead_letter_queue: true, dead_letter_arguments: {x-max-length: 10, x-overflow: reject-publish}}
+    load: {messages: 10, on_confirm_timeout: republish}
+  - name: u
+    load: {messages: 10}
+`)
+	spec := queueSpec(&f.Scenarios[0], "q")
+	if spec.DeadLetterArguments["x-max-length"] != 10 || spec.DeadLetterArguments["x-overflow"] != "reject-publish" {
+		t.Fatalf("spec %+v", spec)
+	}
+	if p := publishPlan(&f.Scenarios[0], scenario.ConfirmEach, "q"); p.OnConfirmTimeout != scenario.OnTimeoutRepublish {
+		t.Fatalf("plan %+v", p)
+	}
+	if p := publishPlan(&f.Scenarios[1], scenario.ConfirmEach, "q"); p.OnConfirmTimeout != scenario.OnTimeoutClose || queueSpec(&f.Scenarios[1], "q").DeadLetterArguments != nil {
+		t.Fatalf("defaults: plan %+v", p)
+	}
+}

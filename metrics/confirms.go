@@ -21,6 +21,11 @@ type tagKey struct {
 type Pending struct {
 	Seq         int
 	PublishedAt time.Time
+	// Attempt is the publish attempt the tag carried (1 first), when the
+	// publisher reported it (SetAttempt); 0 means "the latest": a confirm
+	// tracker that never sees an id published twice on one channel does
+	// not need it.
+	Attempt int
 }
 
 // ConfirmTracker maps (epoch, delivery tag) to the message it carried and
@@ -108,6 +113,20 @@ func (t *ConfirmTracker) CloseEpoch(epoch Epoch) []Pending {
 		t.ledger.noteEpochClosed(epoch, len(out))
 	}
 	return out
+}
+
+// SetAttempt records which publish attempt of its id (epoch, tag) carries,
+// so a late confirm of an earlier attempt, one published again on the same
+// channel after its confirm timed out, is told from the confirm of the
+// latest (Ledger.SettleAttempt). A tag not pending is ignored.
+func (t *ConfirmTracker) SetAttempt(epoch Epoch, tag uint64, attempt int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := tagKey{epoch, tag}
+	if p, ok := t.pending[k]; ok {
+		p.Attempt = attempt
+		t.pending[k] = p
+	}
 }
 
 // InFlight is the number of pending messages over all epochs.

@@ -377,3 +377,80 @@ func BenchmarkHistoryWriter(b *testing.B) {
 	_ = w.Close(HistoryTrailer{})
 	b.ReportMetric(float64(cw.n)/float64(b.N), "bytes/msg")
 }
+
+// pubCopy publishes seq on (epoch, tag) while an earlier attempt of it still
+// awaits its confirm on the same channel, reporting the attempt to the
+// tracker as the publisher does under on_confirm_timeout: republish.
+func pubCopy(t testing.TB, l *Ledger, tr *ConfirmTracker, epoch Epoch, tag uint64, seq int) {
+	if ok, err := tr.Track(epoch, tag, seq, histStart.Add(time.Second)); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	tr.SetAttempt(epoch, tag, l.Published(seq, true))
+}
+
+// TestHistoryCopiesOnOneChannel: under on_confirm_timeout: republish, ids 0,
+// 1 and 2 time out on epoch 1 and are published again on it (tags 4–6),
+// their originals staying tracked. Id 0's original is acked late (it settles
+// the id), then its copy; id 1's copy is acked first, then its original (a
+// late confirm of a settled id); epoch 1 closes with id 2's original and
+// copy both pending: one id in doubt, republished once on epoch 2. Id 3 is
+// an ordinary publish. The ledger and its replay agree on every count.
+func TestHistoryCopiesOnOneChannel(t *testing.T) {
+	wentInDoubt := 0
+	b, c, ids := record(t, 4, true, func(l *Ledger, tr *ConfirmTracker) {
+		for seq := range 4 {
+			pubConfirm(t, l, tr, 1, uint64(seq+1), seq)
+			tr.SetAttempt(1, uint64(seq+1), 1)
+		}
+		confirm(t, l, tr, 1, 4, true)
+		for seq := range 3 {
+			pubCopy(t, l, tr, 1, uint64(seq+5), seq)
+		}
+		settle := func(tag uint64) bool {
+			p, ok := tr.Settle(1, tag)
+			if !ok {
+				t.Fatalf("tag %d not pending", tag)
+			}
+			settled, err := l.SettleAttempt(p.Seq, p.Attempt, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return settled
+		}
+		if !settle(1) || settle(5) || !settle(6) || settle(2) {
+			t.Fatal("the first confirm of an id settles it, the others only close copies")
+		}
+		for _, p := range tr.CloseEpoch(1) {
+			if l.MarkInDoubt(p.Seq) {
+				wentInDoubt++
+			}
+		}
+		pubConfirm(t, l, tr, 2, 1, 2)
+		confirm(t, l, tr, 2, 1, true)
+		for seq := range 4 {
+			l.DeliveredAttempt(l.MessageID(seq), false, 1)
+		}
+		for seq := range 3 {
+			l.DeliveredAttempt(l.MessageID(seq), false, 2)
+		}
+		l.DeliveredAttempt(l.MessageID(2), false, 3)
+	})
+	if wentInDoubt != 1 {
+		t.Fatalf("%d ids went in doubt at the close, want 1 (id 2, two tags pending)", wentInDoubt)
+	}
+	// Copies: 3 on epoch 1 plus id 2's republish on epoch 2; late: id 0's
+	// and id 1's originals; duplicates: 1 each for ids 0 and 1, 2 for id 2.
+	want := Counts{Sent: 4, Confirmed: 4, WentInDoubt: 1, Republished: 4, Delivered: 4, Deliveries: 8,
+		Duplicates: 4, DuplicatesFromRepublish: 4, LateConfirms: 2}
+	if c != want {
+		t.Fatalf("counts\n got %+v\nwant %+v", c, want)
+	}
+	rp := replay(t, b)
+	if len(rp.Inconsistencies) != 0 {
+		t.Fatalf("inconsistencies: %q", rp.Inconsistencies)
+	}
+	gc, gids, err := rp.Ledger.Reconcile(rp.Drained)
+	if err != nil || gc != c || !reflect.DeepEqual(gids, ids) {
+		t.Fatalf("replay %v\n%+v %+v\nrun\n%+v %+v", err, gc, gids, c, ids)
+	}
+}

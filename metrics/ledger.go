@@ -57,6 +57,12 @@ type Ledger struct {
 	retried      []uint32 // copies a consumer republished to the retry queue
 	parked       []uint32 // copies a consumer republished to the dead-letter queue
 	deadLettered []uint32 // deliveries from the dead-letter queue
+	// copies counts, per id, the attempts still awaiting a confirm beyond
+	// the one that settles it: an id published again on the same channel
+	// while an earlier attempt awaited its confirm (load.on_confirm_timeout:
+	// republish) gets one confirm per copy. Absent for every other id.
+	copies       map[int]int
+	lateConfirms int // confirms of an attempt older than the id's latest
 	unexpected   int
 	redeliveries int
 	republished  int
@@ -135,11 +141,23 @@ func (l *Ledger) Published(seq int, confirmMode bool) (attempt int) {
 		l.republished++
 	}
 	l.attempts[seq]++
-	flight := 0
+	flight, backlog := 0, 0
 	if confirmMode && l.outcome[seq] != InFlight {
 		flight = 1
 	}
-	l.series.published(flight, 0)
+	if confirmMode && l.outcome[seq] == InFlight && l.attempts[seq] > 1 {
+		// A copy on the same channel while an earlier attempt still awaits
+		// its confirm: one more confirm to come. The id joins the in-doubt
+		// backlog as a republished, unconfirmed id unless it was one already.
+		if l.copies == nil {
+			l.copies = map[int]int{}
+		}
+		l.copies[seq]++
+		if l.attempts[seq] == 2 {
+			backlog = 1
+		}
+	}
+	l.series.published(flight, backlog)
 	if confirmMode {
 		// A new attempt is routed afresh: an earlier attempt's basic.return
 		// says nothing about it. (Fire-and-forget records an attempt only
@@ -191,14 +209,49 @@ func (l *Ledger) Returned(seq int) {
 // Settle records the confirm of the latest attempt of seq: ack or nack.
 // Settling an id that is not in flight is a bookkeeping bug and returns an error.
 func (l *Ledger) Settle(seq int, ack bool) error {
+	_, err := l.SettleAttempt(seq, 0, ack)
+	return err
+}
+
+// SettleAttempt is Settle for a confirm that names the publish attempt its
+// delivery tag carried (0: the latest). An id published again on the same
+// channel while an earlier attempt still awaited its confirm
+// (load.on_confirm_timeout: republish) has one confirm coming per copy: the
+// first settles the id (settled is true), each later one only closes its
+// copy. A confirm of an attempt older than the id's latest is a late
+// confirm, matched to its id by delivery tag and counted (Counts.LateConfirms).
+// A confirm for an id that is neither in flight nor has a copy open is a
+// bookkeeping bug and returns an error.
+func (l *Ledger) SettleAttempt(seq, attempt int, ack bool) (settled bool, err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.hist.w != nil {
 		l.hist.settle(seq, ack)
 	}
-	if l.outcome[seq] != InFlight {
-		return fmt.Errorf("ledger: confirm for %s in state %s", l.MessageID(seq), l.outcome[seq])
+	if l.outcome[seq] != InFlight && l.copies[seq] == 0 {
+		return false, fmt.Errorf("ledger: confirm for %s in state %s", l.MessageID(seq), l.outcome[seq])
 	}
+	if attempt > 0 && attempt < int(l.attempts[seq]) {
+		l.lateConfirms++
+	}
+	if l.outcome[seq] != InFlight {
+		l.dropCopy(seq)
+		return false, nil
+	}
+	l.settleLocked(seq, ack)
+	return true, nil
+}
+
+// dropCopy closes one open copy of seq; the caller holds l.mu.
+func (l *Ledger) dropCopy(seq int) {
+	if l.copies[seq]--; l.copies[seq] <= 0 {
+		delete(l.copies, seq)
+	}
+}
+
+// settleLocked records the ack or nack that settles in-flight seq; the
+// caller holds l.mu.
+func (l *Ledger) settleLocked(seq int, ack bool) {
 	l.series.settled(ack, l.backlogDelta(seq)-1)
 	switch {
 	case !ack:
@@ -208,12 +261,14 @@ func (l *Ledger) Settle(seq int, ack bool) error {
 	default:
 		l.outcome[seq] = Acked
 	}
-	return nil
 }
 
-// MarkInDoubt records that the latest attempt of seq will never be confirmed
-// (channel closed, confirm timed out).
-func (l *Ledger) MarkInDoubt(seq int) {
+// MarkInDoubt records that an attempt of seq will never be confirmed
+// (channel closed, confirm timed out). It reports whether the id went in
+// doubt: false when it was not in flight, e.g. a copy left open after an
+// earlier confirm settled its id (load.on_confirm_timeout: republish), whose
+// copy it then closes.
+func (l *Ledger) MarkInDoubt(seq int) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.hist.w != nil {
@@ -223,7 +278,12 @@ func (l *Ledger) MarkInDoubt(seq int) {
 		l.series.event(nil, -1, l.backlogDelta(seq))
 		l.outcome[seq] = InDoubt
 		l.everInDoubt[seq] = true
+		return true
 	}
+	if l.copies[seq] > 0 {
+		l.dropCopy(seq)
+	}
+	return false
 }
 
 // Delivered records one delivery of message id (from the drain). Ids that this

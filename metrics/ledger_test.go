@@ -407,3 +407,37 @@ func TestRedeliveredFlagIsPerPublishAttempt(t *testing.T) {
 		t.Fatalf("unknown attempt: redeliveries %d duplicates %d", c.Redeliveries, c.Duplicates)
 	}
 }
+
+// A copy published while the id is in flight leaves one more confirm to
+// come, and only that one: a third confirm is still a bookkeeping bug. The
+// in-doubt backlog holds the id from its copy until it settles.
+func TestCopyInFlightSettlesOnceAndClosesOnce(t *testing.T) {
+	l := NewLedger("a-", 1)
+	s := NewSeries(histStart, time.Second)
+	s.SetClock(func() time.Time { return histStart })
+	l.Attach(s)
+	l.Published(0, true)
+	l.Published(0, true)
+	if tot := s.Totals(); tot.InFlight != 1 || tot.Backlog != 1 {
+		t.Fatalf("after the copy: in flight %d backlog %d, want 1 1", tot.InFlight, tot.Backlog)
+	}
+	if settled, err := l.SettleAttempt(0, 1, true); !settled || err != nil {
+		t.Fatal(settled, err)
+	}
+	if settled, err := l.SettleAttempt(0, 2, true); settled || err != nil {
+		t.Fatal(settled, err)
+	}
+	if _, err := l.SettleAttempt(0, 2, true); err == nil {
+		t.Fatal("a third confirm for two attempts was accepted")
+	}
+	if l.MarkInDoubt(0) || l.Outcome(0) != Acked {
+		t.Fatalf("in doubt after its confirm: outcome %s", l.Outcome(0))
+	}
+	if tot := s.Totals(); tot.InFlight != 0 || tot.Backlog != 0 {
+		t.Fatalf("settled: in flight %d backlog %d, want 0 0", tot.InFlight, tot.Backlog)
+	}
+	c, _, err := l.Reconcile(true)
+	if err != nil || c.LateConfirms != 1 || c.Republished != 1 || c.WentInDoubt != 0 {
+		t.Fatalf("%v: late %d republished %d went in doubt %d, want 1 1 0", err, c.LateConfirms, c.Republished, c.WentInDoubt)
+	}
+}

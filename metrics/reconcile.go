@@ -37,6 +37,11 @@ type Counts struct {
 	// consumer republished for a retry (on_delivery: retry): expected, so
 	// not duplicates.
 	RetryDeliveries int `json:"retry_deliveries"`
+	// LateConfirms counts basic.acks and basic.nacks of an attempt older
+	// than its id's latest: the original of an id published again on the
+	// same channel after its confirm timed out (load.on_confirm_timeout:
+	// republish), matched to the id by delivery tag (rabbitmq/amqp091-go#122).
+	LateConfirms int `json:"late_confirms,omitempty"`
 }
 
 // IDSets lists the affected sequence numbers of a burst as ranges.
@@ -96,7 +101,7 @@ func (l *Ledger) Reconcile(drained bool) (Counts, IDSets, error) {
 	if l.hist.w != nil {
 		l.hist.w.Write(HistoryRecord{Kind: HDrainEnd, Drained: drained})
 	}
-	r := reconciliation{drained: drained, c: Counts{Unexpected: l.unexpected, Redeliveries: l.redeliveries, Republished: l.republished, PublishErrors: l.pubErrors}}
+	r := reconciliation{drained: drained, c: Counts{Unexpected: l.unexpected, Redeliveries: l.redeliveries, Republished: l.republished, PublishErrors: l.pubErrors, LateConfirms: l.lateConfirms}}
 	for seq, o := range l.outcome {
 		if o == NotPublished {
 			r.c.NotPublished++

@@ -159,6 +159,9 @@ func (p *replayer) publish(rec HistoryRecord) {
 	if got := p.Ledger.Published(rec.Seq, confirm); got != rec.Attempt {
 		p.inconsistent("publish of %s recorded as attempt %d, but it is attempt %d", p.Ledger.MessageID(rec.Seq), rec.Attempt, got)
 	}
+	if confirm && rec.Epoch != 0 {
+		p.tracker.SetAttempt(rec.Epoch, rec.Tag, rec.Attempt)
+	}
 }
 
 func (p *replayer) confirm(rec HistoryRecord) {
@@ -175,7 +178,7 @@ func (p *replayer) confirm(rec HistoryRecord) {
 		}
 		return
 	}
-	if err := p.Ledger.Settle(pend.Seq, rec.Kind == HAck); err != nil {
+	if _, err := p.Ledger.SettleAttempt(pend.Seq, pend.Attempt, rec.Kind == HAck); err != nil {
 		p.inconsistent("%s for delivery tag %d on epoch %d: %v", what, rec.Tag, rec.Epoch, err)
 	}
 }

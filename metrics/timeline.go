@@ -32,6 +32,14 @@ const (
 	EvConsumerConnected EventKind = "consumer-connected" // a live consumer (re)connected and consumes
 	EvConsumerCrashed   EventKind = "consumer-crashed"   // fault crash-consumer: closed with processed deliveries unacknowledged
 	EvConsumersStopped  EventKind = "consumers-stopped"  // live consumers stopped after the burst went quiet
+	// EvConsumerClosed: the broker (or the link) closed a live consumer's
+	// channel or connection; Detail gives the reply code and text (e.g. a
+	// consumer timeout's 406 PRECONDITION_FAILED).
+	EvConsumerClosed EventKind = "consumer-closed"
+	// EvConfirmTimeout: messages unconfirmed for load.confirm_timeout were
+	// published again on the same channel (load.on_confirm_timeout:
+	// republish); Detail gives how many.
+	EvConfirmTimeout EventKind = "confirm-timeout"
 )
 
 // Progress values of first-progress events (Event.Progress).

@@ -30,6 +30,22 @@ func consumerSection(w io.Writer, m scenario.ModeResult) {
 		p("\nConsumer crashes: %d, leaving %s processed deliveries unacknowledged; the broker handed them out again: %s redeliveries of ids already processed (the application saw them twice; not publisher duplicates, which are %s).\n",
 			c.Crashes, num(c.UnackedAtCrash), num(m.Redeliveries), num(m.Duplicates))
 	}
+	if len(c.DeliveriesPerConsumer) > 1 {
+		per := make([]string, len(c.DeliveriesPerConsumer))
+		for i, n := range c.DeliveriesPerConsumer {
+			per[i] = fmt.Sprintf("consumer %d: %s", i, num(n))
+		}
+		p("\nDeliveries per consumer: %s; %s deliveries went to a different consumer than the one before.\n", strings.Join(per, ", "), num(c.ConsumerChanges))
+	}
+	if c.Held > 0 {
+		p("\nHeld: %s first deliveries kept for consumers.hold before they were settled.\n", num(c.Held))
+	}
+	if c.GaveUp > 0 {
+		p("\nGave up: %s deliveries rejected at consumers.max_deliveries (the application's own bound).\n", num(c.GaveUp))
+	}
+	for _, reason := range c.ChannelCloses {
+		p("\nConsumer close reason: %s\n", reason)
+	}
 	if m.DeadLettered > 0 || m.RetryDeliveries > 0 {
 		p("\nDead-lettered: %s messages found in the dead-letter queue; %s deliveries were retry copies a consumer republished (not duplicates).\n", num(m.DeadLettered), num(m.RetryDeliveries))
 	}

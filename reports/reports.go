@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -243,6 +244,7 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	p("- **Queue:** %s; %s orders per mode\n", r.Topology, num(r.Messages))
 	p("- **Run:** %s, started %s, took %s s\n", code(r.RunID), r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"), strconv.FormatFloat(r.DurationMS/1000, 'f', 1, 64))
 	p("- **Seed:** %d (replay the fault jitter with `--seed %d`)\n", r.Seed, r.Seed)
+	brokerConfigLine(w, r)
 	p("\nCommand:\n\n%s\n", fence(r.Command))
 	// The verdict is a heading of its own: a list of reasons right after
 	// the list above would merge with it.
@@ -366,6 +368,7 @@ func modeSection(w io.Writer, i int, m scenario.ModeResult) error {
 	for _, c := range m.ChannelCloses {
 		p("\nClose reason: %s\n", c)
 	}
+	lateConfirmsNote(w, m)
 	idList(w, "Lost (confirmed, never delivered)", m.IDs.Lost)
 	idList(w, "Unverified (acked or handed off, queue never drained)", m.IDs.Unverified)
 	idList(w, "Unconfirmed missing (fire-and-forget, never delivered)", m.IDs.UnconfirmedMissing)
@@ -561,4 +564,28 @@ func matrixRows(r *scenario.Result) ([]string, [][]string) {
 		})
 	}
 	return hdr, rows
+}
+
+// brokerConfigLine lists the configuration the run wrote into the broker
+// container, if any.
+func brokerConfigLine(w io.Writer, r *scenario.Result) {
+	if len(r.BrokerConfig) == 0 && len(r.BrokerAdvancedConfig) == 0 {
+		return
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(r.BrokerConfig)) {
+		parts = append(parts, code(k+" = "+r.BrokerConfig[k]))
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.BrokerAdvancedConfig)) {
+		parts = append(parts, code(fmt.Sprintf("{rabbit, %s, %d}", k, r.BrokerAdvancedConfig[k])))
+	}
+	fmt.Fprintf(w, "- **Broker configuration** (written before its first start): %s\n", strings.Join(parts, ", "))
+}
+
+// lateConfirmsNote explains late confirms (load.on_confirm_timeout:
+// republish), if any.
+func lateConfirmsNote(w io.Writer, m scenario.ModeResult) {
+	if m.LateConfirms > 0 {
+		fmt.Fprintf(w, "\nLate confirms: %s confirms of an earlier copy, after its id was published again on the same channel when its confirm timed out, matched to their ids by delivery tag (the copies are the duplicates).\n", num(m.LateConfirms))
+	}
 }

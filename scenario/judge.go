@@ -194,6 +194,13 @@ func checkModeField(in judgeInput, name string, want int) string {
 			h = obs.Consumers.RetriesAtPark
 		}
 		return onlyValue(name, h, want)
+	case "consumer_changes":
+		if obs.Consumers == nil {
+			return fmt.Sprintf("%s: no live consumers measured it", name)
+		}
+		if got := obs.Consumers.ConsumerChanges; got != want {
+			return fmt.Sprintf("consumer_changes %d, expected exactly %d", got, want)
+		}
 	case "min_unconfirmed_missing":
 		if c.UnconfirmedMissing < want {
 			return fmt.Sprintf("unconfirmed_missing %d, expected at least %d", c.UnconfirmedMissing, want)
@@ -205,6 +212,7 @@ func checkModeField(in judgeInput, name string, want int) string {
 			"unconfirmed_missing": c.UnconfirmedMissing, "duplicates": c.Duplicates,
 			"not_published": c.NotPublished, "pending_at_deadline": c.PendingAtDeadline,
 			"dead_lettered": c.DeadLettered,
+			"redeliveries":  c.Redeliveries, "republished": c.Republished, "late_confirms": c.LateConfirms,
 		}
 		if got[name] != want {
 			return fmt.Sprintf("%s %d, expected exactly %d", name, got[name], want)
@@ -218,10 +226,15 @@ func checkModeField(in judgeInput, name string, want int) string {
 // none was seen.
 func checkChannelClosedWith(in judgeInput) []string {
 	want := in.e.Modes[in.mode].ChannelClosedWith
-	if want == "" || slices.ContainsFunc(in.obs.ChannelCloses, func(r string) bool { return strings.Contains(r, want) }) {
+	closes := in.obs.ChannelCloses
+	if in.obs.Consumers != nil {
+		// A live consumer's channel counts too (a consumer timeout).
+		closes = append(slices.Clip(closes), in.obs.Consumers.ChannelCloses...)
+	}
+	if want == "" || slices.ContainsFunc(closes, func(r string) bool { return strings.Contains(r, want) }) {
 		return nil
 	}
-	return []string{fmt.Sprintf("no channel or connection closed with %q (closes seen: %q)", want, in.obs.ChannelCloses)}
+	return []string{fmt.Sprintf("no channel or connection closed with %q (closes seen: %q)", want, closes)}
 }
 
 // checkConditions doubts the numbers when the run itself went wrong.

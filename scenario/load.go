@@ -289,6 +289,10 @@ func (d defaulter) load(s *Scenario) {
 	}
 	if !d.at("load.tx_size") {
 		s.Load.TxSize = 1
+
+	}
+	if !d.at("load.on_confirm_timeout") {
+		s.Load.OnConfirmTimeout = OnTimeoutClose
 	}
 	// Spelled out so validate shows it; nil still means the default.
 	if !d.at("load.persistent") {

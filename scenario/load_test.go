@@ -16,7 +16,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"unknown key names line, column, path and the known keys",
 			head + "    load:\n      messages: 10\n      windw: 5\n",
-			[]string{"s.yaml:6:7: scenarios[0].load.windw: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout, unroutable_every, stall_timeout, burst_timeout, message_deadline, persistent, rate, message_size_bytes, confirm_listener_buffer, publishers, channels_per_connection, tx_size)"}},
+			[]string{"s.yaml:6:7: scenarios[0].load.windw: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout, unroutable_every, stall_timeout, burst_timeout, message_deadline, persistent, rate, message_size_bytes, confirm_listener_buffer, publishers, channels_per_connection, tx_size, on_confirm_timeout)"}},
 		{"window zero and kill point outside 0-100, both at once",
 			head + "    load:\n      messages: 10\n      window: 0\n    faults:\n      - action: kill\n        published_percent: 150\n",
 			[]string{
@@ -67,7 +67,7 @@ func TestParseErrors(t *testing.T) {
 			[]string{
 				"s.yaml:6:33: scenarios[0].queue.arguments.x-max-length: must be a whole number, got \"many\"",
 				"s.yaml:6:51: scenarios[0].queue.arguments.x-overflow: \"reject\" is not an overflow behaviour (drop-head, reject-publish, reject-publish-dlx)",
-				"s.yaml:6:59: scenarios[0].queue.arguments.x-colour: unknown queue argument (known: x-dead-letter-exchange, x-dead-letter-routing-key, x-delivery-limit, x-max-length, x-max-length-bytes, x-message-ttl, x-overflow)",
+				"s.yaml:6:59: scenarios[0].queue.arguments.x-colour: unknown queue argument (known: x-dead-letter-exchange, x-dead-letter-routing-key, x-delivery-limit, x-max-length, x-max-length-bytes, x-message-ttl, x-overflow, x-single-active-consumer)",
 				"s.yaml:6:98: scenarios[0].queue.arguments.x-dead-letter-exchange: must be text, got \"5\"",
 			}},
 		{"exact expectations name modes the scenario runs",
@@ -76,7 +76,7 @@ func TestParseErrors(t *testing.T) {
 				"s.yaml:4:67: scenarios[0].load.unroutable_every: must not be negative, got -1",
 				"s.yaml:7:25: scenarios[0].expect.modes.confirm-window: \"confirm-window\" is not one of this scenario's load.modes",
 				"s.yaml:8:35: scenarios[0].expect.modes.confirm-each.confirmed: must not be negative, got -1",
-				"s.yaml:8:39: scenarios[0].expect.modes.confirm-each.colour: unknown field (known: sent, confirmed, lost, nacked, returned, in_doubt, delivered, unconfirmed_delivered, unconfirmed_missing, duplicates, min_went_in_doubt, min_blocked_ms, not_published, pending_at_deadline, min_unconfirmed_missing, channel_closed_with, dead_lettered, min_redeliveries, deliveries_per_message, retries, max_went_in_doubt)",
+				"s.yaml:8:39: scenarios[0].expect.modes.confirm-each.colour: unknown field (known: sent, confirmed, lost, nacked, returned, in_doubt, delivered, unconfirmed_delivered, unconfirmed_missing, duplicates, min_went_in_doubt, min_blocked_ms, not_published, pending_at_deadline, min_unconfirmed_missing, channel_closed_with, dead_lettered, min_redeliveries, deliveries_per_message, retries, max_went_in_doubt, redeliveries, republished, late_confirms, consumer_changes)",
 			}},
 		{"a confirm listener smaller than the window is refused (F3)",
 			head + "    load: {messages: 10, window: 64, confirm_listener_buffer: 1, message_size_bytes: -1}\n",

@@ -56,6 +56,11 @@ type Result struct {
 	// Warnings are what the run was told but did not check, e.g. an
 	// expectation for a mode that --mode left out.
 	Warnings []string `json:"warnings,omitempty"`
+	// BrokerConfig and BrokerAdvancedConfig are the scenario's
+	// broker.config and broker.advanced_config as written into the broker
+	// container before its first start (absent: none).
+	BrokerConfig         map[string]string `json:"broker_config,omitempty"`
+	BrokerAdvancedConfig map[string]int    `json:"broker_advanced_config,omitempty"`
 	// BrokerLogFindings are the known loss signatures found in the broker's
 	// log over the run (e.g. a classic queue's recovery after an unclean
 	// shutdown, rabbitmq-server#13390), in the scanner's table order.
@@ -228,6 +233,21 @@ type ConsumerStats struct {
 	// while the own header counts every retry.
 	XDeathCountAtPark map[string]int `json:"x_death_count_at_park,omitempty"`
 	Errors            []string       `json:"errors,omitempty"`
+	// DeliveriesPerConsumer is each live consumer's deliveries, by index.
+	DeliveriesPerConsumer []int `json:"deliveries_per_consumer,omitempty"`
+	// ConsumerChanges counts deliveries that went to a different live
+	// consumer than the delivery before (a single active consumer: once
+	// per failover).
+	ConsumerChanges int `json:"consumer_changes,omitempty"`
+	// Held counts deliveries a consumer kept for consumers.hold before
+	// settling them.
+	Held int `json:"held,omitempty"`
+	// GaveUp counts deliveries rejected at consumers.max_deliveries.
+	GaveUp int `json:"gave_up,omitempty"`
+	// ChannelCloses lists why the broker closed live consumers' channels or
+	// connections, with reply code and text (e.g. "406 PRECONDITION_FAILED
+	// - delivery acknowledgement on channel 1 timed out…").
+	ChannelCloses []string `json:"channel_closes,omitempty"`
 }
 
 // BrokerVersionOrImage names the broker for headers: its reported version if

@@ -91,6 +91,25 @@ var ConsumerActions = []ConsumerAction{ConsumerAck, ConsumerNackRequeue, Consume
 // on_delivery: retry (the count to trust on RabbitMQ 4.x, not x-death).
 const RetryHeader = "x-rmqtorture-retries"
 
+// ConfirmTimeoutAction is what the publisher does with a message whose
+// confirm has not come within load.confirm_timeout.
+type ConfirmTimeoutAction string
+
+const (
+	// OnTimeoutClose closes the connection: every message pending on it goes
+	// in doubt and, under republish: in-doubt, is republished on the next.
+	OnTimeoutClose ConfirmTimeoutAction = "close"
+	// OnTimeoutRepublish publishes the message again on the same channel,
+	// once, and keeps its original delivery tag tracked: a late basic.ack of
+	// the original still settles the id, and the copy it caused is a
+	// duplicate of it (rabbitmq/amqp091-go#122). A copy left unconfirmed for
+	// confirm_timeout closes the connection as under close.
+	OnTimeoutRepublish ConfirmTimeoutAction = "republish"
+)
+
+// ConfirmTimeoutActions lists every confirm timeout action.
+var ConfirmTimeoutActions = []ConfirmTimeoutAction{OnTimeoutClose, OnTimeoutRepublish}
+
 // Republish is the policy for messages whose confirm never came.
 type Republish string
 
@@ -175,6 +194,17 @@ type Consumers struct {
 	MaxRetries int `yaml:"max_retries,omitempty"`
 	// RetryDelay (retry) is the retry queue's x-message-ttl (default 200ms).
 	RetryDelay Duration `yaml:"retry_delay,omitempty"`
+	// Hold is how long each live consumer keeps its first delivery before
+	// settling it (0: not at all). Past the broker's consumer_timeout the
+	// broker closes the consumer's channel with 406 PRECONDITION_FAILED
+	// and hands the delivery out again: a redelivery, never a loss
+	// (rabbitmq-server#9046).
+	Hold Duration `yaml:"hold,omitempty"`
+	// MaxDeliveries (nack-requeue) is the application's own bound: a
+	// message delivered this many times to live consumers is rejected
+	// (basic.nack requeue=false) instead of requeued, so a queue without a
+	// delivery limit (x-delivery-limit: -1) stops cycling (0: no bound).
+	MaxDeliveries int `yaml:"max_deliveries,omitempty"`
 }
 
 // Enabled reports whether live consumers run during the burst.
@@ -267,6 +297,12 @@ func (s *Scenario) traffic() string {
 		if c.ProcessingDelay > 0 {
 			out += fmt.Sprintf(", %s per message", c.ProcessingDelay.D())
 		}
+		if c.MaxDeliveries > 0 {
+			out += fmt.Sprintf(", giving up after %d deliveries", c.MaxDeliveries)
+		}
+		if c.Hold > 0 {
+			out += fmt.Sprintf(", first delivery held %s", c.Hold.D())
+		}
 		out += ")"
 	}
 	return out
@@ -289,7 +325,25 @@ func (s *Scenario) ForCell(c Cell) *Scenario {
 type Broker struct {
 	Image        string   `yaml:"image"`         // default DefaultImage
 	ReadyTimeout Duration `yaml:"ready_timeout"` // first boot and every restart; default 60s
+	// Config holds rabbitmq.conf keys and values (consumer_timeout,
+	// disk_free_limit.absolute, vm_memory_high_watermark.relative…) written
+	// into the container rmqtorture creates, before its first start, as
+	// /etc/rabbitmq/conf.d/90-rmqtorture.conf: read after the image's own
+	// rabbitmq.conf. Keys rmqtorture's own setup needs (listeners,
+	// loopback_users, default_user…) are refused; a container named with
+	// --container keeps its own configuration.
+	Config map[string]string `yaml:"config,omitempty"`
+	// AdvancedConfig holds keys of the rabbit application's environment
+	// that rabbitmq.conf cannot set, whole numbers only, written as
+	// /etc/rabbitmq/advanced.config: e.g. channel_tick_interval (ms,
+	// default 60000), how often a channel checks its consumers against
+	// consumer_timeout, so a timeout of seconds fires within seconds.
+	AdvancedConfig map[string]int `yaml:"advanced_config,omitempty"`
 }
+
+// HasConfig reports whether the scenario writes configuration into the
+// broker container.
+func (b Broker) HasConfig() bool { return len(b.Config) > 0 || len(b.AdvancedConfig) > 0 }
 
 // Queue is the durable queue under test. Each mode runs on a fresh queue.
 type Queue struct {
@@ -316,6 +370,20 @@ type Queue struct {
 	// publish (default 2s). On RabbitMQ 4.0.5 a kill within ~0.5 s of declaring a
 	// quorum queue loses its confirmed messages (rabbitmq-server#15725).
 	SettleBeforeBurst Duration `yaml:"settle_before_burst"`
+	// DeadLetterArguments are x-arguments of the dead-letter queue
+	// (dead_letter_queue: true), typed and checked like arguments: e.g.
+	// x-max-length with x-overflow reject-publish, which a quorum
+	// dead-letter queue does not apply to dead-lettered messages
+	// (rabbitmq-server#8495).
+	DeadLetterArguments map[string]any `yaml:"dead_letter_arguments,omitempty"`
+}
+
+// SingleActiveConsumer reports whether the queue is declared with
+// x-single-active-consumer: only one consumer receives at a time, the next
+// takes over when it goes away.
+func (q Queue) SingleActiveConsumer() bool {
+	on, _ := q.Arguments["x-single-active-consumer"].(bool)
+	return on
 }
 
 // Load is the burst of persistent JSON orders.
@@ -371,6 +439,10 @@ type Load struct {
 	// TxSize (transactional) is how many messages each tx.commit commits
 	// (default 1).
 	TxSize int `yaml:"tx_size,omitempty"`
+	// OnConfirmTimeout is what a confirm older than confirm_timeout does:
+	// close (default) or republish on the same channel (see
+	// ConfirmTimeoutAction).
+	OnConfirmTimeout ConfirmTimeoutAction `yaml:"on_confirm_timeout,omitempty"`
 }
 
 // Fault is one planned fault. Exactly one trigger is set.
@@ -468,6 +540,20 @@ type ModeExpectations struct {
 	// MaxWentInDoubt bounds the ids the faults left in doubt (e.g. a
 	// window's worth per connection killed, or one transaction).
 	MaxWentInDoubt *int `yaml:"max_went_in_doubt,omitempty"`
+	// Redeliveries is the exact number of redeliveries of copies already
+	// delivered (a consumer timeout, a crashed consumer): never loss, never
+	// duplicates.
+	Redeliveries *int `yaml:"redeliveries,omitempty"`
+	// Republished is the exact number of publish attempts beyond each id's
+	// first (after in doubt, or after a confirm timeout).
+	Republished *int `yaml:"republished,omitempty"`
+	// LateConfirms is the exact number of confirms of an attempt older than
+	// its id's latest (load.on_confirm_timeout: republish).
+	LateConfirms *int `yaml:"late_confirms,omitempty"`
+	// ConsumerChanges is the exact number of deliveries that went to a
+	// different live consumer than the delivery before: 1 per failover of a
+	// single active consumer.
+	ConsumerChanges *int `yaml:"consumer_changes,omitempty"`
 }
 
 type namedInt struct {
@@ -485,6 +571,8 @@ func (e ModeExpectations) fields() []namedInt {
 		{"pending_at_deadline", e.PendingAtDeadline}, {"dead_lettered", e.DeadLettered},
 		{"min_redeliveries", e.MinRedeliveries}, {"deliveries_per_message", e.DeliveriesPerMessage},
 		{"retries", e.Retries}, {"max_went_in_doubt", e.MaxWentInDoubt},
+		{"redeliveries", e.Redeliveries}, {"republished", e.Republished}, {"late_confirms", e.LateConfirms},
+		{"consumer_changes", e.ConsumerChanges},
 	}
 }
 

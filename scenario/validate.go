@@ -106,6 +106,7 @@ func (p *parser) validateBroker(sp string, s *Scenario) {
 		p.fail(sp+".broker.image", "must name an image")
 	}
 	p.atLeastMS(sp+".broker.ready_timeout", s.Broker.ReadyTimeout)
+	p.validateBrokerConfig(sp, s)
 }
 
 func (p *parser) validateQueue(sp string, s *Scenario) {
@@ -123,6 +124,7 @@ func (p *parser) validateQueue(sp string, s *Scenario) {
 			}
 		}
 	}
+	p.validateDeadLetterArguments(sp, s)
 }
 
 func (p *parser) validateLoad(sp string, s *Scenario) {
@@ -157,6 +159,10 @@ func (p *parser) validateLoad(sp string, s *Scenario) {
 		p.fail(lp+".channels_per_connection", "%d channels per connection but only %d publishers: raise load.publishers (each channel is one publisher)", l.ChannelsPerConnection, max(1, l.Publishers))
 	} else if l.ChannelsPerConnection > 1 && slices.Contains(l.Modes, FireAndForget) {
 		p.fail(lp+".channels_per_connection", "shared connections are for the confirm modes and transactional: fire-and-forget publishers close their connection when done, so each needs its own (drop fire-and-forget from load.modes)")
+
+	}
+	if l.OnConfirmTimeout == OnTimeoutRepublish && !slices.ContainsFunc(l.Modes, Mode.ConfirmMode) && len(l.Modes) > 0 {
+		p.fail(lp+".on_confirm_timeout", "republish acts on confirms, and load.modes has no confirm mode (confirm-each, confirm-window)")
 	}
 }
 
@@ -177,7 +183,7 @@ func (p *parser) validateConsumers(sp string, s *Scenario) {
 		if p.bad[strings.TrimPrefix(cp+".count", ".")] {
 			return // the count itself is wrong: that one error says it
 		}
-		for _, k := range []string{"prefetch", "processing_delay", "ack_every", "on_delivery", "max_retries", "retry_delay"} {
+		for _, k := range []string{"prefetch", "processing_delay", "ack_every", "on_delivery", "max_retries", "retry_delay", "hold", "max_deliveries"} {
 			if p.has(cp + "." + k) {
 				p.fail(cp+"."+k, "has no effect without live consumers: set consumers.count")
 			}
@@ -202,9 +208,10 @@ func (p *parser) validateConsumers(sp string, s *Scenario) {
 			}
 		}
 	}
-	if c.OnDelivery == ConsumerNackRequeue && slices.Contains(s.queueTypes(), Classic) {
+	if c.OnDelivery == ConsumerNackRequeue && c.MaxDeliveries == 0 && slices.Contains(s.queueTypes(), Classic) {
 		p.fail(cp+".on_delivery", "nack-requeue on a classic queue cycles until drain.timeout: classic queues have no delivery limit (use a quorum queue, or reject)")
 	}
+	p.validateHoldAndBound(cp, s)
 	if c.OnDelivery != ConsumerAck {
 		for j, f := range s.Faults {
 			if f.Action == CrashConsumer {
@@ -497,6 +504,13 @@ func (p *parser) validateExpect(sp string, s *Scenario) {
 		}
 		if ex.MaxWentInDoubt != nil && ex.MinWentInDoubt != nil && *ex.MaxWentInDoubt < *ex.MinWentInDoubt {
 			p.fail(mp+".max_went_in_doubt", "%d is below min_went_in_doubt %d: no run can meet both", *ex.MaxWentInDoubt, *ex.MinWentInDoubt)
+
+		}
+		if ex.ConsumerChanges != nil && !s.Consumers.Enabled() {
+			p.fail(mp+".consumer_changes", "is measured by live consumers: set consumers.count")
+		}
+		if ex.LateConfirms != nil && *ex.LateConfirms > 0 && s.Load.OnConfirmTimeout != OnTimeoutRepublish {
+			p.fail(mp+".late_confirms", "only load.on_confirm_timeout: republish keeps an original's delivery tag tracked after its confirm timed out")
 		}
 	}
 }
@@ -527,4 +541,94 @@ func modeList() string {
 		s[i] = string(m)
 	}
 	return strings.Join(s, ", ")
+}
+
+// confKey is a rabbitmq.conf key: dot-separated segments, the first a
+// lower-case name (https://www.rabbitmq.com/docs/configure#config-file).
+var confKey = regexp.MustCompile(`^[a-z][a-z0-9_]*(\.[A-Za-z0-9_-]+)*$`)
+
+// appEnvKey is a key of the rabbit application's environment (an Erlang atom
+// written bare in advanced.config).
+var appEnvKey = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// reservedConf are the rabbitmq.conf keys, and key prefixes, rmqtorture's
+// own setup of the broker relies on (scripts/build-broker-image.sh): AMQP on
+// 5672 on every interface, guest allowed from the host, the default vhost and
+// user, the console log its error reports quote.
+var reservedConf = []string{"listeners", "loopback_users", "default_user", "default_pass", "default_vhost",
+	"default_permissions", "default_user_tags", "log.console"}
+
+// reservedAppEnv are the same settings as rabbit application keys.
+var reservedAppEnv = []string{"tcp_listeners", "loopback_users", "default_user", "default_pass", "default_vhost",
+	"default_permissions", "default_user_tags", "log"}
+
+// validateBrokerConfig checks broker.config and broker.advanced_config: key
+// syntax, the keys rmqtorture needs, and values a one-line file can hold.
+func (p *parser) validateBrokerConfig(sp string, s *Scenario) {
+	bp := sp + ".broker"
+	for _, k := range slices.Sorted(maps.Keys(s.Broker.Config)) {
+		kp, v := bp+".config."+k, s.Broker.Config[k]
+		switch {
+		case !confKey.MatchString(k):
+			p.fail(kp, "%q is not a rabbitmq.conf key (dot-separated names such as consumer_timeout or disk_free_limit.absolute)", k)
+		case reserved(k, reservedConf):
+			p.fail(kp, "rmqtorture's own broker setup needs %s (AMQP on 5672 on every interface, guest from the host, the console log): a scenario cannot change it", k)
+		case strings.TrimSpace(v) == "":
+			p.fail(kp, "needs a value")
+		case strings.ContainsAny(v, "\r\n"):
+			p.fail(kp, "a rabbitmq.conf value is one line; %q has a line break", v)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Broker.AdvancedConfig)) {
+		kp := bp + ".advanced_config." + k
+		switch {
+		case !appEnvKey.MatchString(k):
+			p.fail(kp, "%q is not a key of the rabbit application (a lower-case name such as channel_tick_interval)", k)
+		case reserved(k, reservedAppEnv):
+			p.fail(kp, "rmqtorture's own broker setup needs %s: a scenario cannot change it", k)
+		}
+	}
+}
+
+// reserved reports whether key is one of list or below one of them.
+func reserved(key string, list []string) bool {
+	return slices.ContainsFunc(list, func(r string) bool { return key == r || strings.HasPrefix(key, r+".") })
+}
+
+// validateDeadLetterArguments checks queue.dead_letter_arguments: only with
+// a dead-letter queue, which must keep what is dead-lettered to it.
+func (p *parser) validateDeadLetterArguments(sp string, s *Scenario) {
+	q := s.Queue
+	ap := sp + ".queue.dead_letter_arguments"
+	if len(q.DeadLetterArguments) > 0 && !q.DeadLetterQueue {
+		p.fail(ap, "there is no dead-letter queue to declare with them: set queue.dead_letter_queue: true")
+		return
+	}
+	for _, k := range []string{"x-dead-letter-exchange", "x-dead-letter-routing-key"} {
+		if _, ok := q.DeadLetterArguments[k]; ok {
+			p.fail(ap+"."+k, "would move messages out of the dead-letter queue, where nobody counts them")
+		}
+	}
+}
+
+// deliveryLimit returns the queue's x-delivery-limit, and false when unset.
+func (q Queue) deliveryLimit() (int, bool) {
+	n, ok := q.Arguments["x-delivery-limit"].(int)
+	return n, ok
+}
+
+// validateHoldAndBound checks consumers.hold and consumers.max_deliveries,
+// and that a queue without a delivery limit has a bound when its consumer
+// requeues every delivery.
+func (p *parser) validateHoldAndBound(cp string, s *Scenario) {
+	c := s.Consumers
+	if c.Hold < 0 {
+		p.fail(cp+".hold", "must not be negative")
+	}
+	if p.has(cp+".max_deliveries") && c.OnDelivery != ConsumerNackRequeue {
+		p.fail(cp+".max_deliveries", "only on_delivery: nack-requeue requeues, so only it needs a bound")
+	}
+	if n, ok := s.Queue.deliveryLimit(); ok && n < 0 && c.OnDelivery == ConsumerNackRequeue && c.MaxDeliveries == 0 {
+		p.fail(cp+".on_delivery", "x-delivery-limit -1 lifts the broker's limit: nack-requeue then cycles until drain.timeout; set consumers.max_deliveries")
+	}
 }
