@@ -3,28 +3,14 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/rmqtorture/rmqtorture/cmd"
 )
 
 func main() {
-	ctx, cancel := context.WithCancel(context.Background())
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		<-sig
-		fmt.Fprintln(os.Stderr, "rmqtorture: interrupted: stopping, restoring the broker and writing the partial report (again to exit now)")
-		cancel()
-		<-sig
-		fmt.Fprintln(os.Stderr, "rmqtorture: interrupted twice: exiting now; `rmqtorture cleanup` removes a container left behind")
-		os.Exit(cmd.ExitInterrupted)
-	}()
-	code := cmd.Execute(ctx, os.Args[1:], os.Stdout, os.Stderr)
-	cancel()
-	os.Exit(code)
+	// cmd.Main handles Ctrl-C and SIGTERM: the first stops the run and writes
+	// the partial report, the second writes what is known and removes the
+	// container, the third exits at once.
+	os.Exit(cmd.Main(os.Args[1:], os.Stdout, os.Stderr))
 }
