@@ -63,11 +63,11 @@ var exitCauses = []exitCause{
 	{CauseNoAMQPPort, ExitUsage, []string{"run"}, "bad input: the `--container` container publishes no AMQP port (5672/tcp) on the host"},
 	{CauseInconclusive, ExitInconclusive, []string{"run"}, "inconclusive: broker not back within its deadline, drain deadline, a fault that never fired"},
 	{CauseBrokerNotReady, ExitInconclusive, []string{"run"}, "inconclusive: the broker never accepted an AMQP login within `broker.ready_timeout` (`result.json` says so)"},
-	{CauseDockerUnreachable, ExitError, []string{"run", "cleanup"}, "operational error: the Docker Engine cannot be reached"},
+	{CauseDockerUnreachable, ExitError, []string{"run"}, "operational error: the Docker Engine cannot be reached"},
 	{CauseImageMissing, ExitError, []string{"run"}, "operational error: the broker image is not in the local Docker Engine"},
 	{CauseWriteFailed, ExitError, []string{"run", "report", "compare"}, "operational error: stdout, a report or `--summary-file` could not be written after all (e.g. the disk filled up)"},
-	{CauseOperational, ExitError, nil, "operational error: any other failed Docker call (creating or starting the container, a removal in `cleanup`)"},
-	{CauseInterrupted, ExitInterrupted, []string{"run"}, "interrupted (Ctrl-C or SIGTERM): the fault under way finished, the broker restored, what was published drained, the partial report written with `interrupted: true`, the container removed; a second Ctrl-C exits at once"},
+	{CauseOperational, ExitError, nil, "operational error: any other failed Docker call (creating or starting the container; in `cleanup`, reaching the Docker Engine or removing a container)"},
+	{CauseInterrupted, ExitInterrupted, []string{"run"}, "interrupted (Ctrl-C or SIGTERM): the fault under way finished, the broker restored, what was published drained, the partial report written with `interrupted: true`, the container removed; a second Ctrl-C writes what was measured, removes the container and exits; a third exits at once"},
 }
 
 // codeOf is the exit code of cause c; an unknown cause is an rmqtorture
