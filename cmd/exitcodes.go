@@ -66,7 +66,7 @@ var exitCauses = []exitCause{
 	{CauseDockerUnreachable, ExitError, []string{"run"}, "operational error: the Docker Engine cannot be reached"},
 	{CauseImageMissing, ExitError, []string{"run"}, "operational error: the broker image is not in the local Docker Engine"},
 	{CauseWriteFailed, ExitError, []string{"run", "report", "compare"}, "operational error: stdout, a report or `--summary-file` could not be written after all (e.g. the disk filled up)"},
-	{CauseOperational, ExitError, nil, "operational error: any other failed Docker call (creating or starting the container; in `cleanup`, reaching the Docker Engine or removing a container)"},
+	{CauseOperational, ExitError, nil, "operational error: any other failure: a Docker call (`run`: creating or starting the container; `cleanup`: reaching the Docker Engine, removing a container), or an rmqtorture bug (named as such)"},
 	{CauseInterrupted, ExitInterrupted, []string{"run"}, "interrupted (Ctrl-C or SIGTERM): the fault under way finished, the broker restored, what was published drained, the partial report written with `interrupted: true`, the container removed; a second Ctrl-C writes what was measured, removes the container and exits; a third exits at once"},
 }
 
