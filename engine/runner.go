@@ -164,6 +164,7 @@ func (b *burst) startConsumers(ctx context.Context) bool {
 		b.consumers = c
 	}
 	b.timeline.AddAt(b.start, metrics.EvBurstStart, "")
+	b.log.Info("burst started", "messages", b.s.Load.Messages)
 	b.series = metrics.NewSeries(b.start, b.r.Bucket)
 	b.ledger.Attach(b.series)
 	if b.r.OnBurst != nil {
@@ -286,6 +287,7 @@ func (b *burst) drain(ctx context.Context) {
 		return
 	}
 	b.timeline.Add(metrics.EvDrainStart, "")
+	b.log.Info("draining", "queue", b.spec.Name)
 	err := drainQueues(ctx, b.r.Traffic, b.s, b.spec, b.ledger, b.consumers != nil)
 	// An incomplete drain proves nothing about what it did not reach: those
 	// ids are unverified, not lost.
