@@ -59,8 +59,12 @@ queue, reconciles every message id and judges the result.
 Per scenario it prints the ledger and speed tables on stdout and writes
 report.md and result.json to a folder under --out, whose path it prints.
 The container it created is removed at the end (unless --keep), also on error
-and on Ctrl-C. A first Ctrl-C stops publishing, restores the broker and writes
-the partial report; a second one exits at once.
+and on Ctrl-C. --port, --out and --summary-file (and --container) are checked
+before anything starts (exit 2). A first Ctrl-C (or SIGTERM) stops publishing,
+finishes the fault under way, drains what was published and writes the
+partial report (exit 130; a mode cut short has its exact expectations "not
+checked: interrupted"); a second one writes what was measured, removes the
+container and exits; a third exits at once.
 
 Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 130 interrupted.`,
