@@ -170,6 +170,8 @@ type scenarioRun struct {
 	planned []scenario.ModeResult // every (cell, mode) in run order, as not run
 	done    []scenario.ModeResult // results so far, in run order
 	written bool                  // the scenario's report is written
+	// abortCause is the cause of the report a second interrupt wrote.
+	abortCause Cause
 
 	provisioned chan struct{} // closed once the container exists, or will not
 	release     func()        // removes the container; set before provisioned closes
@@ -301,9 +303,11 @@ func (sr *scenarioRun) abort() int {
 		res.Interrupted = true
 		res.Error = "interrupted twice: exited without finishing the mode under way"
 		res.Verdict = scenario.Overall(res.Modes)
+		sr.abortCause = CauseInterrupted
 		if res.Verdict.Status == scenario.Fail {
-			code = ExitFail
+			sr.abortCause = CauseVerdictFail
 		}
+		code = codeOf(sr.abortCause)
 		res.DurationMS = float64(time.Since(res.StartedAt).Milliseconds())
 		return sr.o.write(sr.c, sr.log, sr.dir, &res)
 	})

@@ -264,17 +264,22 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 	}
 	cli, err := broker.Docker(ctx)
 	if err != nil {
-		return causeErr(CauseDockerUnreachable, err)
+		return notStarted(ctx, causeErr(CauseDockerUnreachable, err))
 	}
 	defer cli.Close()
 	if o.container != "" {
 		if err := checkContainer(ctx, cli, o.container); err != nil {
-			return err
+			return notStarted(ctx, err)
 		}
 	}
 
 	worst := CausePass
 	for i := range plans {
+		if ctx.Err() != nil {
+			// Nothing of this scenario started: nothing to report.
+			worst = worse(worst, CauseInterrupted)
+			break
+		}
 		cause, err := o.runScenario(ctx, c, g, log, cli, &plans[i], o.warnings[i])
 		if err != nil {
 			// An earlier scenario's failed verdict outranks this error.
@@ -286,6 +291,15 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 		}
 	}
 	return runOutcome(worst)
+}
+
+// notStarted is err, or an interruption when Ctrl-C came before anything
+// started (and so caused err).
+func notStarted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return causeErr(CauseInterrupted, errors.New("interrupted before the run started: nothing to report"))
+	}
+	return err
 }
 
 // runOutcome is the error run returns for the worst cause of its scenarios
@@ -545,7 +559,7 @@ func (o *runOpts) finish(ctx context.Context, c *cobra.Command, log *slog.Logger
 	})
 	switch {
 	case !wrote:
-		return CauseInterrupted, nil
+		return sr.abortCause, nil
 	case err != nil:
 		return CauseWriteFailed, fmt.Errorf("the run finished (verdict %s) but its report could not be written: %w", res.Verdict.Status, err)
 	case res.Verdict.Status == scenario.Fail:
