@@ -74,10 +74,10 @@ a malformed result.json or history).`,
 				}
 			}
 			if len(bad) > 0 {
-				return usageErr(errors.Join(bad...))
+				return causeErr(CauseBadResult, errors.Join(bad...))
 			}
 			if len(failed) > 0 {
-				return &exitError{ExitFail, errors.Join(failed...)}
+				return causeErr(CauseCheckMismatch, errors.Join(failed...))
 			}
 			return nil
 		},
@@ -101,11 +101,11 @@ func checkRun(dir string) ([]string, error) {
 			continue
 		}
 		if m.History == "" {
-			return lines, usageErr(fmt.Errorf("%s: %s has no recorded history (modes[%d].history): nothing to re-judge", dir, label, i))
+			return lines, causeErr(CauseBadResult, fmt.Errorf("%s: %s has no recorded history (modes[%d].history): nothing to re-judge", dir, label, i))
 		}
 		diffs, err := recheck(filepath.Join(dir, m.History), m)
 		if err != nil {
-			return lines, usageErr(err)
+			return lines, causeErr(CauseBadResult, err)
 		}
 		if len(diffs) == 0 {
 			lines = append(lines, fmt.Sprintf("%s: re-judged %s; counts, id ranges and verdict match result.json", label, m.Verdict.Status))
@@ -118,7 +118,7 @@ func checkRun(dir string) ([]string, error) {
 		}
 	}
 	if mismatches > 0 {
-		return lines, &exitError{ExitFail, fmt.Errorf("%s: %d of %d modes differ from their history", dir, mismatches, len(res.Modes))}
+		return lines, causeErr(CauseCheckMismatch, fmt.Errorf("%s: %d of %d modes differ from their history", dir, mismatches, len(res.Modes)))
 	}
 	return lines, nil
 }

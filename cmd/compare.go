@@ -43,8 +43,9 @@ Thresholds come from flags only; the scenario's expect block is not read.
 
 Exit codes: 0 no regression, 1 regression, 2 bad input (a file unreadable or
 not a result.json, different scenarios, a schema_version this rmqtorture does
-not read, bad flags), 4 the comparison could not be written (stdout or the
-summary file).`,
+not read, bad flags, a --summary-file that cannot be appended to: checked
+first), 4 the comparison could not be written after all (stdout or the
+summary file failed).`,
 		Example: `  rmqtorture compare baselines/kill-mid-burst.result.json out/kill-mid-burst-*/result.json
   rmqtorture compare --max-throughput-drop 30 --max-recovery-ms 20000 old.json new.json
   rmqtorture compare --summary-file "$GITHUB_STEP_SUMMARY" base.json result.json`,
@@ -75,6 +76,11 @@ func (o *compareOpts) run(c *cobra.Command, basePath, resPath string) error {
 	if err := o.th.Validate(); err != nil {
 		return usageErr(err)
 	}
+	if o.summaryFile != "" {
+		if err := checkAppendFile("--summary-file", o.summaryFile); err != nil {
+			return err
+		}
+	}
 	base, err := loadResult(basePath)
 	if err != nil {
 		return err
@@ -84,7 +90,7 @@ func (o *compareOpts) run(c *cobra.Command, basePath, resPath string) error {
 		return err
 	}
 	if err := reports.Comparable(basePath, base, resPath, res); err != nil {
-		return usageErr(err)
+		return causeErr(CauseBadResult, err)
 	}
 	cmp := reports.Compare(base, res, o.th)
 	var md bytes.Buffer
@@ -92,15 +98,15 @@ func (o *compareOpts) run(c *cobra.Command, basePath, resPath string) error {
 		return opErr(err)
 	}
 	if _, err := c.OutOrStdout().Write(md.Bytes()); err != nil {
-		return opErr(fmt.Errorf("write the comparison: %w", err))
+		return causeErr(CauseWriteFailed, fmt.Errorf("write the comparison: %w", err))
 	}
 	if o.summaryFile != "" {
 		if err := appendFile(o.summaryFile, md.Bytes()); err != nil {
-			return opErr(fmt.Errorf("summary file: %w", err))
+			return causeErr(CauseWriteFailed, fmt.Errorf("summary file: %w", err))
 		}
 	}
 	if cmp.Regressed() {
-		return &exitError{ExitFail, fmt.Errorf("%d %s against baseline %s", len(cmp.Regressions), pluralize(len(cmp.Regressions), "regression", "regressions"), basePath)}
+		return causeErr(CauseRegression, fmt.Errorf("%d %s against baseline %s", len(cmp.Regressions), pluralize(len(cmp.Regressions), "regression", "regressions"), basePath))
 	}
 	return nil
 }

@@ -51,7 +51,7 @@ a broker. Exit 0 when valid, 2 when not.`,
 				for _, name := range args {
 					s, err := f.Find(g.file, name)
 					if err != nil {
-						return usageErr(err)
+						return causeErr(CauseUnknownScenario, err)
 					}
 					out = append(out, *s)
 				}

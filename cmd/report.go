@@ -43,9 +43,11 @@ stdout, or with --out DIR writes DIR/report.md (report.txt, result.json for the
 other formats). It touches no broker.
 
 A file that is not JSON or does not match the schema is bad input (exit 2);
-the error names the file and the JSON path of each problem. A report that
-cannot be written (stdout, --out or --summary-file failed) is an error
-(exit 4); --out then leaves no partial file in place.`,
+the error names the file and the JSON path of each problem. --out and
+--summary-file are checked first: a folder that cannot be created or written,
+or a file that cannot be appended to, is bad input too (exit 2, naming the
+flag). A report that still cannot be written (stdout failed, the disk filled
+up) is an error (exit 4); --out then leaves no partial file in place.`,
 		Example: `  rmqtorture report rmqtorture-results/kill-mid-burst-20261129T201915Z-6b08aa17/result.json
   rmqtorture report result.json --format table
   rmqtorture report result.json --summary-file "$GITHUB_STEP_SUMMARY" > /dev/null`,
@@ -64,18 +66,29 @@ func (o *reportOpts) run(c *cobra.Command, path string) error {
 	if !ok {
 		return usageErr(fmt.Errorf("--format: %q is not a format (markdown, table, json)", o.format))
 	}
+	// Outputs are checked before the result is even read.
+	if o.out != "" {
+		if err := checkOutDir("--out", o.out); err != nil {
+			return err
+		}
+	}
+	if o.summaryFile != "" {
+		if err := checkAppendFile("--summary-file", o.summaryFile); err != nil {
+			return err
+		}
+	}
 	res, err := loadResult(path)
 	if err != nil {
 		return err
 	}
 	if o.summaryFile != "" {
 		if err := appendSummary(o.summaryFile, res); err != nil {
-			return opErr(err)
+			return causeErr(CauseWriteFailed, err)
 		}
 	}
 	if o.out == "" {
 		if err := format.render(c.OutOrStdout(), res); err != nil {
-			return opErr(fmt.Errorf("write the report: %w", err))
+			return causeErr(CauseWriteFailed, fmt.Errorf("write the report: %w", err))
 		}
 		return nil
 	}
@@ -84,13 +97,13 @@ func (o *reportOpts) run(c *cobra.Command, path string) error {
 		return usageErr(fmt.Errorf("--out %s would overwrite the result being read, %s", o.out, path))
 	}
 	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return opErr(fmt.Errorf("create report folder: %w", err))
+		return causeErr(CauseWriteFailed, fmt.Errorf("create report folder: %w", err))
 	}
 	if err := writeAtomic(dest, func(f *os.File) error { return format.render(f, res) }); err != nil {
-		return opErr(fmt.Errorf("write %s: %w", dest, err))
+		return causeErr(CauseWriteFailed, fmt.Errorf("write %s: %w", dest, err))
 	}
 	if _, err := fmt.Fprintf(c.OutOrStdout(), "report: %s\n", dest); err != nil {
-		return opErr(err)
+		return causeErr(CauseWriteFailed, err)
 	}
 	return nil
 }
@@ -102,19 +115,19 @@ func (o *reportOpts) run(c *cobra.Command, path string) error {
 func loadResult(path string) (*scenario.Result, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, usageErr(fmt.Errorf("read result: %w", err))
+		return nil, causeErr(CauseBadResult, fmt.Errorf("read result: %w", err))
 	}
 	var v struct {
 		SchemaVersion *int `json:"schema_version"`
 	}
 	if json.Unmarshal(data, &v) == nil && v.SchemaVersion != nil && (*v.SchemaVersion < reports.OldestSchemaVersion || *v.SchemaVersion > scenario.SchemaVersion) {
-		return nil, usageErr(fmt.Errorf("%s: schema_version %d, this rmqtorture reads schema_version %d to %d", path, *v.SchemaVersion, reports.OldestSchemaVersion, scenario.SchemaVersion))
+		return nil, causeErr(CauseBadResult, fmt.Errorf("%s: schema_version %d, this rmqtorture reads schema_version %d to %d", path, *v.SchemaVersion, reports.OldestSchemaVersion, scenario.SchemaVersion))
 	}
 	res, err := reports.Decode(data)
 	var invalid *reports.InvalidResultError
 	switch {
 	case errors.As(err, &invalid):
-		return nil, usageErr(fmt.Errorf("%s: %w", path, err))
+		return nil, causeErr(CauseBadResult, fmt.Errorf("%s: %w", path, err))
 	case err != nil:
 		return nil, opErr(fmt.Errorf("%s: %w", path, err))
 	}

@@ -17,29 +17,46 @@ import (
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
-// Exit codes, documented in README.md.
+// Exit codes, documented in README.md (generated from exitCauses, which
+// maps every cause to one of these).
 const (
 	ExitPass         = 0   // every verdict passed
 	ExitFail         = 1   // a verdict failed: a confirmed message lost, unexpected delivery, or an expectation broken
 	ExitUsage        = 2   // bad input: flags, scenario file, unknown scenario; nothing was started
-	ExitInconclusive = 3   // the run could not measure what it set out to (broker not back, drain deadline)
-	ExitError        = 4   // an operational error: Docker unreachable, image missing, broker never ready
-	ExitInterrupted  = 130 // Ctrl-C: broker restored, partial report written
+	ExitInconclusive = 3   // the run could not measure what it set out to (broker never ready or not back, drain deadline)
+	ExitError        = 4   // an operational error: Docker unreachable, image missing, a write failed
+	ExitInterrupted  = 130 // Ctrl-C or SIGTERM: broker restored, partial report written
 )
 
-// exitError carries an exit code through cobra.
+// exitError carries a cause and its exit code through cobra.
 type exitError struct {
-	code int
-	err  error
+	code  int
+	cause Cause
+	err   error
 }
 
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
-func usageErr(err error) error { return &exitError{ExitUsage, err} }
-func opErr(err error) error    { return &exitError{ExitError, err} }
+// usageErr is bad input of no more specific cause; opErr an operational
+// error of no more specific cause.
+func usageErr(err error) error { return causeErr(CauseBadArgs, err) }
+func opErr(err error) error    { return causeErr(CauseOperational, err) }
 
-// ExitCode maps an error returned by Execute to the process exit code.
+// causeOf is the cause an error returned by a command carries: cobra's own
+// errors (unknown flag or command) are bad arguments.
+func causeOf(err error) Cause {
+	if err == nil {
+		return CausePass
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.cause
+	}
+	return CauseBadArgs
+}
+
+// ExitCode maps an error returned by a command to the process exit code.
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitPass
@@ -48,7 +65,7 @@ func ExitCode(err error) int {
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	return ExitUsage // cobra's own errors: unknown flag or command
+	return codeOf(CauseBadArgs) // cobra's own errors: unknown flag or command
 }
 
 // Version is set at build time with -ldflags "-X github.com/rmqtorture/rmqtorture/cmd.Version=v1.2.3".
@@ -110,7 +127,7 @@ func redactAttr(_ []string, a slog.Attr) slog.Attr {
 func (g *globalOpts) load() (*scenario.File, error) {
 	f, err := scenario.LoadFile(g.file)
 	if err != nil {
-		return nil, usageErr(err)
+		return nil, causeErr(CauseBadScenarioFile, err)
 	}
 	return f, nil
 }

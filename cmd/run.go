@@ -60,8 +60,12 @@ queue, reconciles every message id and judges the result.
 Per scenario it prints the ledger and speed tables on stdout and writes
 report.md and result.json to a folder under --out, whose path it prints.
 The container it created is removed at the end (unless --keep), also on error
-and on Ctrl-C. A first Ctrl-C stops publishing, restores the broker and writes
-the partial report; a second one exits at once.
+and on Ctrl-C. --port, --out and --summary-file (and --container) are checked
+before anything starts (exit 2). A first Ctrl-C (or SIGTERM) stops publishing,
+finishes the fault under way, drains what was published and writes the
+partial report (exit 130; a mode cut short has its exact expectations "not
+checked: interrupted"); a second one writes what was measured, removes the
+container and exits; a third exits at once.
 
 Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 130 interrupted.`,
@@ -245,7 +249,7 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 	for _, name := range names {
 		s, err := f.Find(g.file, name)
 		if err != nil {
-			return usageErr(err)
+			return causeErr(CauseUnknownScenario, err)
 		}
 		sc := *s
 		sc.Load.Modes = slices.Clone(s.Load.Modes)
@@ -258,34 +262,99 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 		o.warnings = append(o.warnings, warnings)
 	}
 
+	// Every output and the port are checked before Docker is contacted.
+	if err := o.preflight(); err != nil {
+		return err
+	}
 	cli, err := broker.Docker(ctx)
 	if err != nil {
-		return opErr(err)
+		return notStarted(ctx, causeErr(CauseDockerUnreachable, err))
 	}
 	defer cli.Close()
 	sweepBeforeRun(ctx, log, cli)
+	if o.container != "" {
+		if err := checkContainer(ctx, cli, o.container); err != nil {
+			return notStarted(ctx, err)
+		}
+	}
 
-	worst := ExitPass
+	worst := CausePass
 	for i := range plans {
-		code, err := o.runScenario(ctx, c, g, log, cli, &plans[i], o.warnings[i])
+		if ctx.Err() != nil {
+			// Nothing of this scenario started: nothing to report.
+			worst = worse(worst, CauseInterrupted)
+			break
+		}
+		cause, err := o.runScenario(ctx, c, g, log, cli, &plans[i], o.warnings[i])
 		if err != nil {
 			// An earlier scenario's failed verdict outranks this error.
-			return &exitError{worse(worst, code), err}
+			return causeErr(worse(worst, cause), err)
 		}
-		worst = worse(worst, code)
+		worst = worse(worst, cause)
 		if ctx.Err() != nil {
 			break
 		}
 	}
-	switch worst {
-	case ExitPass:
-		return nil
-	case ExitFail:
-		return &exitError{worst, errors.New("verdict: fail")}
-	case ExitInterrupted:
-		return &exitError{worst, errors.New("interrupted")}
+	return runOutcome(worst)
+}
+
+// notStarted is err, or an interruption when Ctrl-C came before anything
+// started (and so caused err).
+func notStarted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return causeErr(CauseInterrupted, errors.New("interrupted before the run started: nothing to report"))
 	}
-	return &exitError{worst, errors.New("verdict: inconclusive")}
+	return err
+}
+
+// runOutcome is the error run returns for the worst cause of its scenarios
+// (each scenario's report gives the reasons).
+func runOutcome(worst Cause) error {
+	msg := map[Cause]string{
+		CauseVerdictFail:    "verdict: fail",
+		CauseInterrupted:    "interrupted: partial report written",
+		CauseBrokerNotReady: "verdict: inconclusive: the broker never accepted an AMQP login (see the report)",
+	}[worst]
+	switch {
+	case worst == CausePass:
+		return nil
+	case msg == "":
+		msg = "verdict: inconclusive"
+	}
+	return causeErr(worst, errors.New(msg))
+}
+
+// preflight checks, before anything starts, that --port is free (when a
+// container is to be created with it) and that --out and --summary-file
+// can be written.
+func (o *runOpts) preflight() error {
+	if o.hostPort != 0 && o.container == "" {
+		if err := checkPortFree(o.hostPort); err != nil {
+			return err
+		}
+	}
+	if err := checkOutDir("--out", o.out); err != nil {
+		return err
+	}
+	if o.summaryFile != "" {
+		return checkAppendFile("--summary-file", o.summaryFile)
+	}
+	return nil
+}
+
+// checkContainer checks that the --container container can be the broker,
+// before anything starts.
+func checkContainer(ctx context.Context, cli *client.Client, name string) error {
+	err := broker.CheckAttachable(ctx, cli, name)
+	for kind, cause := range map[error]Cause{broker.ErrNoSuchContainer: CauseNoSuchContainer, broker.ErrContainerStopped: CauseContainerStopped, broker.ErrNoAMQPPort: CauseNoAMQPPort} {
+		if errors.Is(err, kind) {
+			return causeErr(cause, fmt.Errorf("--container %s: %w", name, err))
+		}
+	}
+	if err != nil {
+		return opErr(err)
+	}
+	return nil
 }
 
 // stopped reports whether a mode was skipped: the run was interrupted or the
@@ -299,20 +368,32 @@ func stopped(rs []scenario.ModeResult) bool {
 	return false
 }
 
-// worse ranks exit codes: a failed verdict outranks an interruption, which
-// outranks an inconclusive run; a measured loss is never hidden.
-func worse(a, b int) int {
-	rank := map[int]int{ExitPass: 0, ExitInconclusive: 1, ExitInterrupted: 2, ExitError: 3, ExitFail: 4}
+// worseCode ranks exit codes: a failed verdict outranks an error, which
+// outranks an interruption, which outranks an inconclusive run; a measured
+// loss is never hidden.
+func worseCode(a, b int) int {
+	rank := map[int]int{ExitPass: 0, ExitInconclusive: 1, ExitInterrupted: 2, ExitUsage: 3, ExitError: 3, ExitFail: 4}
 	if rank[b] > rank[a] {
 		return b
 	}
 	return a
 }
 
+// worse is the worse of two causes by their exit codes (worseCode); on a
+// tie, the first.
+func worse(a, b Cause) Cause {
+	if worseCode(codeOf(a), codeOf(b)) != codeOf(a) {
+		return b
+	}
+	return a
+}
+
 // runScenario provisions the broker, runs every mode, and always writes the
-// report; it returns the scenario's exit code, and an error only when no
-// broker could be had at all.
-func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOpts, log *slog.Logger, cli *client.Client, s *scenario.Scenario, warnings []string) (int, error) {
+// report; it returns the scenario's cause (and so exit code), and an error
+// only when no broker could be had at all or the report could not be
+// written. A second interrupt writes what is known and removes the
+// container meanwhile (see interrupt.go).
+func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOpts, log *slog.Logger, cli *client.Client, s *scenario.Scenario, warnings []string) (Cause, error) {
 	runID := newRunID()
 	seed := o.scenarioSeed(c, s)
 	res := &scenario.Result{Seed: seed,
@@ -324,10 +405,11 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	dir := filepath.Join(o.out, fmt.Sprintf("%s-%s-%s", s.Name, res.StartedAt.UTC().Format("20060102T150405Z"), runID))
 	log = log.With("scenario", s.Name, "run", runID)
 
-	ctr, release, code, err := o.provision(ctx, c, log, cli, s, res, dir)
-	defer release()
+	sr := o.watch(ctx, c, log, s, res, dir)
+	defer sr.stop()
+	ctr, cause, err := o.provision(ctx, c, log, cli, s, res, dir, sr)
 	if ctr == nil {
-		return code, err
+		return cause, err
 	}
 	runner := &engine.Runner{
 		Ports:        engine.PortsOf(ctr),
@@ -339,10 +421,11 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		Bucket:       o.bucket,
 		OnBurst:      o.prog.onBurst,
 		History:      historySink(dir),
+		OnModeDone:   sr.modeDone,
 	}
-	runCells(ctx, log, runner, s, res)
+	runCells(ctx, log, runner, s, res, sr.modeDone)
 	scanBrokerLog(ctx, log, ctr, res)
-	return o.finish(ctx, c, log, dir, res)
+	return o.finish(ctx, c, log, dir, res, sr)
 }
 
 // scenarioSeed is the run's one seed, from which every random choice comes:
@@ -361,31 +444,43 @@ func (o *runOpts) scenarioSeed(c *cobra.Command, s *scenario.Scenario) uint64 {
 
 // provision creates the broker container (or attaches to --container) and
 // waits until it accepts AMQP, recording the container, image and broker
-// version in res. release, never nil, is to be deferred: it removes the
-// container unless --keep. When no ready broker could be had, ctr is nil and
-// code and err are what the scenario returns; a broker that never became
-// ready is first written to dir as an inconclusive result.
-func (o *runOpts) provision(ctx context.Context, c *cobra.Command, log *slog.Logger, cli *client.Client, s *scenario.Scenario, res *scenario.Result, dir string) (ctr *broker.Container, release func(), code int, err error) {
-	ctr, release, err = o.createOrAttach(ctx, log, cli, s, res.RunID)
+// version in res and the container's release in sr. When no ready broker
+// could be had, ctr is nil and cause and err are what the scenario
+// returns: a broker that never became ready (or Ctrl-C while waiting for
+// it) is first written to dir as an inconclusive (interrupted) result.
+func (o *runOpts) provision(ctx context.Context, c *cobra.Command, log *slog.Logger, cli *client.Client, s *scenario.Scenario, res *scenario.Result, dir string, sr *scenarioRun) (ctr *broker.Container, cause Cause, err error) {
+	ctr, release, err := o.createOrAttach(ctx, log, cli, s, res.RunID)
 	if err != nil {
-		return nil, release, ExitError, err
+		sr.provisionedWith(release, res)
+		if errors.Is(err, broker.ErrImageMissing) {
+			return nil, CauseImageMissing, err
+		}
+		return nil, CauseOperational, err
 	}
 	res.Container, res.Image = ctr.Name, ctr.Image
 	if ctr.Owned {
 		res.BrokerConfig, res.BrokerAdvancedConfig = s.Broker.Config, s.Broker.AdvancedConfig
 	}
+	sr.provisionedWith(release, res)
 	log.Info("waiting for AMQP", "addr", ctr.Addr(), "timeout", s.Broker.ReadyTimeout.D())
 	if err := ctr.WaitReady(ctx, scenario.BrokerTarget(), s.Broker.ReadyTimeout.D()); err != nil {
-		res.Error = err.Error()
-		res.Verdict = scenario.Verdict{Status: scenario.Inconclusive, Reasons: []string{err.Error()}}
-		_ = o.write(c, log, dir, res)
+		cause, reason := CauseBrokerNotReady, err.Error()
 		if ctx.Err() != nil {
-			return nil, release, ExitInterrupted, nil
+			cause, reason = CauseInterrupted, fmt.Sprintf("interrupted while waiting for the broker to accept an AMQP login on %s", ctr.Addr())
+			res.Interrupted = true
 		}
-		return nil, release, ExitError, err
+		res.Error = reason
+		res.Verdict = scenario.Verdict{Status: scenario.Inconclusive, Reasons: []string{reason}}
+		res.DurationMS = float64(time.Since(res.StartedAt).Milliseconds())
+		if _, err := sr.writeOnce(func() error { return o.write(c, log, dir, res) }); err != nil {
+			return nil, CauseWriteFailed, fmt.Errorf("%s; and its report could not be written: %w", reason, err)
+		}
+		log.Error("no broker to run against", "err", reason)
+		return nil, cause, nil
 	}
 	res.BrokerVersion = ctr.ServerVersion()
-	return ctr, release, ExitPass, nil
+	sr.setHeader(res)
+	return ctr, CausePass, nil
 }
 
 // createOrAttach creates the run's broker container, or attaches to
@@ -423,8 +518,9 @@ func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *cli
 
 // runCells runs the scenario's modes into res.Modes: once, or once per
 // matrix cell. After a cell that was interrupted or lost the broker, the
-// remaining cells' modes are recorded as not run.
-func runCells(ctx context.Context, log *slog.Logger, runner *engine.Runner, s *scenario.Scenario, res *scenario.Result) {
+// remaining cells' modes are recorded as not run (and handed to done, as
+// the runner hands it the modes it ran).
+func runCells(ctx context.Context, log *slog.Logger, runner *engine.Runner, s *scenario.Scenario, res *scenario.Result, done func(scenario.ModeResult)) {
 	for _, cell := range s.Cells() {
 		if !s.IsMatrix() {
 			res.Modes = runner.RunModes(ctx, s, s.Load.Modes)
@@ -437,6 +533,7 @@ func runCells(ctx context.Context, log *slog.Logger, runner *engine.Runner, s *s
 			for _, m := range sc.Load.Modes {
 				res.Modes = append(res.Modes, scenario.ModeResult{Mode: m, Cell: &c, NotRun: true,
 					Verdict: scenario.Verdict{Status: scenario.Inconclusive, Reasons: []string{"not run: an earlier cell was interrupted or lost the broker"}}})
+				done(res.Modes[len(res.Modes)-1])
 			}
 			continue
 		}
@@ -446,30 +543,52 @@ func runCells(ctx context.Context, log *slog.Logger, runner *engine.Runner, s *s
 }
 
 // finish judges the whole run (an interrupted run that would pass is
-// inconclusive), writes its report into dir and returns the scenario's exit
-// code: fail, else interrupted, else inconclusive, else pass. The error is
-// set only when the report could not be written.
-func (o *runOpts) finish(ctx context.Context, c *cobra.Command, log *slog.Logger, dir string, res *scenario.Result) (int, error) {
+// inconclusive), writes its report into dir and returns the scenario's
+// cause: fail, else interrupted, else inconclusive, else pass. A Ctrl-C
+// that comes while the report is being written marks it interrupted and
+// writes it again. The error is set only when the report could not be
+// written. When a second Ctrl-C wrote the report first, finish writes
+// nothing.
+func (o *runOpts) finish(ctx context.Context, c *cobra.Command, log *slog.Logger, dir string, res *scenario.Result, sr *scenarioRun) (Cause, error) {
 	res.Verdict = scenario.Overall(res.Modes)
 	if ctx.Err() != nil {
-		res.Interrupted = true
-		if res.Verdict.Status == scenario.Pass {
-			res.Verdict = scenario.Verdict{Status: scenario.Inconclusive, Reasons: []string{"interrupted before the run completed"}}
+		markInterrupted(res, "interrupted before the run completed")
+	}
+	wrote, err := sr.writeOnce(func() error {
+		res.DurationMS = float64(time.Since(res.StartedAt).Milliseconds())
+		log.Info("writing the report", "dir", dir)
+		if err := o.write(c, log, dir, res); err != nil {
+			return err
 		}
-	}
-	res.DurationMS = float64(time.Since(res.StartedAt).Milliseconds())
-	if err := o.write(c, log, dir, res); err != nil {
-		return ExitError, fmt.Errorf("the run finished (verdict %s) but its report could not be written: %w", res.Verdict.Status, err)
-	}
+		if ctx.Err() == nil || res.Interrupted {
+			return nil
+		}
+		markInterrupted(res, "interrupted while the report was being written (every mode had finished)")
+		log.Warn("interrupted while the report was being written: writing it again, marked interrupted", "dir", dir)
+		return o.writeReport(dir, res)
+	})
 	switch {
+	case !wrote:
+		return sr.abortCause, nil
+	case err != nil:
+		return CauseWriteFailed, fmt.Errorf("the run finished (verdict %s) but its report could not be written: %w", res.Verdict.Status, err)
 	case res.Verdict.Status == scenario.Fail:
-		return ExitFail, nil
+		return CauseVerdictFail, nil
 	case res.Interrupted:
-		return ExitInterrupted, nil
+		return CauseInterrupted, nil
 	case res.Verdict.Status == scenario.Inconclusive:
-		return ExitInconclusive, nil
+		return CauseInconclusive, nil
 	}
-	return ExitPass, nil
+	return CausePass, nil
+}
+
+// markInterrupted records a Ctrl-C in res: a verdict that would pass is
+// inconclusive, for reason.
+func markInterrupted(res *scenario.Result, reason string) {
+	res.Interrupted = true
+	if res.Verdict.Status == scenario.Pass {
+		res.Verdict = scenario.Verdict{Status: scenario.Inconclusive, Reasons: []string{reason}}
+	}
 }
 
 // write renders the tables to stdout and writes result.json and report.md
@@ -498,6 +617,20 @@ func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *sce
 // writeFiles writes result.json, report.md and the charts atomically into
 // dir, and appends the markdown to --summary-file.
 func (o *runOpts) writeFiles(dir string, res *scenario.Result) error {
+	if err := o.writeReport(dir, res); err != nil {
+		return err
+	}
+	if o.summaryFile != "" {
+		if err := appendSummary(o.summaryFile, res); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeReport writes result.json, report.md and the charts atomically into
+// dir.
+func (o *runOpts) writeReport(dir string, res *scenario.Result) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create report folder: %w", err)
 	}
@@ -513,11 +646,6 @@ func (o *runOpts) writeFiles(dir string, res *scenario.Result) error {
 		}
 		if err := writeAtomic(filepath.Join(dir, reports.ChartFile(i, m)), func(f *os.File) error { return reports.SVG(f, m) }); err != nil {
 			return fmt.Errorf("write %s: %w", reports.ChartFile(i, m), err)
-		}
-	}
-	if o.summaryFile != "" {
-		if err := appendSummary(o.summaryFile, res); err != nil {
-			return err
 		}
 	}
 	return nil

@@ -35,6 +35,10 @@ type Runner struct {
 	// engine/history.go).
 	History   HistorySink
 	histories int // bursts given a history index so far
+	// OnModeDone, when set, is called with each result RunModes returns, as
+	// soon as it has it (run or not run), so a second Ctrl-C can still
+	// report the modes that finished.
+	OnModeDone func(scenario.ModeResult)
 }
 
 // RunModes runs each mode in turn and returns one result per mode. After a
@@ -50,15 +54,23 @@ func (r *Runner) RunModes(ctx context.Context, s *scenario.Scenario, modes []sce
 		if skip != "" {
 			// A mode that did not run is listed as such, never left out.
 			out = append(out, scenario.ModeResult{Mode: m, Cell: r.Cell, NotRun: true, Verdict: scenario.Verdict{Status: scenario.Inconclusive, Reasons: []string{skip}}})
+			r.modeDone(out[len(out)-1])
 			continue
 		}
 		res, brokerDown := r.RunMode(ctx, s, m)
 		out = append(out, res)
+		r.modeDone(res)
 		if brokerDown {
 			skip = fmt.Sprintf("not run: the broker was not available after %s", m)
 		}
 	}
 	return out
+}
+
+func (r *Runner) modeDone(res scenario.ModeResult) {
+	if r.OnModeDone != nil {
+		r.OnModeDone(res)
+	}
 }
 
 // RunMode runs one burst in mode m as the scenario reads: declare a fresh
@@ -68,12 +80,16 @@ func (r *Runner) RunModes(ctx context.Context, s *scenario.Scenario, modes []sce
 func (r *Runner) RunMode(ctx context.Context, s *scenario.Scenario, m scenario.Mode) (res scenario.ModeResult, brokerDown bool) {
 	b := r.newBurst(s, m)
 	if !b.declare(ctx) || !b.startConsumers(ctx) {
+		b.cond.Interrupted = ctx.Err() != nil
 		return b.conclude(ctx), false
 	}
 	b.armFaults(ctx)
 	defer b.cancelPub()
 	b.publish(ctx)
-	b.awaitFaults()
+	b.awaitFaults(ctx)
+	// Interrupted means cut short before the burst and its faults ended; a
+	// Ctrl-C from here on leaves the counts whole, since the drain goes on.
+	b.cond.Interrupted = ctx.Err() != nil
 	b.drain(ctx)
 	return b.conclude(ctx), b.brokerErr != nil
 }
@@ -148,6 +164,7 @@ func (b *burst) startConsumers(ctx context.Context) bool {
 		b.consumers = c
 	}
 	b.timeline.AddAt(b.start, metrics.EvBurstStart, "")
+	b.log.Info("burst started", "messages", b.s.Load.Messages)
 	b.series = metrics.NewSeries(b.start, b.r.Bucket)
 	b.ledger.Attach(b.series)
 	if b.r.OnBurst != nil {
@@ -239,14 +256,14 @@ func (b *burst) publish(ctx context.Context) {
 
 // awaitFaults waits for the fault goroutine and records what the schedule
 // missed, what the injector noted, and the burst's measurements.
-func (b *burst) awaitFaults() {
+func (b *burst) awaitFaults(ctx context.Context) {
 	b.faults.Wait()
 	b.cond.BrokerNotBack = b.brokerErr
 	if b.brokerErr == nil && b.in.altered != nil {
 		b.cond.BrokerNotBack = b.in.altered
 	}
 	b.cond.FaultMissed = b.clientFaultErr
-	if err := b.sched.missed(b.brokerErr != nil); err != nil {
+	if err := b.sched.missed(b.brokerErr != nil, ctx.Err() != nil); err != nil {
 		b.cond.FaultMissed = err
 	}
 	b.res.Notes = append(b.res.Notes, b.in.notes...)
@@ -270,6 +287,7 @@ func (b *burst) drain(ctx context.Context) {
 		return
 	}
 	b.timeline.Add(metrics.EvDrainStart, "")
+	b.log.Info("draining", "queue", b.spec.Name)
 	var bodies bodySizes
 	err := drainQueues(ctx, b.r.Traffic, b.s, b.spec, b.ledger, b.consumers != nil, bodies.add)
 	b.res.DrainedBodyBytes = bodies.result()
@@ -296,7 +314,7 @@ func (b *burst) conclude(ctx context.Context) scenario.ModeResult {
 		b.res.Series = seriesOf(b.series, b.res.Faults, b.res.Events, time.Now())
 		recoveries(b.res.Faults, b.res.Events, b.series, b.res.Mode.ConfirmMode())
 	}
-	cond := conclude(ctx, &b.res, b.s, b.ledger, b.latency, b.intended, b.cond, b.drained)
+	cond := conclude(&b.res, b.s, b.ledger, b.latency, b.intended, b.cond, b.drained)
 	b.hist.finish(&b.res, cond, b.drained)
 	if b.sched != nil {
 		b.log.Info("mode done", "verdict", b.res.Verdict.Status, "sent", b.res.Sent, "lost", b.res.Lost,

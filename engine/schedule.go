@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -172,19 +173,26 @@ func (sc *schedule) jitter(ctx, pubCtx context.Context, f *scenario.Fault) (time
 // missed says why the schedule did not run as planned (nil when it did):
 // a step that never fired, fired but never ran, or ran fewer firings than
 // planned. A recovery step that did not fire was run at the end instead.
-// brokerLost (the broker did not come back) explains the steps after it.
-func (sc *schedule) missed(brokerLost bool) error {
+// brokerLost (the broker did not come back) explains the steps after it;
+// interrupted (Ctrl-C, which starts no new step) explains what was left.
+func (sc *schedule) missed(brokerLost, interrupted bool) error {
+	ended := "the burst ended first"
+	if interrupted {
+		ended = "interrupted before the fault"
+	}
 	for i, f := range sc.faults {
 		switch {
 		case f.Action.IsRecovery():
 			continue
 		case !sc.fired[i].Load():
-			return fmt.Errorf("fault %s (%s) never fired: the burst ended first", f.Action, f.Trigger())
+			return fmt.Errorf("fault %s (%s) never fired: %s", f.Action, f.Trigger(), ended)
 		case brokerLost:
+		case sc.injected[i] == 0 && interrupted:
+			return fmt.Errorf("fault %s (%s) fired but never ran: interrupted before it started", f.Action, f.Trigger())
 		case sc.injected[i] == 0:
 			return fmt.Errorf("fault %s (%s) fired but never ran: an earlier step was still waiting when the burst ended", f.Action, f.Trigger())
 		case sc.injected[i] < f.Firings():
-			return fmt.Errorf("fault %s (%s) fired %d of %d times: the burst ended first", f.Action, f.Repeats(), sc.injected[i], f.Firings())
+			return fmt.Errorf("fault %s (%s) fired %d of %d times: %s", f.Action, f.Repeats(), sc.injected[i], f.Firings(), strings.Replace(ended, "the fault", "the next firing", 1))
 		}
 	}
 	return nil

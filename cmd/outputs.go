@@ -1,0 +1,102 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+)
+
+// Output paths are checked before a command starts anything (before Docker
+// is contacted, before a scenario runs): a run of minutes must not end in
+// "cannot write the report". A path that fails is bad input (exit 2) and
+// the error names the flag.
+
+// checkOutDir checks that dir (the value of flag) can be created and written:
+// it creates dir and its parents, writes a probe file in it, and removes the
+// probe and every folder it created again, so a run that stops before its
+// report leaves nothing behind.
+func checkOutDir(flag, dir string) error {
+	err := func() error {
+		created := missingDirs(dir)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		f, err := os.CreateTemp(dir, ".rmqtorture-probe-*")
+		if err == nil {
+			err = errors.Join(f.Close(), os.Remove(f.Name()))
+		}
+		for _, d := range created {
+			// Remove only removes an empty folder: one something else wrote
+			// into meanwhile stays.
+			_ = os.Remove(d)
+		}
+		return err
+	}()
+	if err != nil {
+		return causeErr(CauseUnwritableOutput, fmt.Errorf("%s %s: cannot write there: %w", flag, dir, err))
+	}
+	return nil
+}
+
+// checkAppendFile checks that path (the value of flag) can be appended to:
+// a regular or missing file is opened for appending (created if missing,
+// and then removed again); any other existing file (a pipe, /dev/stdout) is
+// only checked for write permission, since opening a pipe blocks until a
+// reader comes. Its folder is not created: the append does not create it.
+func checkAppendFile(flag, path string) error {
+	err := func() error {
+		fi, err := os.Stat(path)
+		switch {
+		case err == nil && fi.IsDir():
+			return errors.New("is a directory")
+		case err == nil && !fi.Mode().IsRegular():
+			return syscall.Access(path, 2) // W_OK
+		case err != nil && !errors.Is(err, os.ErrNotExist):
+			return err
+		}
+		created := err != nil
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			return err
+		}
+		err = f.Close()
+		if created {
+			err = errors.Join(err, os.Remove(path))
+		}
+		return err
+	}()
+	if err != nil {
+		return causeErr(CauseUnwritableOutput, fmt.Errorf("%s %s: cannot append there: %w", flag, path, err))
+	}
+	return nil
+}
+
+// checkPortFree checks that port is free on 127.0.0.1 by listening on it
+// for a moment: a container created with a taken port would only fail when
+// Docker starts it.
+func checkPortFree(port int) error {
+	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return causeErr(CausePortInUse, fmt.Errorf("--port %d: 127.0.0.1:%d is already in use (%w); pick a free port or leave --port out", port, port, err))
+	}
+	return l.Close()
+}
+
+// missingDirs lists dir and those of its parents that do not exist yet,
+// innermost first: what MkdirAll(dir) would create.
+func missingDirs(dir string) []string {
+	var out []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, os.ErrNotExist) {
+			return out
+		}
+		out = append(out, d)
+		if filepath.Dir(d) == d {
+			return out
+		}
+	}
+}
