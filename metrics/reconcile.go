@@ -46,11 +46,11 @@ type Counts struct {
 	// neither the queue nor its dead-letter queue that may have been
 	// dead-lettered before the broker went down (see DeadLetterRule): lost
 	// between the two queues, not from the queue itself.
-	LostDeadLetterPath int `json:"lost_dead_letter_path"`
+	LostDeadLetterPath int `json:"lost_dead_letter_path,omitempty"`
 	// DeadLetteredNacked counts, of DeadLettered, the ids the broker
 	// basic.nack'd (x-overflow reject-publish-dlx refuses a publish and
 	// dead-letters it).
-	DeadLetteredNacked int `json:"dead_lettered_nacked"`
+	DeadLetteredNacked int `json:"dead_lettered_nacked,omitempty"`
 }
 
 // DeadLetterRule tells a confirmed id lost on the dead-letter path from a
@@ -93,6 +93,13 @@ func (l *Ledger) SetDeadLetterRule(r *DeadLetterRule) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.dlRule = r
+}
+
+// DeadLetterRule returns the rule SetDeadLetterRule set (nil: none).
+func (l *Ledger) DeadLetterRule() *DeadLetterRule {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.dlRule
 }
 
 // onDeadLetterPath reports whether confirmed, undelivered seq may have been
