@@ -71,6 +71,7 @@ func TestGolden(t *testing.T) {
 		"full":           fullResult(),
 		"matrix":         matrixResult(),
 		"deadline":       deadlineResult(),
+		"deadletter":     deadLetterResult(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			golden(t, name+".table.golden", render(t, Table, r))
