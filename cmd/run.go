@@ -334,9 +334,22 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		Bucket:       o.bucket,
 		OnBurst:      o.prog.onBurst,
 		History:      historySink(dir),
+		// What some queue settings do depends on the broker's version.
+		BrokerVersion: res.BrokerVersion,
 	}
+	res.Warnings = append(res.Warnings, settingWarnings(c, s, res.BrokerVersion)...)
 	runCells(ctx, log, runner, s, res)
 	return o.finish(ctx, c, log, dir, res)
+}
+
+// settingWarnings names the queue settings that will not do what their
+// name says on this broker (scenario.SettingWarnings), also on stderr.
+func settingWarnings(c *cobra.Command, s *scenario.Scenario, version string) []string {
+	w := s.SettingWarnings(version)
+	for _, line := range w {
+		fmt.Fprintln(c.ErrOrStderr(), "warning: "+line)
+	}
+	return w
 }
 
 // scenarioSeed is the run's one seed, from which every random choice comes:
