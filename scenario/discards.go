@@ -123,12 +123,13 @@ func discarding(args map[string]any, applied []SettingRule) []LossReason {
 		if !ok || (overflow != "" && overflow != "drop-head") {
 			continue
 		}
-		why := fmt.Sprintf("%s %v with drop-head: a full queue removes its oldest message (https://www.rabbitmq.com/docs/maxlength)", k, limit)
+		overflowIs := "with drop-head"
 		for _, r := range applied {
 			if r.Argument == "x-overflow" {
-				why += fmt.Sprintf("; x-overflow %s acts as %s here: %s (%s)", r.Value, r.ActsAs, r.Does, r.Source)
+				overflowIs = fmt.Sprintf("with x-overflow %s, which acts as %s on a %s queue (%s)", r.Value, r.ActsAs, r.Type, r.Source)
 			}
 		}
+		why := fmt.Sprintf("%s %v %s: a full queue removes its oldest message (https://www.rabbitmq.com/docs/maxlength)", k, limit, overflowIs)
 		out = append(out, LossReason{Label: "drop-head", Why: why})
 	}
 	return out
