@@ -178,7 +178,8 @@ func rejudge(rp *metrics.Replay) (scenario.ModeResult, error) {
 			return scenario.ModeResult{}, fmt.Errorf("history header expectations: %w", err)
 		}
 	}
-	obs := scenario.Observed{BlockedMS: t.BlockedMS, ChannelCloses: t.ChannelCloses, LostAllowed: t.LostAllowed}
+	obs := scenario.Observed{BlockedMS: t.BlockedMS, ChannelCloses: t.ChannelCloses, LostAllowed: t.LostAllowed,
+		DeadLetterLossAllowed: t.DeadLetterLossAllowed, DeadLetterGuarantee: t.DeadLetterGuarantee}
 	if len(t.Consumers) > 0 {
 		obs.Consumers = &scenario.ConsumerStats{}
 		if err := json.Unmarshal(t.Consumers, obs.Consumers); err != nil {

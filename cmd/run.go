@@ -422,10 +422,23 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		OnBurst:      o.prog.onBurst,
 		History:      historySink(dir),
 		OnModeDone:   sr.modeDone,
+		// What some queue settings do depends on the broker's version.
+		BrokerVersion: res.BrokerVersion,
 	}
+	res.Warnings = append(res.Warnings, settingWarnings(c, s, res.BrokerVersion)...)
 	runCells(ctx, log, runner, s, res, sr.modeDone)
 	scanBrokerLog(ctx, log, ctr, res)
 	return o.finish(ctx, c, log, dir, res, sr)
+}
+
+// settingWarnings names the queue settings that will not do what their
+// name says on this broker (scenario.SettingWarnings), also on stderr.
+func settingWarnings(c *cobra.Command, s *scenario.Scenario, version string) []string {
+	w := s.SettingWarnings(version)
+	for _, line := range w {
+		fmt.Fprintln(c.ErrOrStderr(), "warning: "+line)
+	}
+	return w
 }
 
 // scenarioSeed is the run's one seed, from which every random choice comes:

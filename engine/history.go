@@ -68,7 +68,8 @@ func (h *burstHistory) finish(res *scenario.ModeResult, cond scenario.Conditions
 	t := metrics.HistoryTrailer{Drained: drained, Unsent: cond.Unsent, Interrupted: cond.Interrupted,
 		ReconcileErr: errText(cond.ReconcileErr), PublishErr: errText(cond.PublishErr), BrokerNotBack: errText(cond.BrokerNotBack),
 		FaultMissed: errText(cond.FaultMissed), DrainIncomplete: errText(cond.DrainIncomplete),
-		BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, LostAllowed: res.LostAllowed}
+		BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, LostAllowed: res.LostAllowed,
+		DeadLetterRule: h.ledger.DeadLetterRule(), DeadLetterLossAllowed: res.DeadLetterLossAllowed, DeadLetterGuarantee: res.DeadLetterGuarantee}
 	var err error
 	if res.Consumers != nil {
 		t.Consumers, err = json.Marshal(res.Consumers)

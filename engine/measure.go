@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
@@ -62,9 +63,16 @@ func backlogNotes(faults []scenario.FaultRecord, messages int) []string {
 // conclude reconciles the ledger (drained: the drain reached the end of the
 // queue, so a confirmed id it did not see is lost, not unverified) and
 // judges the burst into res (cond.Interrupted: Ctrl-C cut the burst short,
-// so its expectations are not checked). It returns the conditions the judge
-// was given, for the recorded history.
-func conclude(res *scenario.ModeResult, s *scenario.Scenario, ledger *metrics.Ledger, latency, intended *metrics.Latency, cond scenario.Conditions, drained bool) scenario.Conditions {
+// so its expectations are not checked), with the queue settings as a broker
+// of version ("RabbitMQ 4.0.5"; "" unknown) acts on them. It returns the
+// conditions the judge was given, for the recorded history.
+func conclude(res *scenario.ModeResult, s *scenario.Scenario, ledger *metrics.Ledger, latency, intended *metrics.Latency, cond scenario.Conditions, drained bool, version string) scenario.Conditions {
+	dl, dlOK := s.DeadLetterPath(version)
+	if dlOK {
+		rule := ledger.DeadLetterRuleAt(dl.AfterPublish, downMoments(res.Events))
+		ledger.SetDeadLetterRule(&rule)
+		res.DeadLetterLossAllowed, res.DeadLetterGuarantee = s.DeadLetterPathLossAllowed(dl), dl.Guarantee
+	}
 	counts, ids, err := ledger.Reconcile(drained)
 	cond.ReconcileErr = err
 	cond.Unsent = s.Load.Messages - counts.Sent - counts.NotPublished // not published by deadline is an outcome, not a gap
@@ -74,15 +82,76 @@ func conclude(res *scenario.ModeResult, s *scenario.Scenario, ledger *metrics.Le
 		sum := intended.Summary()
 		res.ConfirmLatencyIntended = &sum
 	}
-	discards := s.Queue.Discards()
-	res.LostAllowed = !s.Durability() || discards != ""
-	res.Verdict = scenario.Judge(res.Mode, counts, scenario.Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, LostAllowed: res.LostAllowed, Consumers: res.Consumers}, s.Expect, cond)
-	switch {
-	case counts.Lost == 0:
-	case discards != "":
-		res.Notes = append(res.Notes, fmt.Sprintf("%d confirmed messages are gone, as allowed: the queue discards messages by design (%s) and has no dead-letter queue", counts.Lost, discards))
-	case res.LostAllowed:
-		res.Notes = append(res.Notes, fmt.Sprintf("%d confirmed messages are gone, as allowed: transient messages or a non-durable queue (a basic.ack promised no disk)", counts.Lost))
+	allowed := s.AllowedLoss(version)
+	res.LostAllowed = len(allowed) > 0
+	res.LostAllowedReason = scenario.LossLabels(allowed)
+	res.Verdict = scenario.Judge(res.Mode, counts, scenario.Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, LostAllowed: res.LostAllowed,
+		Consumers: res.Consumers, DeadLetterLossAllowed: res.DeadLetterLossAllowed, DeadLetterGuarantee: res.DeadLetterGuarantee}, s.Expect, cond)
+	res.Notes = append(res.Notes, lossNotes(counts, allowed)...)
+	if dlOK && counts.Lost+counts.LostDeadLetterPath > 0 {
+		res.Notes = append(res.Notes, deadLetterPathNote(counts, dl, res))
 	}
+	res.Notes = append(res.Notes, settingNotes(s, counts, version)...)
 	return cond
+}
+
+// downMoments are the times a fault took the broker down (a kill, stop or
+// restart took effect), from the burst's fault events.
+func downMoments(events []metrics.Event) []time.Time {
+	var out []time.Time
+	for _, e := range events {
+		if e.Kind != metrics.EvFault || e.At.IsZero() {
+			continue
+		}
+		if state, _, ok := scenario.Action(e.Action).LeavesState(); ok && state == metrics.StateDown {
+			out = append(out, e.At)
+		}
+	}
+	return out
+}
+
+// lossNotes say why confirmed messages gone from the queue fail nothing.
+func lossNotes(c metrics.Counts, allowed []scenario.LossReason) []string {
+	if c.Lost == 0 || len(allowed) == 0 {
+		return nil
+	}
+	why := make([]string, len(allowed))
+	for i, r := range allowed {
+		why[i] = r.Why
+	}
+	return []string{fmt.Sprintf("%d confirmed messages are gone, as allowed (%s): %s", c.Lost, scenario.LossLabels(allowed), strings.Join(why, "; "))}
+}
+
+// deadLetterPathNote states the rule that told loss on the dead-letter
+// path from plain loss, and what it found.
+func deadLetterPathNote(c metrics.Counts, dl scenario.DeadLetterPath, res *scenario.ModeResult) string {
+	verdict := "allowed"
+	if !res.DeadLetterLossAllowed {
+		verdict = "not allowed"
+	}
+	return fmt.Sprintf("dead-letter path (%s into %s): %d confirmed messages lost on it (%s: %s). Rule: an id is lost on the dead-letter path when its basic.ack came, no copy was delivered from the queue or the dead-letter queue, and its publish call + %s is before the last moment a fault took the broker down (the queue cannot dead-letter a message earlier); any other confirmed id delivered from neither queue is lost",
+		dl.By, res.DeadLetterQueue, c.LostDeadLetterPath, verdict, dl.Guarantee, afterPublish(dl.AfterPublish))
+}
+
+func afterPublish(d time.Duration) string {
+	if d == 0 {
+		return "0 ms"
+	}
+	return fmt.Sprintf("%d ms", d.Milliseconds())
+}
+
+// settingNotes say, for each queue setting that did not do what its name
+// says (the settings table), what the burst saw instead.
+func settingNotes(s *scenario.Scenario, c metrics.Counts, version string) []string {
+	_, applied := s.Queue.Effective(version)
+	on := version
+	if on == "" {
+		on = "this broker (version unknown)"
+	}
+	var out []string
+	for _, r := range applied {
+		out = append(out, fmt.Sprintf("%s %s acted as %s on this %s queue on %s: %s (%s). Here: %d nacked, %d dead-lettered, %d confirmed lost",
+			r.Argument, r.Value, r.ActsAs, r.Type, on, r.Does, r.Source, c.Nacked, c.DeadLettered, c.Lost+c.LostDeadLetterPath))
+	}
+	return out
 }

@@ -39,6 +39,10 @@ type Runner struct {
 	// soon as it has it (run or not run), so a second Ctrl-C can still
 	// report the modes that finished.
 	OnModeDone func(scenario.ModeResult)
+	// BrokerVersion is the broker's version as it reports it ("RabbitMQ
+	// 4.0.5"; "" unknown): what some queue settings do depends on it
+	// (scenario.SettingRules).
+	BrokerVersion string
 }
 
 // RunModes runs each mode in turn and returns one result per mode. After a
@@ -132,6 +136,12 @@ func (r *Runner) newBurst(s *scenario.Scenario, m scenario.Mode) *burst {
 	if s.Load.Rate > 0 {
 		b.intended = metrics.NewLatency()
 	}
+	if _, ok := s.DeadLetterPath(r.BrokerVersion); ok {
+		// Loss on the dead-letter path is told from plain loss by publish
+		// times (metrics.DeadLetterRule).
+		b.ledger.KeepPublishTimes()
+	}
+	b.res.DeadLetterQueue = b.spec.DeadLetterQueue
 	b.hist = r.openHistory(s, m, &b.res, b.ledger)
 	return b
 }
@@ -314,7 +324,7 @@ func (b *burst) conclude(ctx context.Context) scenario.ModeResult {
 		b.res.Series = seriesOf(b.series, b.res.Faults, b.res.Events, time.Now())
 		recoveries(b.res.Faults, b.res.Events, b.series, b.res.Mode.ConfirmMode())
 	}
-	cond := conclude(&b.res, b.s, b.ledger, b.latency, b.intended, b.cond, b.drained)
+	cond := conclude(&b.res, b.s, b.ledger, b.latency, b.intended, b.cond, b.drained, b.r.BrokerVersion)
 	b.hist.finish(&b.res, cond, b.drained)
 	if b.sched != nil {
 		b.log.Info("mode done", "verdict", b.res.Verdict.Status, "sent", b.res.Sent, "lost", b.res.Lost,

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -302,7 +303,7 @@ scenarios:
 `)
 	tr := &fakeTraffic{lose: map[int]bool{1: true, 2: true}}
 	res, _ := newRunner(&fakeBroker{}, tr).RunMode(context.Background(), &f.Scenarios[0], scenario.ConfirmWindow)
-	if res.Lost != 2 || !res.LostAllowed || res.Verdict.Status != scenario.Pass || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "x-max-length with drop-head") {
+	if res.Lost != 2 || !res.LostAllowed || res.Verdict.Status != scenario.Pass || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "as allowed (drop-head): x-max-length 10 with drop-head") || res.LostAllowedReason != "drop-head" {
 		t.Fatalf("lost %d allowed %v verdict %+v notes %q", res.Lost, res.LostAllowed, res.Verdict, res.Notes)
 	}
 	f.Scenarios[0].Queue.DeadLetterQueue = true // a DLQ would have caught them: then loss fails
@@ -320,4 +321,42 @@ func mustParse(t *testing.T, yaml string) *scenario.File {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// A queue that dead-letters expired messages into a dead-letter queue loses
+// on the dead-letter path the confirmed ids that may have expired before
+// the broker was killed (x-message-ttl 0: every id published before the
+// kill), counted apart from plain loss (an id published after the restart).
+// Classic queues dead-letter at most once, so the first is allowed; the
+// scenario can say otherwise.
+func TestDeadLetterPathLossIsCountedApart(t *testing.T) {
+	f := mustParse(t, `version: 1
+scenarios:
+  - name: t
+    queue: {type: classic, settle_before_burst: 0s, dead_letter_queue: true, arguments: {x-message-ttl: 0}}
+    load: {messages: 50, window: 5}
+    faults: [{action: kill, published: 20, down: 1ms}]
+`)
+	run := func() scenario.ModeResult {
+		tr := &fakeTraffic{b: &fakeBroker{}, perPublish: 100 * time.Microsecond, lose: map[int]bool{3: true, 45: true}}
+		res, _ := newRunner(tr.b, tr).RunMode(context.Background(), &f.Scenarios[0], scenario.ConfirmWindow)
+		return res
+	}
+	res := run()
+	if res.LostDeadLetterPath != 1 || res.Lost != 1 || res.IDs.LostDeadLetterPath[0] != (metrics.Range{First: 3, Last: 3}) || res.IDs.Lost[0] != (metrics.Range{First: 45, Last: 45}) {
+		t.Fatalf("lost %d %v, on the dead-letter path %d %v", res.Lost, res.IDs.Lost, res.LostDeadLetterPath, res.IDs.LostDeadLetterPath)
+	}
+	if !res.DeadLetterLossAllowed || !strings.Contains(res.DeadLetterGuarantee, "classic queues dead-letter at most once") || res.DeadLetterQueue != "rmqt.t1.confirm-window.dlq" {
+		t.Fatalf("allowed %v guarantee %q queue %q", res.DeadLetterLossAllowed, res.DeadLetterGuarantee, res.DeadLetterQueue)
+	}
+	// The plain loss fails; the loss on the dead-letter path does not.
+	if res.Verdict.Status != scenario.Fail || len(res.Verdict.Reasons) != 1 || !strings.HasPrefix(res.Verdict.Reasons[0], "1 confirmed messages lost: ") {
+		t.Fatalf("verdict %+v", res.Verdict)
+	}
+	no := false
+	f.Scenarios[0].Expect.AllowDeadLetterPathLoss = &no
+	res = run()
+	if res.DeadLetterLossAllowed || len(res.Verdict.Reasons) != 2 || !strings.HasPrefix(res.Verdict.Reasons[1], "1 confirmed messages lost on the dead-letter path: ") {
+		t.Fatalf("not allowed: verdict %+v", res.Verdict)
+	}
 }

@@ -140,6 +140,14 @@ type HistoryTrailer struct {
 	ChannelCloses   []string        `json:"channel_closes,omitempty"`
 	LostAllowed     bool            `json:"lost_allowed,omitempty"`
 	Consumers       json.RawMessage `json:"consumers,omitempty"` // live consumers' stats, JSON; absent without them
+	// DeadLetterRule is the rule Reconcile applied to tell loss on the
+	// dead-letter path from plain loss (absent: none applied).
+	DeadLetterRule *DeadLetterRule `json:"dead_letter_rule,omitempty"`
+	// DeadLetterLossAllowed and DeadLetterGuarantee are what the judge was
+	// told about loss on the dead-letter path: whether it is allowed, and
+	// the queue's dead-lettering guarantee in words.
+	DeadLetterLossAllowed bool   `json:"dead_letter_loss_allowed,omitempty"`
+	DeadLetterGuarantee   string `json:"dead_letter_guarantee,omitempty"`
 }
 
 // deltas is the per-kind state both ends keep to delta-encode records.

@@ -32,6 +32,9 @@ func (l *Ledger) RecordTo(w *HistoryWriter) {
 	l.hist.tags = nil
 	if w != nil {
 		l.hist.tags = map[int]tagRef{}
+		// Publish times count from the history's start, as the history
+		// writes them.
+		l.base = w.start
 	}
 }
 
@@ -68,11 +71,8 @@ func (h *ledgerHistory) pop(seq int) (tagRef, bool) {
 	return t, ok
 }
 
-func (h *ledgerHistory) publish(seq, attempt int) {
-	t, ok := h.pop(seq)
-	if !ok {
-		t.at = time.Now()
-	}
+// publish records attempt of seq with its delivery tag and publish time t.
+func (h *ledgerHistory) publish(seq, attempt int, t tagRef) {
 	h.w.Write(HistoryRecord{Kind: HPublish, Seq: seq, Attempt: attempt, Epoch: t.epoch, Tag: t.tag, Time: t.at})
 }
 

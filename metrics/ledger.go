@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Outcome is the publisher-side state of one message id after its latest
@@ -70,6 +71,16 @@ type Ledger struct {
 	sentCount    int
 	series       *Series // nil: no time series
 	hist         ledgerHistory
+	// base is the moment publish times and the dead-letter rule's down
+	// moments count from: the ledger's creation, or the start of the
+	// history it records to (so both count the same microseconds).
+	base time.Time
+	// pubUS holds, per id, its latest publish attempt's time in µs since
+	// base (nil unless KeepPublishTimes: 8 bytes per id).
+	pubUS []int64
+	// dlRule, when set, tells a confirmed id lost on the dead-letter path
+	// from a plain loss (see DeadLetterRule).
+	dlRule *DeadLetterRule
 }
 
 // NewLedger returns a ledger for n orders whose message ids are prefix+seq
@@ -87,6 +98,17 @@ func NewLedger(prefix string, n int) *Ledger {
 		retried:      make([]uint32, n),
 		parked:       make([]uint32, n),
 		deadLettered: make([]uint32, n),
+		base:         time.Now(),
+	}
+}
+
+// KeepPublishTimes makes the ledger keep each id's latest publish time,
+// which a DeadLetterRule needs (8 bytes per id). Call it before the burst.
+func (l *Ledger) KeepPublishTimes() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pubUS == nil {
+		l.pubUS = make([]int64, len(l.outcome))
 	}
 }
 
@@ -133,6 +155,12 @@ func (l *Ledger) ParseID(id string) (seq int, ok bool) {
 // (fire-and-forget: the id is handed off). A second attempt of an id counts as
 // a republish. It returns which attempt this is (1 for the first).
 func (l *Ledger) Published(seq int, confirmMode bool) (attempt int) {
+	return l.publishedAt(seq, confirmMode, time.Time{})
+}
+
+// publishedAt is Published with the attempt's publish time (zero: the
+// time the confirm tracker reported for its delivery tag, else now).
+func (l *Ledger) publishedAt(seq int, confirmMode bool, at time.Time) (attempt int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.attempts[seq] == 0 {
@@ -168,8 +196,21 @@ func (l *Ledger) Published(seq int, confirmMode bool) (attempt int) {
 	} else {
 		l.outcome[seq] = HandedOff
 	}
-	if l.hist.w != nil {
-		l.hist.publish(seq, int(l.attempts[seq]))
+	if l.hist.w != nil || l.pubUS != nil {
+		t, tagged := l.hist.pop(seq)
+		if at.IsZero() {
+			at = t.at
+			if !tagged {
+				at = time.Now()
+			}
+		}
+		t.at = at
+		if l.hist.w != nil {
+			l.hist.publish(seq, int(l.attempts[seq]), t)
+		}
+		if l.pubUS != nil {
+			l.pubUS[seq] = at.Sub(l.base).Microseconds()
+		}
 	}
 	return int(l.attempts[seq])
 }

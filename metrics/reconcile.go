@@ -1,11 +1,16 @@
 package metrics
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"time"
+)
 
 // Counts is the reconciled ledger of one burst. The classes Confirmed, Lost,
-// Nacked, Returned, InDoubt, UnconfirmedDelivered and UnconfirmedMissing
-// partition the sent ids: they add up to Sent (Reconcile checks it). The other
-// fields are counters beside the partition.
+// LostDeadLetterPath, Unverified, Nacked, Returned, InDoubt,
+// UnconfirmedDelivered and UnconfirmedMissing partition the sent ids: they
+// add up to Sent (Reconcile checks it). The other fields are counters beside
+// the partition.
 type Counts struct {
 	Sent int `json:"sent"` // distinct ids with at least one publish attempt
 
@@ -42,11 +47,81 @@ type Counts struct {
 	// same channel after its confirm timed out (load.on_confirm_timeout:
 	// republish), matched to the id by delivery tag (rabbitmq/amqp091-go#122).
 	LateConfirms int `json:"late_confirms,omitempty"`
+	// LostDeadLetterPath is the class of confirmed ids delivered from
+	// neither the queue nor its dead-letter queue that may have been
+	// dead-lettered before the broker went down (see DeadLetterRule): lost
+	// between the two queues, not from the queue itself.
+	LostDeadLetterPath int `json:"lost_dead_letter_path,omitempty"`
+	// DeadLetteredNacked counts, of DeadLettered, the ids the broker
+	// basic.nack'd (x-overflow reject-publish-dlx refuses a publish and
+	// dead-letters it).
+	DeadLetteredNacked int `json:"dead_lettered_nacked,omitempty"`
+}
+
+// DeadLetterRule tells a confirmed id lost on the dead-letter path from a
+// plain loss, for a queue that dead-letters confirmed messages into a
+// dead-letter queue rmqtorture drains. An id is lost on the dead-letter path
+// when its latest publish attempt was confirmed (basic.ack), no copy of it
+// was delivered from either queue, and it may have been dead-lettered while
+// the broker still ran: its latest publish call + AfterPublishUS is before
+// the last moment the broker was taken down (DownUS). The queue starts a
+// message's TTL when it accepts the message, after the publish call, so the
+// broker cannot dead-letter an id earlier than that: an id that fails the
+// test was still in the queue when the broker went down, and its loss is a
+// plain loss. Times are µs since the ledger's base (the history's start).
+type DeadLetterRule struct {
+	// AfterPublishUS is the earliest the queue dead-letters a message
+	// after its publish call, in µs: x-message-ttl, or 0 when an overflow
+	// (drop-head) may dead-letter it at once.
+	AfterPublishUS int64 `json:"after_publish_us"`
+	// DownUS are the moments the broker was taken down (a kill, stop or
+	// restart took effect), in µs since the ledger's base.
+	DownUS []int64 `json:"down_us"`
+}
+
+// DeadLetterRuleAt builds the rule for a queue that dead-letters a message
+// afterPublish after its publish call at the earliest, for a broker taken
+// down at each of down, counting from the ledger's base as publish times do.
+func (l *Ledger) DeadLetterRuleAt(afterPublish time.Duration, down []time.Time) DeadLetterRule {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := DeadLetterRule{AfterPublishUS: afterPublish.Microseconds(), DownUS: []int64{}}
+	for _, d := range down {
+		r.DownUS = append(r.DownUS, d.Sub(l.base).Microseconds())
+	}
+	return r
+}
+
+// SetDeadLetterRule makes Reconcile apply r (nil: none); it needs
+// KeepPublishTimes from before the burst.
+func (l *Ledger) SetDeadLetterRule(r *DeadLetterRule) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.dlRule = r
+}
+
+// DeadLetterRule returns the rule SetDeadLetterRule set (nil: none).
+func (l *Ledger) DeadLetterRule() *DeadLetterRule {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.dlRule
+}
+
+// onDeadLetterPath reports whether confirmed, undelivered seq may have been
+// dead-lettered before the broker went down. The caller holds l.mu.
+func (l *Ledger) onDeadLetterPath(seq int) bool {
+	if l.dlRule == nil || l.pubUS == nil || len(l.dlRule.DownUS) == 0 {
+		return false
+	}
+	return l.pubUS[seq]+l.dlRule.AfterPublishUS < slices.Max(l.dlRule.DownUS)
 }
 
 // IDSets lists the affected sequence numbers of a burst as ranges.
 type IDSets struct {
-	Lost               []Range `json:"lost,omitempty"`
+	Lost []Range `json:"lost,omitempty"`
+	// LostDeadLetterPath: confirmed, in neither queue, and may have been
+	// dead-lettered before the broker went down (see DeadLetterRule).
+	LostDeadLetterPath []Range `json:"lost_dead_letter_path,omitempty"`
 	Unverified         []Range `json:"unverified,omitempty"`
 	UnconfirmedMissing []Range `json:"unconfirmed_missing,omitempty"`
 	InDoubt            []Range `json:"in_doubt,omitempty"`
@@ -61,6 +136,8 @@ type IDSets struct {
 	// under republish: in-doubt, exactly the ids of WentInDoubt that the run
 	// had time to publish again (streadway/amqp#396).
 	Republished []Range `json:"republished,omitempty"`
+	// DeadLettered: ids found in the dead-letter queue.
+	DeadLettered []Range `json:"dead_lettered,omitempty"`
 }
 
 // Range is an inclusive run of sequence numbers [First, Last].
@@ -122,11 +199,14 @@ func (l *Ledger) Reconcile(drained bool) (Counts, IDSets, error) {
 		if l.attempts[seq] > 1 {
 			r.republished.add(seq)
 		}
-		r.classify(seq, o, d, o == HandedOff && l.returned[seq])
+		if l.deadLettered[seq] > 0 && o == Nacked {
+			r.c.DeadLetteredNacked++
+		}
+		r.classify(seq, o, d, o == HandedOff && l.returned[seq], o == Acked && d == 0 && l.onDeadLetterPath(seq))
 	}
 	c := r.c
-	sets := IDSets{Lost: r.lost.out, Unverified: r.unverified.out, UnconfirmedMissing: r.missing.out, InDoubt: r.doubt.out,
-		Nacked: r.nacked.out, Returned: r.returned.out, Duplicated: r.dup.out, NotPublished: r.unpublished.out}
+	sets := IDSets{Lost: r.lost.out, LostDeadLetterPath: r.dlPath.out, Unverified: r.unverified.out, UnconfirmedMissing: r.missing.out, InDoubt: r.doubt.out,
+		Nacked: r.nacked.out, Returned: r.returned.out, Duplicated: r.dup.out, NotPublished: r.unpublished.out, DeadLettered: r.deadLettered.out}
 	sets.WentInDoubt, sets.Republished = r.wentDoubt.out, r.republished.out
 	if sum := c.ClassSum(); sum != c.Sent {
 		return c, sets, fmt.Errorf("ledger does not reconcile: classes add up to %d, sent %d", sum, c.Sent)
@@ -140,7 +220,7 @@ type reconciliation struct {
 	drained bool // the drain completed
 	c       Counts
 
-	lost, unverified, missing, doubt, nacked, returned, dup, unpublished rangeBuilder
+	lost, dlPath, unverified, missing, doubt, nacked, returned, dup, unpublished, deadLettered rangeBuilder
 	// wentDoubt and republished are the ids behind Counts.WentInDoubt and
 	// those published more than once.
 	wentDoubt, republished rangeBuilder
@@ -156,6 +236,7 @@ func (l *Ledger) countCopies(r *reconciliation, seq int) int {
 	dl := int(l.deadLettered[seq])
 	if dl > 0 {
 		c.DeadLettered++
+		r.deadLettered.add(seq)
 	}
 	main := int(l.deliveries[seq])
 	d := main + dl
@@ -183,9 +264,9 @@ func (l *Ledger) countCopies(r *reconciliation, seq int) int {
 }
 
 // classify puts sent id seq, whose latest outcome is o, into its one class,
-// given d copies delivered and whether a basic.return was seen for its
-// latest attempt.
-func (r *reconciliation) classify(seq int, o Outcome, d int, wasReturned bool) {
+// given d copies delivered, whether a basic.return was seen for its latest
+// attempt, and whether it may have been lost on the dead-letter path.
+func (r *reconciliation) classify(seq int, o Outcome, d int, wasReturned, dlPath bool) {
 	c := &r.c
 	switch o {
 	case Acked:
@@ -194,6 +275,9 @@ func (r *reconciliation) classify(seq int, o Outcome, d int, wasReturned bool) {
 		} else if !r.drained {
 			c.Unverified++
 			r.unverified.add(seq)
+		} else if dlPath {
+			c.LostDeadLetterPath++
+			r.dlPath.add(seq)
 		} else {
 			c.Lost++
 			r.lost.add(seq)
@@ -228,5 +312,5 @@ func (r *reconciliation) classify(seq int, o Outcome, d int, wasReturned bool) {
 
 // ClassSum adds the classes that partition the sent ids.
 func (c Counts) ClassSum() int {
-	return c.Confirmed + c.Lost + c.Unverified + c.Nacked + c.Returned + c.InDoubt + c.UnconfirmedDelivered + c.UnconfirmedMissing
+	return c.Confirmed + c.Lost + c.LostDeadLetterPath + c.Unverified + c.Nacked + c.Returned + c.InDoubt + c.UnconfirmedDelivered + c.UnconfirmedMissing
 }

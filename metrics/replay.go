@@ -53,6 +53,10 @@ func ReplayHistory(r *HistoryReader) (*Replay, error) {
 	}
 	p := &replayer{Replay: &Replay{Header: h, Ledger: NewLedger(h.Prefix, h.Messages)},
 		tracker: NewConfirmTracker(), closed: map[Epoch]*closedEpoch{}}
+	// Publish times count from the history's start, as the run's ledger
+	// counted them, for the trailer's dead-letter rule.
+	p.Ledger.base = h.Start
+	p.Ledger.KeepPublishTimes()
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -67,6 +71,7 @@ func ReplayHistory(r *HistoryReader) (*Replay, error) {
 		}
 	}
 	p.Trailer = r.Trailer()
+	p.Ledger.SetDeadLetterRule(p.Trailer.DeadLetterRule)
 	for e, c := range p.closed {
 		if len(c.left) != c.pending {
 			p.inconsistent("epoch %d closed with %d delivery tags pending, but %d were never confirmed", e, c.pending, len(c.left))
@@ -156,7 +161,7 @@ func (p *replayer) publish(rec HistoryRecord) {
 			p.inconsistent("publish of %s with delivery tag %d on epoch %d, already closed", p.Ledger.MessageID(rec.Seq), rec.Tag, rec.Epoch)
 		}
 	}
-	if got := p.Ledger.Published(rec.Seq, confirm); got != rec.Attempt {
+	if got := p.Ledger.publishedAt(rec.Seq, confirm, rec.Time); got != rec.Attempt {
 		p.inconsistent("publish of %s recorded as attempt %d, but it is attempt %d", p.Ledger.MessageID(rec.Seq), rec.Attempt, got)
 	}
 	if confirm && rec.Epoch != 0 {

@@ -291,7 +291,7 @@ func checkLost(m comparedMetric, k string, b *scenario.ModeResult, r scenario.Mo
 		l.Baseline = num(b.Lost)
 	}
 	if r.LostAllowed {
-		l.Limit = "any (transient: allowed)"
+		l.Limit = "any (" + allowedLabel(r) + ")"
 	}
 	if !l.OK {
 		l.Regression = fmt.Sprintf("%s: %s confirmed %s lost", k, num(r.Lost), plural(r.Lost, "message", "messages"))

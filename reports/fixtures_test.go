@@ -88,7 +88,7 @@ func matrixResult() *scenario.Result {
 	mode := func(qt scenario.QueueType, persistent bool, repeat, lost, doubt int, p99, rate float64) scenario.ModeResult {
 		return scenario.ModeResult{
 			Mode: scenario.ConfirmWindow, Cell: &scenario.Cell{QueueType: qt, Persistent: persistent, Repeat: repeat},
-			Queue: "rmqt.feedf00d.q", Window: 1000, LostAllowed: !persistent,
+			Queue: "rmqt.feedf00d.q", Window: 1000, LostAllowed: !persistent, LostAllowedReason: map[bool]string{true: "transient messages"}[!persistent],
 			Counts:         metrics.Counts{Sent: 1000, Confirmed: 1000 - lost - doubt, Lost: lost, InDoubt: doubt, WentInDoubt: doubt, Delivered: 1000 - lost, Deliveries: 1000 - lost},
 			PublishRate:    rate / 2,
 			ConfirmLatency: metrics.LatencySummary{Count: 1000, P50: p99 / 2, P90: p99 * 0.9, P99: p99, Max: p99 * 1.5},
@@ -166,5 +166,40 @@ func txResult() *scenario.Result {
 			{Signature: "restarting-crashed-queue", Meaning: "a classic queue's process crashed and was restarted (rabbitmq-server#13390)", Count: 1,
 				FirstLine: "<0.1928067.0> Restarting crashed queue 'a`b' in vhost '/'."},
 		},
+	}
+}
+
+// deadLetterResult has dead-letter queues: a classic queue with a TTL that
+// lost confirmed ids on the dead-letter path across a kill (allowed), and
+// one whose x-overflow reject-publish-dlx nacked and dead-lettered the
+// overflow; a third mode lost messages to a TTL without a dead-letter queue.
+func deadLetterResult() *scenario.Result {
+	return &scenario.Result{
+		SchemaVersion: scenario.SchemaVersion, Tool: "dev", Client: "amqp091-go v1.16.0", Scenario: "dead-letter", File: "scenarios.yaml",
+		Command: "rmqtorture run dead-letter", RunID: "0000d1e0", Image: "rmqtorture/rabbitmq:4.0-trixie", BrokerVersion: "RabbitMQ 4.0.5", Container: "rmqt-0000d1e0",
+		QueueType: scenario.Classic, Topology: "classic, durable", Messages: 2000, StartedAt: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC),
+		Modes: []scenario.ModeResult{{
+			Mode: scenario.ConfirmWindow, Queue: "rmqt.0000d1e0.confirm-window", Window: 1000, DeadLetterQueue: "rmqt.0000d1e0.confirm-window.dlq",
+			DeadLetterLossAllowed: true, DeadLetterGuarantee: "classic queues dead-letter at most once (https://www.rabbitmq.com/docs/dlx)",
+			Counts: metrics.Counts{Sent: 2000, Confirmed: 1800, LostDeadLetterPath: 200, Delivered: 1800, Deliveries: 1800, DeadLettered: 1800},
+			IDs:    metrics.IDSets{LostDeadLetterPath: []metrics.Range{{First: 400, Last: 599}}, DeadLettered: []metrics.Range{{First: 0, Last: 399}, {First: 600, Last: 1999}}},
+			Events: []metrics.Event{}, Verdict: scenario.Verdict{Status: scenario.Pass},
+			Notes: []string{"dead-letter path (x-message-ttl 2000 ms into rmqt.0000d1e0.confirm-window.dlq): 200 confirmed messages lost on it (allowed: …)"},
+		}, {
+			Mode: scenario.ConfirmEach, Queue: "rmqt.0000d1e0.confirm-each", Window: 1, DeadLetterQueue: "rmqt.0000d1e0.confirm-each.dlq",
+			Counts: metrics.Counts{Sent: 2000, Confirmed: 500, Nacked: 1500, Delivered: 2000, Deliveries: 2000, DeadLettered: 1500, DeadLetteredNacked: 1500},
+			IDs:    metrics.IDSets{Nacked: []metrics.Range{{First: 500, Last: 1999}}, DeadLettered: []metrics.Range{{First: 500, Last: 1999}}},
+			Events: []metrics.Event{}, Verdict: scenario.Verdict{Status: scenario.Pass},
+		}, {
+			Mode: scenario.FireAndForget, Queue: "rmqt.0000d1e0.fire-and-forget",
+			Counts: metrics.Counts{Sent: 2000, UnconfirmedDelivered: 2000, Delivered: 2000, Deliveries: 2000},
+			Events: []metrics.Event{}, Verdict: scenario.Verdict{Status: scenario.Pass},
+		}, {
+			Mode: scenario.ConfirmWindow, Queue: "rmqt.0000d1e0.ttl", Window: 1000, LostAllowed: true, LostAllowedReason: "TTL",
+			Counts: metrics.Counts{Sent: 2000, Confirmed: 366, Lost: 1634, Delivered: 366, Deliveries: 366},
+			IDs:    metrics.IDSets{Lost: []metrics.Range{{First: 366, Last: 1999}}},
+			Events: []metrics.Event{}, Verdict: scenario.Verdict{Status: scenario.Pass},
+		}},
+		Verdict: scenario.Verdict{Status: scenario.Pass},
 	}
 }

@@ -48,6 +48,68 @@ func JSON(w io.Writer, r *scenario.Result) error {
 
 var ledgerHeader = []string{"mode", "sent", "confirmed", "lost", "nacked", "returned", "in doubt", "went in doubt", "republished", "delivered", "unconfirmed missing", "duplicates", "redeliveries", "unexpected", "verdict"}
 
+// deadLetterHeader are the ledger columns shown, after "delivered", when
+// any mode had a dead-letter queue.
+var deadLetterHeader = []string{"dead-lettered", "lost on dead-letter path"}
+
+// hasDeadLetter reports whether any mode of r had a dead-letter queue (or
+// found ids in one: results written before dead_letter_queue was recorded).
+func hasDeadLetter(r *scenario.Result) bool {
+	return slices.ContainsFunc(r.Modes, func(m scenario.ModeResult) bool {
+		return m.DeadLetterQueue != "" || m.DeadLettered > 0 || m.LostDeadLetterPath > 0
+	})
+}
+
+// ledgerTable is the ledger's header and one row per mode; with dl, the
+// dead-letter columns follow "delivered".
+func ledgerTable(r *scenario.Result) ([]string, [][]string) {
+	dl := hasDeadLetter(r)
+	header := ledgerHeader
+	if dl {
+		i := slices.Index(ledgerHeader, "delivered") + 1
+		header = slices.Concat(ledgerHeader[:i], deadLetterHeader, ledgerHeader[i:])
+	}
+	var rows [][]string
+	for _, m := range r.Modes {
+		row := ledgerRow(m)
+		if dl {
+			i := slices.Index(ledgerHeader, "delivered") + 1
+			row = slices.Concat(row[:i], deadLetterCells(m), row[i:])
+		}
+		rows = append(rows, row)
+	}
+	return header, rows
+}
+
+// deadLetterCells are a mode's dead-letter columns: ids found in the
+// dead-letter queue (and how many of them the broker nacked), and
+// confirmed ids lost on the way there.
+func deadLetterCells(m scenario.ModeResult) []string {
+	if m.NotRun || (m.DeadLetterQueue == "" && m.DeadLettered == 0 && m.LostDeadLetterPath == 0) {
+		return []string{"-", "-"} // no dead-letter queue
+	}
+	dead := num(m.DeadLettered)
+	if m.DeadLetteredNacked > 0 {
+		dead += fmt.Sprintf(" (%s nacked)", num(m.DeadLetteredNacked))
+	}
+	path := num(m.LostDeadLetterPath)
+	if !m.Mode.ConfirmMode() {
+		path = "n/a"
+	} else if m.LostDeadLetterPath > 0 && m.DeadLetterLossAllowed {
+		path += " (allowed)"
+	}
+	return []string{dead, path}
+}
+
+// allowedLabel says why lost confirmed messages fail nothing, for a table
+// cell.
+func allowedLabel(m scenario.ModeResult) string {
+	if m.LostAllowedReason == "" {
+		return "allowed" // a result written before the reason was recorded
+	}
+	return "allowed: " + m.LostAllowedReason
+}
+
 // label names a mode result: its mode, and its matrix cell if any.
 func label(m scenario.ModeResult) string {
 	if m.Cell == nil {
@@ -75,7 +137,7 @@ func ledgerRow(m scenario.ModeResult) []string {
 		lost += fmt.Sprintf(" (%s unverified)", num(m.Unverified))
 	}
 	if m.LostAllowed && m.Lost > 0 {
-		lost += " (transient: allowed)"
+		lost += " (" + allowedLabel(m) + ")"
 	}
 	if m.InDoubtDelivered > 0 {
 		doubt += fmt.Sprintf(" (%s delivered)", num(m.InDoubtDelivered))
@@ -176,12 +238,12 @@ func Table(w io.Writer, r *scenario.Result) error {
 
 func writeTable(w io.Writer, r *scenario.Result) error {
 	fmt.Fprintf(w, "%s — %s, %s orders, %s\n", r.Scenario, r.BrokerVersionOrImage(), num(r.Messages), r.Topology)
-	var ledger, speed [][]string
+	var speed [][]string
 	for _, m := range r.Modes {
-		ledger = append(ledger, ledgerRow(m))
 		speed = append(speed, speedRow(m))
 	}
-	if err := table(w, false, ledgerHeader, ledger); err != nil {
+	lh, ledger := ledgerTable(r)
+	if err := table(w, false, lh, ledger); err != nil {
 		return err
 	}
 	if err := table(w, false, speedHeader, speed); err != nil {
@@ -264,13 +326,17 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	for _, w := range r.Warnings {
 		p("\nWarning: %s\n", w)
 	}
-	p("\n## Ledger\n\nEvery sent id is in exactly one of: confirmed, lost, unverified, nacked, returned, in doubt, unconfirmed delivered, unconfirmed missing. Figures are numbers of message ids.\n\n")
-	var ledger, speed [][]string
+	p("\n## Ledger\n\nEvery sent id is in exactly one of: confirmed, lost, unverified, nacked, returned, in doubt, unconfirmed delivered, unconfirmed missing")
+	if hasDeadLetter(r) {
+		p(", lost on the dead-letter path (confirmed, in neither the queue nor its dead-letter queue, and may have been dead-lettered before the broker went down). *dead-lettered*: ids found in the dead-letter queue, counted in delivered")
+	}
+	p(". Figures are numbers of message ids.\n\n")
+	var speed [][]string
 	for _, m := range r.Modes {
-		ledger = append(ledger, ledgerRow(m))
 		speed = append(speed, speedRow(m))
 	}
-	if err := table(w, true, ledgerHeader, ledger); err != nil {
+	lh, ledger := ledgerTable(r)
+	if err := table(w, true, lh, ledger); err != nil {
 		return err
 	}
 	p("\n## Speed and recovery\n\n")
@@ -369,7 +435,9 @@ func modeSection(w io.Writer, i int, m scenario.ModeResult) error {
 		p("\nClose reason: %s\n", c)
 	}
 	lateConfirmsNote(w, m)
+	deadLetterSection(w, m)
 	idList(w, "Lost (confirmed, never delivered)", m.IDs.Lost)
+	idList(w, "Lost on the dead-letter path (confirmed, in neither queue, may have been dead-lettered before the broker went down)", m.IDs.LostDeadLetterPath)
 	idList(w, "Unverified (acked or handed off, queue never drained)", m.IDs.Unverified)
 	idList(w, "Unconfirmed missing (fire-and-forget, never delivered)", m.IDs.UnconfirmedMissing)
 	idList(w, "In doubt at the end", m.IDs.InDoubt)
@@ -378,6 +446,7 @@ func modeSection(w io.Writer, i int, m scenario.ModeResult) error {
 	idList(w, "Not published (deadline passed first)", m.IDs.NotPublished)
 	idList(w, "Duplicated", m.IDs.Duplicated)
 	doubtLists(w, m)
+	idList(w, "Dead-lettered (found in the dead-letter queue)", m.IDs.DeadLettered)
 	if len(m.Events) == 0 {
 		return nil
 	}
@@ -387,6 +456,31 @@ func modeSection(w io.Writer, i int, m scenario.ModeResult) error {
 	}
 	p("\n</details>\n")
 	return nil
+}
+
+// deadLetterSection says where the copies ended up when the mode had a
+// dead-letter queue: how many ids the drain found there, how many of those
+// the broker had nacked, and how many confirmed ids it lost on the way.
+func deadLetterSection(w io.Writer, m scenario.ModeResult) {
+	if m.DeadLetterQueue == "" && m.DeadLettered == 0 {
+		return
+	}
+	where := "the dead-letter queue"
+	if m.DeadLetterQueue != "" {
+		where += " " + code(m.DeadLetterQueue)
+	}
+	fmt.Fprintf(w, "\nDead-lettered: %s of the %s delivered ids were found in %s", num(m.DeadLettered), num(m.Delivered), where)
+	if m.DeadLetteredNacked > 0 {
+		fmt.Fprintf(w, "; %s of them were basic.nack'd (the queue refused them and dead-lettered them)", num(m.DeadLetteredNacked))
+	}
+	if m.LostDeadLetterPath > 0 {
+		allowed := "not allowed"
+		if m.DeadLetterLossAllowed {
+			allowed = "allowed"
+		}
+		fmt.Fprintf(w, "; %s confirmed ids were lost on the way (%s: %s)", num(m.LostDeadLetterPath), allowed, m.DeadLetterGuarantee)
+	}
+	fmt.Fprintln(w, ".")
 }
 
 // idList writes the ids of one class as ranges of sequence numbers: the

@@ -72,6 +72,7 @@ func TestGolden(t *testing.T) {
 		"matrix":         matrixResult(),
 		"deadline":       deadlineResult(),
 		"tx":             txResult(),
+		"deadletter":     deadLetterResult(),
 	} {
 		t.Run(name, func(t *testing.T) {
 			golden(t, name+".table.golden", render(t, Table, r))

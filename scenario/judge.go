@@ -35,6 +35,12 @@ type Observed struct {
 	LostAllowed bool
 	// Consumers is what live consumers measured (nil without them).
 	Consumers *ConsumerStats
+	// DeadLetterLossAllowed: confirmed messages lost on the dead-letter
+	// path (metrics.Counts.LostDeadLetterPath) fail nothing;
+	// DeadLetterGuarantee says what the queue promises on that path, with
+	// its source (Scenario.DeadLetterPath).
+	DeadLetterLossAllowed bool
+	DeadLetterGuarantee   string
 }
 
 // onlyValue checks that histogram h (value → messages) holds exactly one
@@ -105,6 +111,7 @@ type check struct {
 // in the field's terms, and add a Judge test that trips it.
 var checks = []check{
 	{"lost", true, checkLost},
+	{"lost on the dead-letter path", true, checkDeadLetterPath},
 	{"unexpected", true, checkUnexpected},
 	{"limits", true, checkLimits},
 	{"mode expectations", true, checkModeExpectations},
@@ -124,6 +131,18 @@ func checkLost(in judgeInput) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("%d confirmed messages lost: basic.ack received, never delivered", in.c.Lost)}
+}
+
+// checkDeadLetterPath fails confirmed messages lost on the dead-letter path
+// (in neither queue, and they may have been dead-lettered before the broker
+// went down) unless the scenario allows it: by default where the queue
+// dead-letters at most once.
+func checkDeadLetterPath(in judgeInput) []string {
+	n := in.c.LostDeadLetterPath
+	if n <= 0 || in.obs.DeadLetterLossAllowed {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d confirmed messages lost on the dead-letter path: basic.ack received, found in neither the queue nor its dead-letter queue, and they may have been dead-lettered before the broker went down; %s", n, in.obs.DeadLetterGuarantee)}
 }
 
 func checkUnexpected(in judgeInput) []string {
@@ -221,8 +240,8 @@ func checkModeField(in judgeInput, name string, want int) string {
 			"in_doubt": c.InDoubt, "delivered": c.Delivered, "unconfirmed_delivered": c.UnconfirmedDelivered,
 			"unconfirmed_missing": c.UnconfirmedMissing, "duplicates": c.Duplicates,
 			"not_published": c.NotPublished, "pending_at_deadline": c.PendingAtDeadline,
-			"dead_lettered": c.DeadLettered,
-			"redeliveries":  c.Redeliveries, "republished": c.Republished, "late_confirms": c.LateConfirms,
+			"dead_lettered": c.DeadLettered, "lost_dead_letter_path": c.LostDeadLetterPath,
+			"redeliveries": c.Redeliveries, "republished": c.Republished, "late_confirms": c.LateConfirms,
 		}
 		if got[name] != want {
 			return fmt.Sprintf("%s %d, expected exactly %d", name, got[name], want)

@@ -89,3 +89,23 @@ func TestOverall(t *testing.T) {
 		t.Error("no modes must be inconclusive")
 	}
 }
+
+// Loss on the dead-letter path is its own check: it fails unless the
+// queue's dead-lettering allows it, and the reason names the guarantee; an
+// exact expectation on it is checked like any count.
+func TestJudgeDeadLetterPath(t *testing.T) {
+	c := metrics.Counts{Sent: 10, Confirmed: 7, LostDeadLetterPath: 3}
+	guarantee := "this quorum queue dead-letters at least once (…)"
+	got := Judge(ConfirmWindow, c, Observed{DeadLetterGuarantee: guarantee}, Expect{}, Conditions{})
+	want := Verdict{Fail, []string{"3 confirmed messages lost on the dead-letter path: basic.ack received, found in neither the queue nor its dead-letter queue, and they may have been dead-lettered before the broker went down; " + guarantee}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %+v, want %+v", got, want)
+	}
+	if got := Judge(ConfirmWindow, c, Observed{DeadLetterLossAllowed: true}, Expect{}, Conditions{}); got.Status != Pass {
+		t.Fatalf("allowed: %+v", got)
+	}
+	got = Judge(ConfirmWindow, c, Observed{DeadLetterLossAllowed: true}, Expect{Modes: map[Mode]ModeExpectations{ConfirmWindow: {LostDeadLetterPath: intp(0)}}}, Conditions{})
+	if !reflect.DeepEqual(got, Verdict{Fail, []string{"lost_dead_letter_path 3, expected exactly 0"}}) {
+		t.Fatalf("exact: %+v", got)
+	}
+}

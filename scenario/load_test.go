@@ -67,7 +67,7 @@ func TestParseErrors(t *testing.T) {
 			[]string{
 				"s.yaml:6:33: scenarios[0].queue.arguments.x-max-length: must be a whole number, got \"many\"",
 				"s.yaml:6:51: scenarios[0].queue.arguments.x-overflow: \"reject\" is not an overflow behaviour (drop-head, reject-publish, reject-publish-dlx)",
-				"s.yaml:6:59: scenarios[0].queue.arguments.x-colour: unknown queue argument (known: x-dead-letter-exchange, x-dead-letter-routing-key, x-delivery-limit, x-max-length, x-max-length-bytes, x-message-ttl, x-overflow, x-single-active-consumer)",
+				"s.yaml:6:59: scenarios[0].queue.arguments.x-colour: unknown queue argument (known: x-dead-letter-exchange, x-dead-letter-routing-key, x-dead-letter-strategy, x-delivery-limit, x-max-length, x-max-length-bytes, x-message-ttl, x-overflow, x-single-active-consumer)",
 				"s.yaml:6:98: scenarios[0].queue.arguments.x-dead-letter-exchange: must be text, got \"5\"",
 			}},
 		{"exact expectations name modes the scenario runs",
@@ -76,7 +76,7 @@ func TestParseErrors(t *testing.T) {
 				"s.yaml:4:67: scenarios[0].load.unroutable_every: must not be negative, got -1",
 				"s.yaml:7:25: scenarios[0].expect.modes.confirm-window: \"confirm-window\" is not one of this scenario's load.modes",
 				"s.yaml:8:35: scenarios[0].expect.modes.confirm-each.confirmed: must not be negative, got -1",
-				"s.yaml:8:39: scenarios[0].expect.modes.confirm-each.colour: unknown field (known: sent, confirmed, lost, nacked, returned, in_doubt, delivered, unconfirmed_delivered, unconfirmed_missing, duplicates, min_went_in_doubt, min_blocked_ms, not_published, pending_at_deadline, min_unconfirmed_missing, channel_closed_with, dead_lettered, min_redeliveries, deliveries_per_message, retries, max_went_in_doubt, redeliveries, republished, late_confirms, consumer_changes)",
+				"s.yaml:8:39: scenarios[0].expect.modes.confirm-each.colour: unknown field (known: sent, confirmed, lost, nacked, returned, in_doubt, delivered, unconfirmed_delivered, unconfirmed_missing, duplicates, min_went_in_doubt, min_blocked_ms, not_published, pending_at_deadline, min_unconfirmed_missing, channel_closed_with, dead_lettered, min_redeliveries, deliveries_per_message, retries, max_went_in_doubt, redeliveries, republished, late_confirms, consumer_changes, lost_dead_letter_path)",
 			}},
 		{"a confirm listener smaller than the window is refused (F3)",
 			head + "    load: {messages: 10, window: 64, confirm_listener_buffer: 1, message_size_bytes: -1}\n",
@@ -194,6 +194,18 @@ func TestParseErrors(t *testing.T) {
 				"s.yaml:11:68: scenarios[0].expect.modes.confirm-window.deliveries_per_message: is measured by live consumers: set consumers.count",
 				"s.yaml:11:80: scenarios[0].expect.modes.confirm-window.retries: is measured by consumers with on_delivery: retry",
 				"s.yaml:15:40: scenarios[1].consumers.on_delivery: nack-requeue on a classic queue cycles until drain.timeout: classic queues have no delivery limit (use a quorum queue, or reject)",
+			}},
+		{"dead-letter path expectations need a dead-letter queue",
+			head + `    queue: {type: quorum, arguments: {x-message-ttl: 100, x-dead-letter-strategy: at-least-once}}
+    load: {messages: 10}
+    expect:
+      allow_dead_letter_path_loss: false
+      modes:
+        confirm-window: {lost_dead_letter_path: 1}
+`,
+			[]string{
+				"s.yaml:7:36: scenarios[0].expect.allow_dead_letter_path_loss: has no effect without queue.dead_letter_queue: true",
+				"s.yaml:9:49: scenarios[0].expect.modes.confirm-window.lost_dead_letter_path: nothing is lost on the dead-letter path without queue.dead_letter_queue: true",
 			}},
 		{"empty file", "", []string{"s.yaml: empty file; it needs version: 1 and a list of scenarios"}},
 		{"wrong version and no scenarios",

@@ -89,9 +89,24 @@ type ModeResult struct {
 	Window int    `json:"window,omitempty"` // unconfirmed messages allowed in flight; 1 for confirm-each, 0 for fire-and-forget
 
 	metrics.Counts
-	// LostAllowed: transient messages or a non-durable queue, so lost
-	// confirmed messages are counted but fail nothing.
+	// LostAllowed: transient messages, a non-durable queue, or a queue
+	// that discards messages by design, so lost confirmed messages are
+	// counted but fail nothing.
 	LostAllowed bool `json:"lost_allowed,omitempty"`
+	// LostAllowedReason names why (LossReason labels, comma-separated:
+	// TTL, drop-head, non-durable queue, transient messages); the notes
+	// say it in full.
+	LostAllowedReason string `json:"lost_allowed_reason,omitempty"`
+	// DeadLetterQueue is the dead-letter queue drained after the burst
+	// (queue.dead_letter_queue); dead_lettered counts the ids found there.
+	DeadLetterQueue string `json:"dead_letter_queue,omitempty"`
+	// DeadLetterLossAllowed: confirmed messages lost on the dead-letter
+	// path fail nothing (the queue dead-letters at most once, or the
+	// scenario allows it); DeadLetterGuarantee says what the queue
+	// promises on that path, with its source. Both are set only when the
+	// queue dead-letters confirmed messages into its dead-letter queue.
+	DeadLetterLossAllowed bool   `json:"dead_letter_loss_allowed,omitempty"`
+	DeadLetterGuarantee   string `json:"dead_letter_guarantee,omitempty"`
 
 	// PublishRate is publish calls that returned without error per second, from
 	// the first publish to the last (downtime included).

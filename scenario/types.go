@@ -350,7 +350,9 @@ type Queue struct {
 	Type QueueType `yaml:"type"` // quorum (default) or classic
 	// Arguments are optional x-arguments of the queue, typed and checked:
 	// x-max-length, x-max-length-bytes, x-overflow, x-message-ttl,
-	// x-dead-letter-exchange, x-dead-letter-routing-key, x-delivery-limit.
+	// x-dead-letter-exchange, x-dead-letter-routing-key, x-delivery-limit,
+	// x-dead-letter-strategy. What some of them do depends on the queue type
+	// and broker version: see the settings table in discards.go.
 	Arguments map[string]any `yaml:"arguments,omitempty"`
 	// AlsoBindType, when set, binds a second durable queue of this type with
 	// the same routing key: a message is confirmed only once both queues have
@@ -499,6 +501,13 @@ type Expect struct {
 	MaxDuplicates         *int                      `yaml:"max_duplicates,omitempty"`
 	MaxNacked             *int                      `yaml:"max_nacked,omitempty"`
 	MaxReturned           *int                      `yaml:"max_returned,omitempty"`
+	// AllowDeadLetterPathLoss says whether confirmed messages lost on the
+	// dead-letter path (see metrics.DeadLetterRule) fail the run. Unset:
+	// allowed where the queue dead-letters at most once (classic queues,
+	// https://www.rabbitmq.com/docs/dlx; quorum queues without
+	// x-dead-letter-strategy at-least-once,
+	// https://www.rabbitmq.com/docs/quorum-queues#dead-lettering).
+	AllowDeadLetterPathLoss *bool `yaml:"allow_dead_letter_path_loss,omitempty"`
 }
 
 // ModeExpectations holds exact expected counts of one mode's ledger; unset fields are
@@ -554,6 +563,9 @@ type ModeExpectations struct {
 	// different live consumer than the delivery before: 1 per failover of a
 	// single active consumer.
 	ConsumerChanges *int `yaml:"consumer_changes,omitempty"`
+	// LostDeadLetterPath is the exact number of confirmed ids lost on the
+	// dead-letter path (see metrics.DeadLetterRule).
+	LostDeadLetterPath *int `yaml:"lost_dead_letter_path,omitempty"`
 }
 
 type namedInt struct {
@@ -572,7 +584,7 @@ func (e ModeExpectations) fields() []namedInt {
 		{"min_redeliveries", e.MinRedeliveries}, {"deliveries_per_message", e.DeliveriesPerMessage},
 		{"retries", e.Retries}, {"max_went_in_doubt", e.MaxWentInDoubt},
 		{"redeliveries", e.Redeliveries}, {"republished", e.Republished}, {"late_confirms", e.LateConfirms},
-		{"consumer_changes", e.ConsumerChanges},
+		{"consumer_changes", e.ConsumerChanges}, {"lost_dead_letter_path", e.LostDeadLetterPath},
 	}
 }
 
@@ -590,30 +602,14 @@ func (s *Scenario) Durability() bool {
 }
 
 // Discards names the queue arguments that make the broker drop confirmed
-// messages by design ("" when none): x-message-ttl, or x-max-length /
-// x-max-length-bytes with the default drop-head overflow, without a
-// dead-letter queue to catch them. A confirmed message gone from such a
-// queue is counted as lost but fails nothing. See
-// https://www.rabbitmq.com/docs/maxlength and https://www.rabbitmq.com/docs/ttl.
-func (q Queue) Discards() string {
-	if q.DeadLetterQueue {
-		return ""
-	}
-	if _, ok := q.Arguments["x-dead-letter-exchange"]; ok {
-		return ""
-	}
-	var why []string
-	if _, ok := q.Arguments["x-message-ttl"]; ok {
-		why = append(why, "x-message-ttl")
-	}
-	overflow, _ := q.Arguments["x-overflow"].(string)
-	for _, k := range []string{"x-max-length", "x-max-length-bytes"} {
-		if _, ok := q.Arguments[k]; ok && (overflow == "" || overflow == "drop-head") {
-			why = append(why, k+" with drop-head")
-		}
-	}
-	return strings.Join(why, ", ")
-}
+// messages by design ("" when none), on any broker version the settings
+// table covers (see DiscardsOn and settingRules in discards.go):
+// x-message-ttl, or x-max-length / x-max-length-bytes whose effective
+// overflow is drop-head, without a dead-letter queue to catch them. A
+// confirmed message gone from such a queue is counted as lost but fails
+// nothing. See https://www.rabbitmq.com/docs/maxlength and
+// https://www.rabbitmq.com/docs/ttl.
+func (q Queue) Discards() string { return q.DiscardsOn("") }
 
 // IsDurable reports whether the queue is declared durable (the default).
 func (q Queue) IsDurable() bool { return q.Durable == nil || *q.Durable }

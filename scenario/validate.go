@@ -484,6 +484,9 @@ func (p *parser) validateDrain(sp string, s *Scenario) {
 // runs and can be met at all: some counts exist only with live consumers
 // or a dead-letter queue.
 func (p *parser) validateExpect(sp string, s *Scenario) {
+	if s.Expect.AllowDeadLetterPathLoss != nil && !s.Queue.DeadLetterQueue {
+		p.fail(sp+".expect.allow_dead_letter_path_loss", "has no effect without queue.dead_letter_queue: true")
+	}
 	for _, m := range slices.Sorted(maps.Keys(s.Expect.Modes)) {
 		ex := s.Expect.Modes[m]
 		mp := sp + ".expect.modes." + string(m)
@@ -492,6 +495,9 @@ func (p *parser) validateExpect(sp string, s *Scenario) {
 		}
 		if ex.DeadLettered != nil && *ex.DeadLettered > 0 && !s.Queue.DeadLetterQueue {
 			p.fail(mp+".dead_lettered", "nothing is dead-lettered without queue.dead_letter_queue: true")
+		}
+		if ex.LostDeadLetterPath != nil && *ex.LostDeadLetterPath > 0 && !s.Queue.DeadLetterQueue {
+			p.fail(mp+".lost_dead_letter_path", "nothing is lost on the dead-letter path without queue.dead_letter_queue: true")
 		}
 		if ex.DeliveriesPerMessage != nil && !s.Consumers.Enabled() {
 			p.fail(mp+".deliveries_per_message", "is measured by live consumers: set consumers.count")
