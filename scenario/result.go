@@ -126,6 +126,11 @@ type ModeResult struct {
 	// History is the file name, relative to the run folder, of this burst's
 	// recorded history (see metrics.HistoryWriter); empty when none was kept.
 	History string `json:"history,omitempty"`
+	// RemovedByScenario counts the lost ids (confirmed, never delivered)
+	// that the scenario's own delete-queue or purge-queue step removed:
+	// first published before that step returned. They are part of Lost and
+	// allowed: not durability loss.
+	RemovedByScenario int `json:"removed_by_scenario,omitempty"`
 }
 
 // FaultRecord is one fault as it happened.
@@ -153,6 +158,9 @@ type FaultRecord struct {
 	// Recovery times each step back from the fault (nil for recovery steps
 	// and faults that were never applied).
 	Recovery *Recovery `json:"recovery,omitempty"`
+	// RemovedMessages (delete-queue, purge-queue) is the message count the
+	// broker reported removing (queue.delete-ok / queue.purge-ok).
+	RemovedMessages *int `json:"removed_messages,omitempty"`
 }
 
 // ConsumerStats is what live consumers measured. Histograms map a value
