@@ -78,6 +78,8 @@ type Container struct {
 	watermark string
 	// networks the broker was disconnected from, for Reconnect.
 	networks []string
+	// diskLimit is the disk free limit before a disk alarm, in bytes.
+	diskLimit string
 }
 
 // CreateOptions configure a new broker container.

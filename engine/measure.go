@@ -77,9 +77,10 @@ func conclude(ctx context.Context, res *scenario.ModeResult, s *scenario.Scenari
 	}
 	discards := s.Queue.Discards()
 	res.LostAllowed = !s.Durability() || discards != ""
+	removed := explainRemoved(res) // the scenario's own delete-queue or purge-queue
 	res.Verdict = scenario.Judge(res.Mode, counts, scenario.Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, LostAllowed: res.LostAllowed, Consumers: res.Consumers}, s.Expect, cond)
 	switch {
-	case counts.Lost == 0:
+	case counts.Lost == 0 || removed:
 	case discards != "":
 		res.Notes = append(res.Notes, fmt.Sprintf("%d confirmed messages are gone, as allowed: the queue discards messages by design (%s) and has no dead-letter queue", counts.Lost, discards))
 	case res.LostAllowed:

@@ -161,6 +161,10 @@ type FaultRecord struct {
 	// RemovedMessages (delete-queue, purge-queue) is the message count the
 	// broker reported removing (queue.delete-ok / queue.purge-ok).
 	RemovedMessages *int `json:"removed_messages,omitempty"`
+	// PublishedBefore (delete-queue, purge-queue) are the ids first
+	// published before the step returned: the only ones it can have
+	// removed. Held for the verdict (Result.RemovedByScenario), not written.
+	PublishedBefore []metrics.Range `json:"-"`
 }
 
 // ConsumerStats is what live consumers measured. Histograms map a value
