@@ -26,7 +26,7 @@ func measure(res *scenario.ModeResult, st PublishStats, tl *metrics.Timeline, st
 	}
 	// Up to the first fault's trigger, every publish was a first attempt: the
 	// ids published then are the publish calls made.
-	if len(res.Faults) > 0 && res.Faults[0].AtMS > 0 {
+	if len(res.Faults) > 0 && res.Faults[0].AtMS > 0 && res.Faults[0].AtMS < res.BurstMS { // not an after_burst step
 		res.PreFaultPublishRate = round1(metrics.Rate(res.Faults[0].AtPublished, time.Duration(res.Faults[0].AtMS*float64(time.Millisecond))))
 	} else {
 		res.PreFaultPublishRate = res.PublishRate
