@@ -62,7 +62,9 @@ var (
 			return fmt.Sprintf("kill %s (Docker API call returned; the signal lands during the call)", f.Signal), withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Kill(ctx, in.target, f.Signal) })
 		},
 		scenario.Stop: func(in *injector, ctx context.Context, f *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
-			return fmt.Sprintf("stop (SIGTERM, SIGKILL after %s): the broker exited", f.Grace.D()), withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Stop(ctx, in.target, f.Grace.D()) })
+			began := time.Now()
+			err := withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Stop(ctx, in.target, f.Grace.D()) })
+			return stopDetail(f.Grace.D(), time.Since(began)), err
 		},
 		scenario.Restart: func(in *injector, ctx context.Context, f *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
 			return fmt.Sprintf("restart (graceful, %s grace)", f.Grace.D()), withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Restart(ctx, in.target, f.Grace.D()) })
@@ -329,4 +331,14 @@ func (in *injector) removeMessages(ctx context.Context, rec *scenario.FaultRecor
 		rec.PublishedBefore = publishedIDs(in.ledger)
 	}
 	return n, nil
+}
+
+// stopDetail says how a stop ended: the broker exited on SIGTERM, or took
+// the whole grace period, so Docker sent SIGKILL (a SIGTERM that reaches
+// the start script before it sets its trap is ignored: it runs as PID 1).
+func stopDetail(grace, took time.Duration) string {
+	if took >= grace {
+		return fmt.Sprintf("stop (SIGTERM, SIGKILL after %s): the broker did not exit on SIGTERM within %s; Docker sent SIGKILL", grace, grace)
+	}
+	return fmt.Sprintf("stop (SIGTERM, SIGKILL after %s): the broker exited on SIGTERM", grace)
 }

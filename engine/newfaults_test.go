@@ -212,3 +212,14 @@ scenarios:
 		t.Errorf("rate 4: call 3 due at +%s", got)
 	}
 }
+
+// A stop that took its whole grace period ended with Docker's SIGKILL, and
+// its detail says so.
+func TestStopDetailSaysHowItEnded(t *testing.T) {
+	if got := stopDetail(5*time.Second, 1200*time.Millisecond); got != "stop (SIGTERM, SIGKILL after 5s): the broker exited on SIGTERM" {
+		t.Error(got)
+	}
+	if got := stopDetail(5*time.Second, 5100*time.Millisecond); got != "stop (SIGTERM, SIGKILL after 5s): the broker did not exit on SIGTERM within 5s; Docker sent SIGKILL" {
+		t.Error(got)
+	}
+}
