@@ -84,8 +84,8 @@ type ModeResult struct {
 	// ConfirmRate is basic.acks per second from the first publish to the last ack.
 	ConfirmRate    float64                `json:"confirm_rate_msgs_per_s,omitempty"`
 	ConfirmLatency metrics.LatencySummary `json:"confirm_latency_ms"`
-	// ConfirmLatencyIntended (rate-limited runs only) is confirm latency
-	// measured from each order's intended send time on the load.rate
+	// ConfirmLatencyIntended (load.rate or load.burst runs only) is confirm latency
+	// measured from each order's intended send time on the rate or burst
 	// schedule rather than from its publish call: it is not fooled by a
 	// publisher that was held up (coordinated omission).
 	ConfirmLatencyIntended *metrics.LatencySummary `json:"confirm_latency_from_intended_ms,omitempty"`
