@@ -84,6 +84,8 @@ type Container struct {
 	// tty: the container runs with a terminal, so its log is one raw
 	// stream rather than stdout and stderr multiplexed.
 	tty bool
+	// diskLimit is the disk free limit before a disk alarm, in bytes.
+	diskLimit string
 }
 
 // CreateOptions configure a new broker container.

@@ -104,3 +104,43 @@ func (c *Container) CloseConnections(ctx context.Context, target scenario.Target
 	_, err := c.Exec(ctx, "rabbitmqctl", "-q", "close_all_connections", "rmqtorture fault: close-connections")
 	return err
 }
+
+// defaultDiskFreeLimit is RabbitMQ's default disk_free_limit.absolute
+// (50 MB; https://www.rabbitmq.com/docs/disk-alarms), restored when the
+// limit read before an alarm is not a plain byte count.
+const defaultDiskFreeLimit = "50000000"
+
+// byteCount is what rabbit_disk_monitor:get_disk_free_limit() returns: the
+// limit in bytes. Only such a term is passed back.
+var byteCount = regexp.MustCompile(`^\d+$`)
+
+// DiskAlarm raises (on) or clears a disk alarm. Raising reads the node's
+// disk free limit and free disk space and sets the limit to twice the free
+// space plus 1 GB in one rabbitmqctl eval (each call costs ~2 s of CLI
+// start-up); the disk monitor checks at once and RabbitMQ blocks every
+// publishing connection (connection.blocked;
+// https://www.rabbitmq.com/docs/disk-alarms). Clearing restores the limit
+// read. Each call is bounded by ctx.
+func (c *Container) DiskAlarm(ctx context.Context, target scenario.Target, on bool) error {
+	if err := single(target); err != nil {
+		return err
+	}
+	if on {
+		out, err := c.Exec(ctx, "rabbitmqctl", "-q", "eval",
+			"L = rabbit_disk_monitor:get_disk_free_limit(), F = rabbit_disk_monitor:get_disk_free(), ok = rabbit_disk_monitor:set_disk_free_limit(2 * F + 1000000000), L.")
+		if err != nil {
+			return err
+		}
+		c.diskLimit = defaultDiskFreeLimit
+		if v := strings.TrimSpace(out); byteCount.MatchString(v) {
+			c.diskLimit = v
+		}
+		return nil
+	}
+	prev := c.diskLimit
+	if prev == "" {
+		prev = defaultDiskFreeLimit
+	}
+	_, err := c.Exec(ctx, "rabbitmqctl", "-q", "eval", "ok = rabbit_disk_monitor:set_disk_free_limit("+prev+").")
+	return err
+}

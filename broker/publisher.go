@@ -108,8 +108,9 @@ type publisher struct {
 	// firstTry is when the publisher first took each order (unix ns; 0 not
 	// yet): the start of its message deadline.
 	firstTry []atomic.Int64
-	// Rate schedule (plan.Rate > 0): publish call k is due at schedStart +
-	// k/Rate; intended is each order's first due time (unix ns; 0 not yet).
+	// Rate or burst schedule (plan.Scheduled): publish call k is due at
+	// schedStart + plan.DueAfter(k); intended is each order's first due
+	// time (unix ns; 0 not yet).
 	schedStart   time.Time
 	paced        int64
 	intended     []atomic.Int64
@@ -128,7 +129,7 @@ func (a *AMQP) Publish(ctx context.Context, plan engine.PublishPlan) (engine.Pub
 	if plan.Transient {
 		pub.deliveryMode = amqp.Transient
 	}
-	if plan.Rate > 0 {
+	if plan.Scheduled() {
 		pub.intended = make([]atomic.Int64, plan.Messages)
 	}
 	var monitor *depthMonitor
@@ -287,14 +288,14 @@ func (p *publisher) release() {
 // latency from the intended time keeps the delay it suffered (no
 // coordinated omission).
 func (p *publisher) pace(ctx context.Context, seq int) error {
-	if !(p.p.Rate > 0) || p.intended == nil { // NaN too: the schedule exists only for Rate > 0
+	if !p.p.Scheduled() || p.intended == nil {
 		return nil
 	}
 	p.mu.Lock()
 	if p.paced == 0 {
 		p.schedStart = time.Now()
 	}
-	due := p.schedStart.Add(time.Duration(float64(p.paced) * float64(time.Second) / p.p.Rate))
+	due := p.schedStart.Add(p.p.DueAfter(p.paced))
 	p.paced++
 	p.mu.Unlock()
 	p.intended[seq].CompareAndSwap(0, due.UnixNano())

@@ -66,6 +66,14 @@ func TestWatcherBlockedTime(t *testing.T) {
 	blocks <- amqp.Blocking{Active: true, Reason: "low on memory"}
 	w.wg.Add(1)
 	go w.blocks(blocks)
+	// The blocked interval starts when the watcher reads the notification:
+	// wait for its event, so the 20 ms below are all blocked time.
+	for deadline := time.Now().Add(5 * time.Second); len(p.p.Timeline.Events()) == 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("no blocked event recorded")
+		}
+		time.Sleep(time.Millisecond)
+	}
 	time.Sleep(20 * time.Millisecond)
 	blocks <- amqp.Blocking{Active: false}
 	blocks <- amqp.Blocking{Active: true, Reason: "low on disk"}

@@ -19,17 +19,6 @@ import (
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
-// events returns the mode's events of kind.
-func events(m scenario.ModeResult, kind metrics.EventKind) []metrics.Event {
-	var out []metrics.Event
-	for _, e := range m.Events {
-		if e.Kind == kind {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 // rabbitmq-server#9046: with consumer_timeout 5 s (checked every second),
 // the consumer holding its first delivery for 8 s loses its channel to 406
 // PRECONDITION_FAILED between 5 and 8 s after that delivery; the delivery

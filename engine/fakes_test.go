@@ -29,7 +29,8 @@ type fakeBroker struct {
 	// disconnected): a publisher that finds it changed saw its connection
 	// die even if the broker is back before the publisher looked, as a real
 	// client always does.
-	lost int
+	lost    int
+	readies int // WaitReady calls
 }
 
 func (b *fakeBroker) set(op string, t scenario.Target, st metrics.BrokerState) {
@@ -72,6 +73,9 @@ func (b *fakeBroker) Start(_ context.Context, t scenario.Target) error {
 	return nil
 }
 func (b *fakeBroker) WaitReady(context.Context, scenario.Target, time.Duration) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.readies++
 	return b.readyErr
 }
 func (b *fakeBroker) MemoryAlarm(_ context.Context, t scenario.Target, on bool) error {
@@ -81,6 +85,30 @@ func (b *fakeBroker) MemoryAlarm(_ context.Context, t scenario.Target, on bool) 
 func (b *fakeBroker) CloseConnections(_ context.Context, t scenario.Target) error {
 	b.set("close", t, "")
 	return nil
+}
+func (b *fakeBroker) DiskAlarm(_ context.Context, t scenario.Target, on bool) error {
+	b.set(fmt.Sprintf("disk-alarm-%v", on), t, "")
+	return b.alarmErr
+}
+func (b *fakeBroker) DeleteQueue(_ context.Context, t scenario.Target, q string) (int, error) {
+	b.set("delete "+q, t, "")
+	return b.removeAll(), nil
+}
+func (b *fakeBroker) PurgeQueue(_ context.Context, t scenario.Target, q string) (int, error) {
+	b.set("purge "+q, t, "")
+	return b.removeAll(), nil
+}
+
+// removeAll empties the queue and returns how many messages it held.
+func (b *fakeBroker) removeAll() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, c := range b.stored {
+		n += c
+	}
+	b.stored = nil
+	return n
 }
 func (b *fakeBroker) Stop(_ context.Context, t scenario.Target, _ time.Duration) error {
 	b.set("stop", t, metrics.StateDown)

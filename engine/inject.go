@@ -38,6 +38,16 @@ type injector struct {
 	// the broker may be left altered by one of them.
 	notes   []string
 	altered error
+	// queue is the queue under test (delete-queue, purge-queue), ledger the
+	// burst's (which ids were published before such a step returned), and
+	// redeclare declares the queue again after a delete-queue's down.
+	queue     string
+	ledger    *metrics.Ledger
+	redeclare func(ctx context.Context) error
+	// nextOnStart: the next step fires after_start, so a container start
+	// does not wait for AMQP logins; startedAt is when it last started.
+	nextOnStart bool
+	startedAt   time.Time
 }
 
 // play is how one action is applied: it returns the fault event's detail.
@@ -54,7 +64,9 @@ var (
 			return fmt.Sprintf("kill %s: the signal lands during the Docker API call", f.Signal), withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Kill(ctx, in.target, f.Signal) })
 		},
 		scenario.Stop: func(in *injector, ctx context.Context, f *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
-			return fmt.Sprintf("stop (SIGTERM, SIGKILL after %s): the broker exited", f.Grace.D()), withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Stop(ctx, in.target, f.Grace.D()) })
+			began := time.Now()
+			err := withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Stop(ctx, in.target, f.Grace.D()) })
+			return stopDetail(f.Grace.D(), time.Since(began)), err
 		},
 		scenario.Restart: func(in *injector, ctx context.Context, f *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
 			return fmt.Sprintf("restart (graceful, %s grace)", f.Grace.D()), withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Restart(ctx, in.target, f.Grace.D()) })
@@ -75,6 +87,17 @@ var (
 			in.misrouteOnce.Do(func() { close(in.misroute) })
 			return "next publish goes to a missing exchange", nil
 		},
+		scenario.DiskAlarm: func(in *injector, ctx context.Context, _ *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
+			return "disk alarm raised (disk_free_limit set above the free disk space)", withPort(in.ports.Operator, func() error { return in.ports.Operator.DiskAlarm(ctx, in.target, true) })
+		},
+		scenario.DeleteQueue: func(in *injector, ctx context.Context, f *scenario.Fault, rec *scenario.FaultRecord) (string, error) {
+			n, err := in.removeMessages(ctx, rec, func(o Operator) (int, error) { return o.DeleteQueue(ctx, in.target, in.queue) })
+			return fmt.Sprintf("queue %s deleted with %d messages (queue.delete-ok); declared again after %s", in.queue, n, f.Down.D()), err
+		},
+		scenario.PurgeQueue: func(in *injector, ctx context.Context, _ *scenario.Fault, rec *scenario.FaultRecord) (string, error) {
+			n, err := in.removeMessages(ctx, rec, func(o Operator) (int, error) { return o.PurgeQueue(ctx, in.target, in.queue) })
+			return fmt.Sprintf("queue %s purged of %d messages (queue.purge-ok)", in.queue, n), err
+		},
 		scenario.CrashConsumer: func(in *injector, _ context.Context, f *scenario.Fault, rec *scenario.FaultRecord) (string, error) {
 			if in.consumers == nil {
 				return string(f.Action), errors.New("no live consumers to crash")
@@ -87,6 +110,15 @@ var (
 	unplay = map[scenario.Action]func(in *injector, ctx context.Context) (string, error){
 		scenario.MemoryAlarm: func(in *injector, ctx context.Context) (string, error) {
 			return "memory alarm cleared (watermark restored)", withPort(in.ports.Operator, func() error { return in.ports.Operator.MemoryAlarm(ctx, in.target, false) })
+		},
+		scenario.DiskAlarm: func(in *injector, ctx context.Context) (string, error) {
+			return "disk alarm cleared (disk_free_limit restored)", withPort(in.ports.Operator, func() error { return in.ports.Operator.DiskAlarm(ctx, in.target, false) })
+		},
+		scenario.DeleteQueue: func(in *injector, ctx context.Context) (string, error) {
+			if in.redeclare == nil {
+				return "", errNoPort
+			}
+			return fmt.Sprintf("queue %s declared again, as the application would", in.queue), in.redeclare(ctx)
 		},
 	}
 	recoverWith = map[scenario.Action]func(in *injector, ctx context.Context) error{
@@ -296,8 +328,13 @@ func (in *injector) recoverBroker(ctx context.Context, a scenario.Action) (scena
 }
 
 // waitReady waits until the target accepts AMQP logins after a, recording
-// broker-ready or broker-not-ready.
+// broker-ready or broker-not-ready; when the next step fires on the
+// container start (after_start), it only notes the start.
 func (in *injector) waitReady(ctx context.Context, a scenario.Action) error {
+	if in.nextOnStart {
+		in.booting(a)
+		return nil
+	}
 	err := withPort(in.ports.Readiness, func() error { return in.ports.Readiness.WaitReady(ctx, in.target, in.s.Broker.ReadyTimeout.D()) })
 	if err != nil {
 		in.event(time.Time{}, metrics.EvBrokerNotReady, a, err.Error())
@@ -306,4 +343,41 @@ func (in *injector) waitReady(ctx context.Context, a scenario.Action) error {
 	in.event(time.Time{}, metrics.EvBrokerReady, a, "")
 	in.fault.End()
 	return nil
+}
+
+// booting notes that the container started after a and that the next step
+// (after_start) will hit it while it boots: nobody waits for AMQP logins.
+func (in *injector) booting(a scenario.Action) {
+	in.startedAt = time.Now()
+	in.log.Info("container started; not waiting for AMQP: the next step fires while the broker boots", "after", a, "target", in.target)
+}
+
+// removeMessages plays delete-queue or purge-queue through the operator
+// port: it records the message count the broker reported and, from the
+// ledger, which ids had been published when the call returned: only those
+// can have been removed by it (publishedBefore).
+func (in *injector) removeMessages(ctx context.Context, rec *scenario.FaultRecord, call func(Operator) (int, error)) (int, error) {
+	var n int
+	err := withPort(in.ports.Operator, func() (err error) {
+		n, err = call(in.ports.Operator)
+		return err
+	})
+	if err != nil {
+		return n, err
+	}
+	rec.RemovedMessages = &n
+	if in.ledger != nil {
+		rec.PublishedBefore = publishedIDs(in.ledger)
+	}
+	return n, nil
+}
+
+// stopDetail says how a stop ended: the broker exited on SIGTERM, or took
+// the whole grace period, so Docker sent SIGKILL (a SIGTERM that reaches
+// the start script before it sets its trap is ignored: it runs as PID 1).
+func stopDetail(grace, took time.Duration) string {
+	if took >= grace {
+		return fmt.Sprintf("stop (SIGTERM, SIGKILL after %s): the broker did not exit on SIGTERM within %s; Docker sent SIGKILL", grace, grace)
+	}
+	return fmt.Sprintf("stop (SIGTERM, SIGKILL after %s): the broker exited on SIGTERM", grace)
 }

@@ -26,7 +26,7 @@ func measure(res *scenario.ModeResult, st PublishStats, tl *metrics.Timeline, st
 	}
 	// Up to the first fault's trigger, every publish was a first attempt: the
 	// ids published then are the publish calls made.
-	if len(res.Faults) > 0 && res.Faults[0].AtMS > 0 {
+	if len(res.Faults) > 0 && res.Faults[0].AtMS > 0 && res.Faults[0].AtMS < res.BurstMS { // not an after_burst step
 		res.PreFaultPublishRate = round1(metrics.Rate(res.Faults[0].AtPublished, time.Duration(res.Faults[0].AtMS*float64(time.Millisecond))))
 	} else {
 		res.PreFaultPublishRate = res.PublishRate
@@ -85,9 +85,17 @@ func conclude(res *scenario.ModeResult, s *scenario.Scenario, ledger *metrics.Le
 	allowed := s.AllowedLoss(version)
 	res.LostAllowed = len(allowed) > 0
 	res.LostAllowedReason = scenario.LossLabels(allowed)
+	// The scenario's own delete-queue or purge-queue: when it explains every
+	// lost id, the loss is allowed (explainRemoved sets LostAllowed).
+	removed := explainRemoved(res)
+	if removed {
+		res.LostAllowedReason = "removed by the scenario"
+	}
 	res.Verdict = scenario.Judge(res.Mode, counts, scenario.Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, LostAllowed: res.LostAllowed,
 		Consumers: res.Consumers, DeadLetterLossAllowed: res.DeadLetterLossAllowed, DeadLetterGuarantee: res.DeadLetterGuarantee}, s.Expect, cond)
-	res.Notes = append(res.Notes, lossNotes(counts, allowed)...)
+	if !removed {
+		res.Notes = append(res.Notes, lossNotes(counts, allowed)...)
+	}
 	if dlOK && counts.Lost+counts.LostDeadLetterPath > 0 {
 		res.Notes = append(res.Notes, deadLetterPathNote(counts, dl, res))
 	}

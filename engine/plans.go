@@ -79,6 +79,12 @@ type PublishPlan struct {
 	// StampSentTime adds each publish's time to the message headers, for
 	// live consumers' end-to-end latency.
 	StampSentTime bool
+	// BurstMessages and BurstEvery (load.burst; 0: none) schedule publish
+	// calls in bursts instead of at Rate: call k is due
+	// floor(k/BurstMessages)·BurstEvery after the first. As with Rate, a
+	// publisher held up catches up as fast as it can.
+	BurstMessages int
+	BurstEvery    time.Duration
 	// OnConfirmTimeout is what a confirm older than ConfirmTimeout does
 	// (scenario.OnTimeoutClose when empty).
 	OnConfirmTimeout scenario.ConfirmTimeoutAction
@@ -146,6 +152,21 @@ func (f *FaultState) InEffect() (a scenario.Action, ok bool, ended time.Time) {
 		return "", false, f.ended
 	}
 	return f.action, true, f.ended
+}
+
+// Scheduled reports whether publish calls follow a schedule (Rate or a
+// burst shape), so each order has an intended send time.
+func (p PublishPlan) Scheduled() bool {
+	return p.BurstMessages > 0 || p.Rate > 0 // NaN rate: false
+}
+
+// DueAfter is when publish call k (0-based, republishes included) is due,
+// after the schedule's first call: k/Rate s, or its burst's start.
+func (p PublishPlan) DueAfter(k int64) time.Duration {
+	if p.BurstMessages > 0 {
+		return time.Duration(k/int64(p.BurstMessages)) * p.BurstEvery
+	}
+	return time.Duration(float64(k) * float64(time.Second) / p.Rate)
 }
 
 // PublishStats is what a publisher measured beside the ledger.
@@ -265,7 +286,7 @@ func queueSpec(s *scenario.Scenario, queue string) QueueSpec {
 // publishPlan is the burst's publish plan from the scenario's load section;
 // the caller sets the ledger, latencies, timeline and callbacks.
 func publishPlan(s *scenario.Scenario, m scenario.Mode, queue string) PublishPlan {
-	return PublishPlan{
+	p := PublishPlan{
 		Queue: queue, Mode: m, Messages: s.Load.Messages, Window: window(s, m),
 		ConfirmTimeout: s.Load.ConfirmTimeout.D(), Republish: s.Load.Republish,
 		ReconnectTimeout: s.Load.ReconnectTimeout.D(),
@@ -277,6 +298,10 @@ func publishPlan(s *scenario.Scenario, m scenario.Mode, queue string) PublishPla
 		ChannelsPerConnection: s.Load.ChannelsPerConnection, TxSize: s.Load.TxSize,
 		OnConfirmTimeout: s.Load.OnConfirmTimeout,
 	}
+	if b := s.Load.Burst; b != nil {
+		p.BurstMessages, p.BurstEvery = b.Messages, b.Every.D()
+	}
+	return p
 }
 
 // drainPlan drains queue after the burst with the scenario's drain settings.

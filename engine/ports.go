@@ -45,6 +45,16 @@ type Operator interface {
 	MemoryAlarm(ctx context.Context, target scenario.Target, on bool) error
 	// CloseConnections makes the target close every client connection.
 	CloseConnections(ctx context.Context, target scenario.Target) error
+	// DiskAlarm raises (on) or clears (off) a disk alarm: the disk free
+	// limit set above the target's free disk space; clearing restores the
+	// limit it had before.
+	DiskAlarm(ctx context.Context, target scenario.Target, on bool) error
+	// DeleteQueue deletes queue on the target, with every message in it,
+	// and returns how many messages the broker reported deleting.
+	DeleteQueue(ctx context.Context, target scenario.Target, queue string) (removed int, err error)
+	// PurgeQueue removes every ready message of queue on the target and
+	// returns how many the broker reported purging.
+	PurgeQueue(ctx context.Context, target scenario.Target, queue string) (removed int, err error)
 }
 
 // Readiness says when the target accepts clients again.

@@ -133,7 +133,7 @@ func (r *Runner) newBurst(s *scenario.Scenario, m scenario.Mode) *burst {
 	b := &burst{r: r, s: s, log: r.Log.With("mode", m), spec: queueSpec(s, queue),
 		res:    scenario.ModeResult{Mode: m, Queue: queue, Cell: r.Cell, Window: window(s, m)},
 		ledger: metrics.NewLedger(queue+"-", s.Load.Messages), latency: metrics.NewLatency()}
-	if s.Load.Rate > 0 {
+	if s.Load.Rate > 0 || s.Load.Burst != nil { // a schedule gives each order an intended send time
 		b.intended = metrics.NewLatency()
 	}
 	if _, ok := s.DeadLetterPath(r.BrokerVersion); ok {
@@ -190,7 +190,9 @@ func (b *burst) armFaults(ctx context.Context) {
 		fmt.Errorf("burst not finished within load.burst_timeout %s", b.s.Load.BurstTimeout.D()))
 	b.sched = newSchedule(b.s, b.r.Seed, b.start, b.ledger.Sent)
 	b.in = &injector{ports: b.r.Ports, log: b.log, s: b.s, tl: b.timeline, start: b.start, sent: b.ledger.Sent,
-		target: scenario.BrokerTarget(), consumers: b.consumers, misroute: make(chan struct{}), fault: &FaultState{}}
+		target: scenario.BrokerTarget(), consumers: b.consumers, misroute: make(chan struct{}), fault: &FaultState{},
+		queue: b.spec.Name, ledger: b.ledger, redeclare: func(ctx context.Context) error { return b.r.Traffic.Declare(ctx, b.spec) }}
+	b.sched.started = func() time.Time { return b.in.startedAt } // read on the fault goroutine, which sets it
 	if len(b.s.Faults) == 0 {
 		return
 	}
@@ -214,6 +216,7 @@ func (b *burst) armFaults(ctx context.Context) {
 
 // fire runs one firing of a step and records it; false stops the schedule.
 func (b *burst) fire(ctx context.Context, fr firing) bool {
+	b.in.nextOnStart = fr.nextOnStart
 	rec, err := b.in.inject(ctx, fr.fault, fr.trigger)
 	rec.AtPublished = fr.atPublished
 	rec.JitterMS = metrics.Millis(fr.jitter)
@@ -253,6 +256,7 @@ func (b *burst) publish(ctx context.Context) {
 	p.OnPublished, p.Misroute, p.Faults = b.sched.OnPublished, b.in.misroute, b.in.fault
 	stats, err := b.r.Traffic.Publish(b.pubCtx, p)
 	b.stats = stats
+	b.sched.burstEnded(stats.LastPublish) // after_burst steps count from here
 	b.timeline.Add(metrics.EvBurstEnd, "")
 	if cause := context.Cause(b.pubCtx); errors.Is(err, context.DeadlineExceeded) && cause != nil {
 		err = cause

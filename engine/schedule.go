@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,7 +24,9 @@ func JitterSource(seed uint64) *rand.Rand {
 // Every count, percent and in_flight trigger is armed from the start: the
 // publisher reports progress after every publish (OnPublished), and the
 // first report at or past a step's threshold fires it; an after trigger
-// fires on its timer.
+// fires on its timer, counted from the burst's start. An after_burst step
+// is counted from the burst's last publish, an after_start step from the
+// previous step's container start.
 type schedule struct {
 	faults      []scenario.Fault
 	start       time.Time
@@ -37,6 +40,14 @@ type schedule struct {
 	// injected[i] is how many firings of step i ran; written by run, read
 	// after it returned.
 	injected []int
+	// ended is closed when the publisher is done (burstEnded), with
+	// lastPublish its last publish call: the origin of after_burst steps.
+	ended       chan struct{}
+	endOnce     sync.Once
+	lastPublish time.Time
+	// started returns when the previous step last started the broker's
+	// container: the origin of after_start steps (nil: never).
+	started func() time.Time
 }
 
 // firing is one firing of a step, as run hands it to its apply function.
@@ -47,6 +58,9 @@ type firing struct {
 	trigger     string
 	jitter      time.Duration // delay actually waited before the firing
 	atPublished int           // ids published when the trigger fired
+	// nextOnStart: the next step fires after this one starts the broker's
+	// container (after_start), so this one must not wait for AMQP logins.
+	nextOnStart bool
 }
 
 // newSchedule arms s's fault steps for a burst of messages starting at
@@ -55,7 +69,7 @@ func newSchedule(s *scenario.Scenario, seed uint64, start time.Time, sent func()
 	n := len(s.Faults)
 	sc := &schedule{faults: s.Faults, start: start, sent: sent, rng: JitterSource(seed),
 		triggers: make([]chan struct{}, n), fired: make([]atomic.Bool, n), atPublished: make([]atomic.Int64, n),
-		thresholds: make([]int, n), inFlightAt: make([]int, n), injected: make([]int, n)}
+		thresholds: make([]int, n), inFlightAt: make([]int, n), injected: make([]int, n), ended: make(chan struct{})}
 	for i, f := range s.Faults {
 		sc.triggers[i] = make(chan struct{})
 		sc.thresholds[i], sc.inFlightAt[i] = math.MaxInt, math.MaxInt
@@ -93,12 +107,14 @@ func (sc *schedule) fire(i, sent int) {
 func (sc *schedule) run(ctx, pubCtx context.Context, apply func(firing) bool) {
 	for i := range sc.faults {
 		f := &sc.faults[i]
-		if !sc.awaitTrigger(pubCtx, i) {
+		if !sc.awaitTrigger(ctx, pubCtx, i) {
 			return
 		}
+		stepCtx := sc.waitCtx(ctx, pubCtx, f)
 		var recovered time.Time
 		for k := 1; k <= f.Firings(); k++ {
-			fr := firing{step: i, fault: f, k: k, trigger: f.Trigger()}
+			fr := firing{step: i, fault: f, k: k, trigger: f.Trigger(),
+				nextOnStart: k == f.Firings() && i+1 < len(sc.faults) && sc.faults[i+1].AfterStart != nil}
 			if k > 1 {
 				// A repeating step fires again Every after its previous
 				// firing has recovered (the broker accepting AMQP again), so
@@ -111,7 +127,7 @@ func (sc *schedule) run(ctx, pubCtx context.Context, apply func(firing) bool) {
 				fr.trigger = fmt.Sprintf("%s after firing %d recovered", f.Every.D(), k-1)
 			}
 			var ok bool
-			if fr.jitter, ok = sc.jitter(ctx, pubCtx, f); !ok || ctx.Err() != nil {
+			if fr.jitter, ok = sc.jitter(ctx, stepCtx, f); !ok || ctx.Err() != nil {
 				return // Ctrl-C before the step: do not start it now
 			}
 			fr.atPublished = int(sc.atPublished[i].Load())
@@ -126,8 +142,15 @@ func (sc *schedule) run(ctx, pubCtx context.Context, apply func(firing) bool) {
 }
 
 // awaitTrigger waits for step i's trigger; false when the burst ended
-// first. A trigger that fired on the last publish still applies.
-func (sc *schedule) awaitTrigger(pubCtx context.Context, i int) bool {
+// first (or, for a step timed after the burst or a container start, on
+// Ctrl-C). A trigger that fired on the last publish still applies.
+func (sc *schedule) awaitTrigger(ctx, pubCtx context.Context, i int) bool {
+	switch f := sc.faults[i]; {
+	case f.AfterBurst != nil:
+		return sc.awaitFrom(ctx, i, sc.burstEnd, f.AfterBurst.D())
+	case f.AfterStart != nil:
+		return sc.awaitFrom(ctx, i, sc.containerStarted, f.AfterStart.D())
+	}
 	var timer <-chan time.Time
 	if a := sc.faults[i].After; a != nil {
 		due := sc.start.Add(a.D())
@@ -152,6 +175,64 @@ func (sc *schedule) awaitTrigger(pubCtx context.Context, i int) bool {
 			return false
 		}
 	}
+}
+
+// waitCtx is what cuts step f's waits short: the burst's end for steps
+// timed within the burst, only Ctrl-C for steps timed after the burst or
+// from a container start (the burst may be over, or stuck reconnecting to
+// the broker the previous step took down, and they must still run).
+func (sc *schedule) waitCtx(ctx, pubCtx context.Context, f *scenario.Fault) context.Context {
+	if f.AfterBurst != nil || f.AfterStart != nil {
+		return ctx
+	}
+	return pubCtx
+}
+
+// burstEnded records that the publisher is done, lastPublish being its
+// last publish call (zero: none), and releases the after_burst steps.
+// Call it once the burst's Publish returned; later calls do nothing.
+func (sc *schedule) burstEnded(lastPublish time.Time) {
+	sc.endOnce.Do(func() {
+		sc.lastPublish = lastPublish
+		if lastPublish.IsZero() {
+			sc.lastPublish = time.Now()
+		}
+		close(sc.ended)
+	})
+}
+
+// burstEnd waits for the end of the burst and returns its last publish;
+// false on Ctrl-C.
+func (sc *schedule) burstEnd(ctx context.Context) (time.Time, bool) {
+	select {
+	case <-sc.ended:
+		return sc.lastPublish, true
+	case <-ctx.Done():
+		return time.Time{}, false
+	}
+}
+
+// containerStarted returns when the previous step started the broker's
+// container (validation puts after_start only after such a step).
+func (sc *schedule) containerStarted(context.Context) (time.Time, bool) {
+	if sc.started == nil {
+		return time.Now(), true
+	}
+	if t := sc.started(); !t.IsZero() {
+		return t, true
+	}
+	return time.Now(), true
+}
+
+// awaitFrom fires step i d after the origin returns, waiting under ctx
+// only; false on Ctrl-C.
+func (sc *schedule) awaitFrom(ctx context.Context, i int, origin func(context.Context) (time.Time, bool), d time.Duration) bool {
+	at, ok := origin(ctx)
+	if !ok || Sleep(ctx, time.Until(at.Add(d))) != nil {
+		return false
+	}
+	sc.fire(i, sc.sent())
+	return true
 }
 
 // jitter draws f's jitter from the seed and waits it. The draw is made
@@ -184,6 +265,8 @@ func (sc *schedule) missed(brokerLost, interrupted bool) error {
 		switch {
 		case f.Action.IsRecovery():
 			continue
+		case !sc.fired[i].Load() && (f.AfterBurst != nil || f.AfterStart != nil):
+			return fmt.Errorf("fault %s (%s) never fired: interrupted, or an earlier step did not run", f.Action, f.Trigger())
 		case !sc.fired[i].Load():
 			return fmt.Errorf("fault %s (%s) never fired: %s", f.Action, f.Trigger(), ended)
 		case brokerLost:

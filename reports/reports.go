@@ -136,7 +136,10 @@ func ledgerRow(m scenario.ModeResult) []string {
 	if m.Unverified > 0 {
 		lost += fmt.Sprintf(" (%s unverified)", num(m.Unverified))
 	}
-	if m.LostAllowed && m.Lost > 0 {
+	switch {
+	case m.LostAllowed && m.Lost > 0 && m.RemovedByScenario == m.Lost:
+		lost += " (removed by the scenario: allowed)" // its own delete-queue or purge-queue
+	case m.LostAllowed && m.Lost > 0:
 		lost += " (" + allowedLabel(m) + ")"
 	}
 	if m.InDoubtDelivered > 0 {

@@ -52,6 +52,24 @@ const (
 	// them out again flagged redelivered. It comes back after Down. A
 	// client-side fault; needs consumers.
 	CrashConsumer Action = "crash-consumer"
+	// DeleteQueue deletes the queue under test while the broker runs
+	// (queue.delete, as an operator or a clean-up job would) and declares it
+	// again after Down, as an application that re-declares its topology
+	// would. Until then every publish is unroutable (basic.return with
+	// mandatory). The confirmed messages it removed are the scenario's own
+	// doing, never durability loss (rabbitmq-server#1877: confirms for
+	// messages to a deleted queue).
+	DeleteQueue Action = "delete-queue"
+	// PurgeQueue removes every message of the queue under test (queue.purge)
+	// while the burst goes on; like DeleteQueue, what it removed is counted
+	// apart from durability loss.
+	PurgeQueue Action = "purge-queue"
+	// DiskAlarm raises the broker's disk free limit above the free disk
+	// space (rabbit_disk_monitor:set_disk_free_limit through rabbitmqctl
+	// eval, read first), which blocks every publishing connection
+	// (connection.blocked; https://www.rabbitmq.com/docs/disk-alarms,
+	// rabbitmq-server#880), and restores the limit read after Down.
+	DiskAlarm Action = "disk-alarm"
 )
 
 // Param is a parameter a fault step may take beyond its trigger.
@@ -95,6 +113,10 @@ type ActionSpec struct {
 	ClientSide bool
 	// Repeatable actions may repeat with every/count.
 	Repeatable bool
+	// RemovesMessages marks actions that remove the queue's messages on
+	// purpose (delete-queue, purge-queue): a confirmed id they removed is
+	// the scenario's doing, counted apart, not durability loss.
+	RemovesMessages bool
 }
 
 var (
@@ -114,11 +136,14 @@ var (
 		CloseConnections:         {Leaves: "up", Repeatable: true},
 		PublishToMissingExchange: {Leaves: "up", ClientSide: true},
 		CrashConsumer:            {Params: downOnly, Leaves: "up", ClientSide: true, Repeatable: true},
+		DeleteQueue:              {Params: downOnly, Recovers: true, Leaves: "queue deleted", Repeatable: true, RemovesMessages: true},
+		PurgeQueue:               {Leaves: "up", Repeatable: true, RemovesMessages: true},
+		DiskAlarm:                {Params: downOnly, Recovers: true, Leaves: "alarmed", Repeatable: true},
 	}
 )
 
 // Actions lists every fault action.
-var Actions = []Action{Kill, Stop, Restart, Pause, Disconnect, Start, Unpause, Reconnect, MemoryAlarm, CloseConnections, PublishToMissingExchange, CrashConsumer}
+var Actions = []Action{Kill, Stop, Restart, Pause, Disconnect, Start, Unpause, Reconnect, MemoryAlarm, CloseConnections, PublishToMissingExchange, CrashConsumer, DeleteQueue, PurgeQueue, DiskAlarm}
 
 // Spec returns what the action is, and false for an unknown action.
 func (a Action) Spec() (ActionSpec, bool) {
@@ -179,4 +204,51 @@ func (a Action) RecoveredState() string {
 		}
 	}
 	return ""
+}
+
+// RemovesMessages reports whether the action removes the queue's messages
+// on purpose (delete-queue, purge-queue).
+func (a Action) RemovesMessages() bool { return actionTable[a].RemovesMessages }
+
+// ActsOnContainer reports whether the action acts on the broker's container
+// itself (kill, stop, restart, pause, disconnect): the only ones that can
+// land on a node still booting, before it accepts AMQP (trigger
+// after_start). The others need a running node (rabbitmqctl, AMQP) or are
+// played by rmqtorture's clients.
+func (a Action) ActsOnContainer() bool { _, _, ok := a.LeavesState(); return ok }
+
+// StartsContainer reports whether a step with this action ends by starting
+// the broker's container: start, restart, and kill or stop recovered after
+// down (not by a later step).
+func (f Fault) StartsContainer() bool {
+	switch {
+	case f.Action == Start || f.Action == Restart:
+		return true
+	case f.ManualRecovery:
+		return false
+	}
+	return actionTable[f.Action].RecoveredBy == Start
+}
+
+// RecoverableLater lists the actions a later step can recover
+// (manual_recovery), in table order, for messages.
+func RecoverableLater() []string {
+	var out []string
+	for _, a := range Actions {
+		if actionTable[a].RecoveredBy != "" {
+			out = append(out, string(a))
+		}
+	}
+	return out
+}
+
+// TakesDown lists the actions that take down, in table order, for messages.
+func TakesDown() []string {
+	var out []string
+	for _, a := range Actions {
+		if a.Takes(ParamDown) {
+			out = append(out, string(a))
+		}
+	}
+	return out
 }

@@ -16,7 +16,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"unknown key names line, column, path and the known keys",
 			head + "    load:\n      messages: 10\n      windw: 5\n",
-			[]string{"s.yaml:6:7: scenarios[0].load.windw: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout, unroutable_every, stall_timeout, burst_timeout, message_deadline, persistent, rate, message_size_bytes, confirm_listener_buffer, publishers, channels_per_connection, tx_size, on_confirm_timeout)"}},
+			[]string{"s.yaml:6:7: scenarios[0].load.windw: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout, unroutable_every, stall_timeout, burst_timeout, message_deadline, persistent, rate, message_size_bytes, confirm_listener_buffer, publishers, channels_per_connection, tx_size, on_confirm_timeout, burst)"}},
 		{"window zero and kill point outside 0-100, both at once",
 			head + "    load:\n      messages: 10\n      window: 0\n    faults:\n      - action: kill\n        published_percent: 150\n",
 			[]string{
@@ -37,7 +37,7 @@ func TestParseErrors(t *testing.T) {
 			head + "    load:\n      messages: 10\n      modes: [fire-and-forget, confirm-al]\n    faults:\n      - action: kill\n        signal: SIGKIL\n        published_percent: 10\n        after: 1s\n    drain:\n      idle: soon\n",
 			[]string{
 				"s.yaml:6:32: scenarios[0].load.modes[1]: \"confirm-al\" is not a mode (fire-and-forget, confirm-each, confirm-window, transactional)",
-				"s.yaml:8:9: scenarios[0].faults[0]: needs exactly one trigger (published_percent, published, in_flight or after), got 2",
+				"s.yaml:8:9: scenarios[0].faults[0]: needs exactly one trigger (published_percent, published, in_flight, after, after_burst or after_start), got 2",
 				"s.yaml:9:17: scenarios[0].faults[0].signal: \"SIGKIL\" is not a signal (SIGKILL, SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGABRT)",
 				"s.yaml:13:13: scenarios[0].drain.idle: \"soon\" is not a duration (use e.g. 5s, 250ms)",
 			}},
@@ -55,12 +55,12 @@ func TestParseErrors(t *testing.T) {
 			[]string{"s.yaml:5:40: scenarios[0].faults[0].published: must be within 0–10 (load.messages), got 11"}},
 		{"unknown action",
 			head + "    load: {messages: 10}\n    faults: [{action: explode, after: 1s}]\n",
-			[]string{"s.yaml:5:23: scenarios[0].faults[0].action: \"explode\" is not a fault action (kill, stop, restart, pause, disconnect, start, unpause, reconnect, memory-alarm, close-connections, publish-to-missing-exchange, crash-consumer)"}},
+			[]string{"s.yaml:5:23: scenarios[0].faults[0].action: \"explode\" is not a fault action (kill, stop, restart, pause, disconnect, start, unpause, reconnect, memory-alarm, close-connections, publish-to-missing-exchange, crash-consumer, delete-queue, purge-queue, disk-alarm)"}},
 		{"signal and down where they make no sense",
 			head + "    load: {messages: 10}\n    faults: [{action: close-connections, signal: SIGKILL, down: 1s, after: 1s}]\n",
 			[]string{
 				"s.yaml:5:50: scenarios[0].faults[0].signal: only kill takes a signal, not close-connections",
-				"s.yaml:5:65: scenarios[0].faults[0].down: close-connections has nothing to recover; down applies to kill, stop, pause, disconnect, memory-alarm and crash-consumer",
+				"s.yaml:5:65: scenarios[0].faults[0].down: close-connections has nothing to recover; down applies to kill, stop, pause, disconnect, memory-alarm, crash-consumer, delete-queue, disk-alarm",
 			}},
 		{"queue arguments are typed",
 			head + "    load: {messages: 10}\n    queue:\n      arguments: {x-max-length: many, x-overflow: reject, x-colour: red, x-dead-letter-exchange: 5}\n",

@@ -120,8 +120,8 @@ type ModeResult struct {
 	// ConfirmRate is basic.acks per second from the first publish to the last ack.
 	ConfirmRate    float64                `json:"confirm_rate_msgs_per_s,omitempty"`
 	ConfirmLatency metrics.LatencySummary `json:"confirm_latency_ms"`
-	// ConfirmLatencyIntended (rate-limited runs only) is confirm latency
-	// measured from each order's intended send time on the load.rate
+	// ConfirmLatencyIntended (load.rate or load.burst runs only) is confirm latency
+	// measured from each order's intended send time on the rate or burst
 	// schedule rather than from its publish call: it is not fooled by a
 	// publisher that was held up (coordinated omission).
 	ConfirmLatencyIntended *metrics.LatencySummary `json:"confirm_latency_from_intended_ms,omitempty"`
@@ -167,6 +167,11 @@ type ModeResult struct {
 	// History is the file name, relative to the run folder, of this burst's
 	// recorded history (see metrics.HistoryWriter); empty when none was kept.
 	History string `json:"history,omitempty"`
+	// RemovedByScenario counts the lost ids (confirmed, never delivered)
+	// that the scenario's own delete-queue or purge-queue step removed:
+	// first published before that step returned. They are part of Lost and
+	// allowed: not durability loss.
+	RemovedByScenario int `json:"removed_by_scenario,omitempty"`
 }
 
 // FaultRecord is one fault as it happened.
@@ -200,6 +205,13 @@ type FaultRecord struct {
 	// Recovery times each step back from the fault (nil for recovery steps
 	// and faults that were never applied).
 	Recovery *Recovery `json:"recovery,omitempty"`
+	// RemovedMessages (delete-queue, purge-queue) is the message count the
+	// broker reported removing (queue.delete-ok / queue.purge-ok).
+	RemovedMessages *int `json:"removed_messages,omitempty"`
+	// PublishedBefore (delete-queue, purge-queue) are the ids first
+	// published before the step returned: the only ones it can have
+	// removed. Held for the verdict (Result.RemovedByScenario), not written.
+	PublishedBefore []metrics.Range `json:"-"`
 }
 
 // ByteRange is the smallest and largest of some sizes, in bytes.

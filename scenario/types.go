@@ -445,6 +445,37 @@ type Load struct {
 	// close (default) or republish on the same channel (see
 	// ConfirmTimeoutAction).
 	OnConfirmTimeout ConfirmTimeoutAction `yaml:"on_confirm_timeout,omitempty"`
+	// Burst, when set, publishes load.messages in bursts: Burst.Messages
+	// orders as fast as possible every Burst.Every (rabbitmq-dotnet-client#1928),
+	// instead of one steady stream. Exclusive with Rate.
+	Burst *Burst `yaml:"burst,omitempty"`
+}
+
+// Burst is a burst shape: Messages publish calls due at once every Every,
+// from the first publish; load.messages in all, so the last burst holds
+// what is left. A publisher held up (outage, full window) catches up as
+// fast as it can, as with load.rate.
+type Burst struct {
+	Messages int      `yaml:"messages"` // publish calls per burst (≥ 1)
+	Every    Duration `yaml:"every"`    // from one burst's start to the next's (≥ 1ms)
+}
+
+// Bursts is how many bursts the load is published in (0 without a burst
+// shape).
+func (l Load) Bursts() int {
+	if l.Burst == nil || l.Burst.Messages <= 0 {
+		return 0
+	}
+	return (l.Messages + l.Burst.Messages - 1) / l.Burst.Messages
+}
+
+// BurstSpan is the time from the first burst's start to the last one's
+// (0 without a burst shape).
+func (l Load) BurstSpan() time.Duration {
+	if n := l.Bursts(); n > 1 {
+		return time.Duration(n-1) * l.Burst.Every.D()
+	}
+	return 0
 }
 
 // Fault is one planned fault. Exactly one trigger is set.
@@ -479,6 +510,16 @@ type Fault struct {
 	// Jitter delays each firing by a random time in [0, jitter), drawn from
 	// the run's seed: the same seed replays the same delays.
 	Jitter Duration `yaml:"jitter,omitempty"`
+	// AfterBurst fires this long after the burst's last publish (the
+	// publisher done: every order published and settled), for a fault on
+	// the backlog a fast burst leaves, which a ~2 s rabbitmqctl call would
+	// otherwise miss. The drain waits for the step.
+	AfterBurst *Duration `yaml:"after_burst,omitempty"`
+	// AfterStart fires this long after the previous step started the
+	// broker's container (its start call returned), without waiting for
+	// AMQP logins: a fault on a node still booting, e.g. SIGTERM during
+	// recovery (rabbitmq-server PR #3099).
+	AfterStart *Duration `yaml:"after_start,omitempty"`
 }
 
 // Firings is how many times the step fires (1 unless it repeats).
@@ -658,6 +699,10 @@ func (f Fault) Trigger() string {
 		return fmt.Sprintf("%s after burst start", f.After.D())
 	case f.InFlight != nil:
 		return fmt.Sprintf("%d in flight", *f.InFlight)
+	case f.AfterBurst != nil:
+		return fmt.Sprintf("%s after the last publish", f.AfterBurst.D())
+	case f.AfterStart != nil:
+		return fmt.Sprintf("%s after the container started", f.AfterStart.D())
 	}
 	return "never"
 }

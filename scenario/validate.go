@@ -89,6 +89,8 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 		p.validateFault(fmt.Sprintf("%s.faults[%d]", sp, j), s, s.Faults[j])
 	}
 	p.validateTimeline(sp, s)
+	p.validateRelativeTriggers(sp, s)
+	p.validateQueueActions(sp, s)
 	p.validateMatrix(sp, s)
 	p.validateDrain(sp, s)
 	p.validateExpect(sp, s)
@@ -164,6 +166,7 @@ func (p *parser) validateLoad(sp string, s *Scenario) {
 	if l.OnConfirmTimeout == OnTimeoutRepublish && !slices.ContainsFunc(l.Modes, Mode.ConfirmMode) && len(l.Modes) > 0 {
 		p.fail(lp+".on_confirm_timeout", "republish acts on confirms, and load.modes has no confirm mode (confirm-each, confirm-window)")
 	}
+	p.validateBurst(lp, l)
 }
 
 // queueTypes lists the queue types the scenario runs on: the matrix's, else
@@ -228,8 +231,8 @@ func (p *parser) validateFault(fp string, s *Scenario, f Fault) {
 	if f.Action != Kill && p.has(fp+".signal") {
 		p.fail(fp+".signal", "only kill takes a signal, not %s", f.Action)
 	}
-	if known && !f.Action.Recovers() && f.Action != CrashConsumer && p.has(fp+".down") {
-		p.fail(fp+".down", "%s has nothing to recover; down applies to kill, stop, pause, disconnect, memory-alarm and crash-consumer", f.Action)
+	if known && !f.Action.Takes(ParamDown) && p.has(fp+".down") {
+		p.fail(fp+".down", "%s has nothing to recover; down applies to %s", f.Action, strings.Join(TakesDown(), ", "))
 	}
 	if f.Action == CrashConsumer && s.Consumers.Count == 0 {
 		p.fail(fp+".action", "crash-consumer needs live consumers: set consumers.count")
@@ -241,8 +244,8 @@ func (p *parser) validateFault(fp string, s *Scenario, f Fault) {
 	if f.ManualRecovery && p.has(fp+".down") {
 		p.fail(fp+".down", "manual_recovery: a later step recovers, so down has no meaning")
 	}
-	if f.ManualRecovery && (!f.Action.Recovers() || f.Action == MemoryAlarm) {
-		p.fail(fp+".manual_recovery", "only kill, stop, pause and disconnect can be recovered by a later step")
+	if rec, _ := f.Action.Recovery(); f.ManualRecovery && rec == "" {
+		p.fail(fp+".manual_recovery", "only %s can be recovered by a later step", strings.Join(RecoverableLater(), ", "))
 	}
 	if p.has(fp+".grace") && f.Action != Stop && f.Action != Restart {
 		p.fail(fp+".grace", "only stop and restart take a grace period, not %s", f.Action)
@@ -298,8 +301,19 @@ func (p *parser) validateTrigger(fp string, s *Scenario, f Fault) {
 		triggers++
 		p.validateInFlight(fp, s, *f.InFlight)
 	}
+	for _, t := range []struct {
+		name string
+		d    *Duration
+	}{{"after_burst", f.AfterBurst}, {"after_start", f.AfterStart}} {
+		if t.d != nil {
+			triggers++
+			if *t.d < 0 {
+				p.fail(fp+"."+t.name, "must not be negative")
+			}
+		}
+	}
 	if triggers != 1 {
-		p.fail(fp, "needs exactly one trigger (published_percent, published, in_flight or after), got %d", triggers)
+		p.fail(fp, "needs exactly one trigger (published_percent, published, in_flight, after, after_burst or after_start), got %d", triggers)
 	}
 }
 
@@ -397,7 +411,7 @@ func (p *parser) validateStates(sp string, s *Scenario) {
 			if state != "up" {
 				p.fail(fp+".action", "%s needs a running broker, but it is %s here (recover it with %s first)", f.Action, state, pending)
 			}
-			if f.ManualRecovery {
+			if rec, _ := f.Action.Recovery(); f.ManualRecovery && rec != "" { // else refused as a step of its own
 				pending, state = f.Action.Recovery()
 			}
 		}
@@ -617,6 +631,65 @@ func (p *parser) validateDeadLetterArguments(sp string, s *Scenario) {
 	}
 }
 
+// validateBurst checks the burst shape: one schedule of publish calls (not
+// with load.rate), a period a timer can honour, bursts no larger than the
+// load, and the last burst due well within load.burst_timeout.
+func (p *parser) validateBurst(lp string, l Load) {
+	if l.Burst == nil {
+		return
+	}
+	bp := lp + ".burst"
+	if l.Rate != 0 {
+		p.fail(bp, "load.burst and load.rate both schedule the publish calls: use one")
+	}
+	if !p.has(bp + ".messages") {
+		p.fail(bp+".messages", "missing: how many publish calls each burst makes")
+	} else if l.Burst.Messages > l.Messages && l.Messages > 0 {
+		p.fail(bp+".messages", "%d is more than load.messages %d: the load would be one burst", l.Burst.Messages, l.Messages)
+	}
+	if !p.has(bp + ".every") {
+		p.fail(bp+".every", "missing: the time from one burst's start to the next's")
+		return
+	}
+	p.atLeastMS(bp+".every", l.Burst.Every)
+	if span := l.BurstSpan(); span > 0 && span >= l.BurstTimeout.D() {
+		p.fail(bp+".every", "%d bursts every %s take %s, not less than load.burst_timeout %s", l.Bursts(), l.Burst.Every.D(), span, l.BurstTimeout.D())
+	}
+}
+
+// validateRelativeTriggers checks the triggers timed from something other
+// than the burst's start. after_burst steps come last (the burst is over
+// when they fire) and do not repeat; an after_start step follows a step
+// that starts the broker's container and acts on the container itself,
+// the only thing a node still booting can be hit with.
+func (p *parser) validateRelativeTriggers(sp string, s *Scenario) {
+	afterBurst := -1          // first after_burst step
+	var lastEnd time.Duration // the previous after_burst step's end, since the last publish
+	for j, f := range s.Faults {
+		fp := fmt.Sprintf("%s.faults[%d]", sp, j)
+		switch {
+		case f.AfterBurst != nil:
+			if afterBurst < 0 {
+				afterBurst = j
+			}
+			if f.Every != nil {
+				p.fail(fp+".every", "an after_burst step cannot repeat: the burst it follows is over")
+			}
+			if at := f.AfterBurst.D(); at < lastEnd && j > afterBurst {
+				p.fail(fp+".after_burst", "%s overlaps the previous step, which lasts until %s after the last publish", at, lastEnd)
+			}
+			lastEnd = f.AfterBurst.D() + f.Jitter.D()
+			if f.Action.Recovers() && !f.ManualRecovery {
+				lastEnd += f.Down.D()
+			}
+		case f.AfterStart != nil:
+			p.validateAfterStart(fp, s, j)
+		case afterBurst >= 0 && !f.Action.IsRecovery():
+			p.fail(fp, "comes after faults[%d], which fires after the burst: steps run in order, so every later step needs after_burst (or after_start) too", afterBurst)
+		}
+	}
+}
+
 // deliveryLimit returns the queue's x-delivery-limit, and false when unset.
 func (q Queue) deliveryLimit() (int, bool) {
 	n, ok := q.Arguments["x-delivery-limit"].(int)
@@ -636,5 +709,43 @@ func (p *parser) validateHoldAndBound(cp string, s *Scenario) {
 	}
 	if n, ok := s.Queue.deliveryLimit(); ok && n < 0 && c.OnDelivery == ConsumerNackRequeue && c.MaxDeliveries == 0 {
 		p.fail(cp+".on_delivery", "x-delivery-limit -1 lifts the broker's limit: nack-requeue then cycles until drain.timeout; set consumers.max_deliveries")
+	}
+}
+
+// validateAfterStart checks an after_start step at index j.
+func (p *parser) validateAfterStart(fp string, s *Scenario, j int) {
+	f := s.Faults[j]
+	if !f.Action.ActsOnContainer() {
+		p.fail(fp+".after_start", "%s needs a booted node; a node still booting can only be hit on its container (kill, stop, restart, pause, disconnect)", f.Action)
+	}
+	if f.Every != nil {
+		p.fail(fp+".every", "an after_start step cannot repeat: it is timed from one container start")
+	}
+	if j == 0 {
+		p.fail(fp+".after_start", "the first step has no earlier step that starts the container; use after (since the burst start)")
+		return
+	}
+	prev := s.Faults[j-1]
+	if !prev.StartsContainer() || prev.Every != nil {
+		p.fail(fp+".after_start", "faults[%d] (%s) does not end by starting the broker's container once: after_start follows start, restart, or a kill or stop recovered after down", j-1, prev.Action)
+	}
+}
+
+// validateQueueActions checks delete-queue: it re-declares only the queue
+// under test after down, so companions that hold messages of their own
+// (a second bound queue, a dead-letter queue) would be refused as stale,
+// and live consumers lose their subscription with the queue (basic.cancel).
+func (p *parser) validateQueueActions(sp string, s *Scenario) {
+	for j, f := range s.Faults {
+		if f.Action != DeleteQueue {
+			continue
+		}
+		fp := fmt.Sprintf("%s.faults[%d].action", sp, j)
+		switch {
+		case s.Consumers.Enabled():
+			p.fail(fp, "delete-queue cancels live consumers' subscriptions (basic.cancel) and they do not subscribe again: use purge-queue, or no consumers")
+		case s.Queue.AlsoBindType != "" || s.Queue.DeadLetterQueue:
+			p.fail(fp, "delete-queue re-declares only the queue under test: it cannot be combined with queue.also_bind_type or queue.dead_letter_queue")
+		}
 	}
 }

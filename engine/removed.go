@@ -1,0 +1,98 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// A delete-queue or purge-queue step removes messages on purpose, so the
+// confirmed ids it removed are never delivered: the ledger counts them as
+// lost, which would read as broken durability. They are the scenario's own
+// doing, and the ids are known: an id can only have been removed if it was
+// first published before the step returned (anything published later found
+// the queue empty, or gone and came back as basic.return). This file splits
+// lost along that line, so a loss the scenario did not cause still fails.
+
+// publishedIDs lists, as ranges, the ids the ledger has seen a publish
+// attempt of.
+func publishedIDs(l *metrics.Ledger) []metrics.Range {
+	var out []metrics.Range
+	for seq := range l.Size() {
+		if o := l.Outcome(seq); o == metrics.NotSent || o == metrics.NotPublished {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Last == seq-1 {
+			out[n-1].Last = seq
+		} else {
+			out = append(out, metrics.Range{First: seq, Last: seq})
+		}
+	}
+	return out
+}
+
+// removalSteps is the set of ids any removal step could have removed (the
+// union of their PublishedBefore) and the steps' actions and reported
+// counts, in words.
+func removalSteps(faults []scenario.FaultRecord) (could func(seq int) bool, what string) {
+	var sets [][]metrics.Range
+	var parts []string
+	for _, f := range faults {
+		if !f.Action.RemovesMessages() || f.RemovedMessages == nil {
+			continue
+		}
+		sets = append(sets, f.PublishedBefore)
+		parts = append(parts, fmt.Sprintf("%s (the broker reported %d messages removed)", f.Action, *f.RemovedMessages))
+	}
+	could = func(seq int) bool {
+		for _, rs := range sets {
+			for _, r := range rs {
+				if seq >= r.First && seq <= r.Last {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return could, strings.Join(parts, ", ")
+}
+
+// countIn counts the ids of rs for which in holds.
+func countIn(rs []metrics.Range, in func(int) bool) int {
+	n := 0
+	for _, r := range rs {
+		for seq := r.First; seq <= r.Last; seq++ {
+			if in(seq) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// explainRemoved sets res.RemovedByScenario to the lost ids the scenario's
+// own delete-queue or purge-queue steps removed, allows the loss when they
+// explain all of it (all reports true), and says so in a note; for
+// fire-and-forget it notes how many of the missing ids the steps could have
+// removed. Call it before judging.
+func explainRemoved(res *scenario.ModeResult) (all bool) {
+	could, what := removalSteps(res.Faults)
+	if what == "" {
+		return false
+	}
+	if missing := countIn(res.IDs.UnconfirmedMissing, could); missing > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("%d of the %d unconfirmed missing ids were published before the scenario's own %s returned", missing, res.UnconfirmedMissing, what))
+	}
+	res.RemovedByScenario = countIn(res.IDs.Lost, could)
+	switch {
+	case res.RemovedByScenario == 0:
+	case res.RemovedByScenario == res.Lost:
+		res.LostAllowed = true // so check, re-judging from the history's trailer, agrees
+		res.Notes = append(res.Notes, fmt.Sprintf("%d confirmed messages were removed by the scenario's own %s: published before it returned and never delivered; counted as lost, allowed: not durability loss", res.RemovedByScenario, what))
+	default:
+		res.Notes = append(res.Notes, fmt.Sprintf("%d of the %d lost confirmed messages were removed by the scenario's own %s; the other %d were published after it returned: durability loss", res.RemovedByScenario, res.Lost, what, res.Lost-res.RemovedByScenario))
+	}
+	return res.RemovedByScenario > 0 && res.RemovedByScenario == res.Lost
+}
