@@ -399,7 +399,15 @@ func modeSection(w io.Writer, i int, m scenario.ModeResult) error {
 		if f.Signal != "" {
 			what += " " + f.Signal
 		}
-		p("\nFault: %s. Its trigger (%s) fired at %s ms with %s published; the fault took effect %s ms later with %s published", what, f.Trigger, ms(f.AtMS), num(f.AtPublished), ms(f.InjectMS), num(f.PublishedAtInject))
+		p("\nFault: %s. Its trigger (%s) fired at %s ms with %s published; ", what, f.Trigger, ms(f.AtMS), num(f.AtPublished))
+		if f.Action.EffectDuringCall() && f.CallMS > 0 {
+			// kill, stop, restart: the effect begins during the call, so
+			// the fault is timed from the call's start (streadway/amqp#421).
+			// Results written before call_ms existed keep their wording.
+			p("the fault took effect during its call (timed from the call's start, which took %s ms) with %s published", ms(f.CallMS), num(f.PublishedAtInject))
+		} else {
+			p("the fault took effect %s ms later with %s published", ms(f.InjectMS), num(f.PublishedAtInject))
+		}
 		if f.DownMS > 0 {
 			p("; planned down time %s ms", ms(f.DownMS))
 		}

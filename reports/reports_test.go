@@ -145,3 +145,26 @@ func TestWarningsRendered(t *testing.T) {
 		t.Errorf("result.json lacks warnings:\n%s", js.String())
 	}
 }
+
+// kill, stop and restart take effect during their call: the report times
+// them from the call's start and gives the call's length; a fault whose
+// effect waits for its call to return keeps "took effect N ms later".
+func TestFaultTimingWording(t *testing.T) {
+	r := &scenario.Result{SchemaVersion: scenario.SchemaVersion, Scenario: "x", Verdict: scenario.Verdict{Status: scenario.Pass},
+		Modes: []scenario.ModeResult{{Mode: scenario.ConfirmEach, Verdict: scenario.Verdict{Status: scenario.Pass}, Faults: []scenario.FaultRecord{
+			{Action: scenario.Kill, Signal: "SIGKILL", Trigger: "50% published", AtMS: 275, AtPublished: 2000, CallMS: 343, PublishedAtInject: 2000},
+			{Action: scenario.MemoryAlarm, Trigger: "10% published", AtMS: 100, AtPublished: 10, InjectMS: 1904, PublishedAtInject: 90},
+		}}}}
+	var md bytes.Buffer
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Fault: kill SIGKILL. Its trigger (50% published) fired at 275 ms with 2,000 published; the fault took effect during its call (timed from the call's start, which took 343 ms) with 2,000 published",
+		"Fault: memory-alarm. Its trigger (10% published) fired at 100 ms with 10 published; the fault took effect 1,904 ms later with 90 published",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report.md lacks %q:\n%s", want, md.String())
+		}
+	}
+}
