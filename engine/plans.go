@@ -75,6 +75,10 @@ type PublishPlan struct {
 	// StampSentTime adds each publish's time to the message headers, for
 	// live consumers' end-to-end latency.
 	StampSentTime bool
+	// Deduplication (streams) publishes through a named stream producer,
+	// each id with its own publishing id, so the broker drops a republished
+	// copy it already stored (queue.deduplication).
+	Deduplication bool
 }
 
 // PublishStats is what a publisher measured beside the ledger.
@@ -175,6 +179,7 @@ func publishPlan(s *scenario.Scenario, m scenario.Mode, queue string) PublishPla
 		ListenerBuffer: s.Load.ConfirmListenerBuffer,
 		Transient:      !s.Load.IsPersistent(), Rate: s.Load.Rate, Publishers: s.Load.Publishers,
 		StampSentTime: s.Consumers.Enabled(),
+		Deduplication: s.Queue.Deduplication,
 	}
 }
 

@@ -17,8 +17,11 @@ type Runner struct {
 	// Ports are the fault ports the steps act through.
 	Ports   Ports
 	Traffic Traffic
-	Log     *slog.Logger
-	RunID   string // prefix of every message id and queue name of this run
+	// StreamTraffic is the traffic of a scenario whose queue.type is
+	// stream (the stream protocol); nil refuses such a scenario.
+	StreamTraffic Traffic
+	Log           *slog.Logger
+	RunID         string // prefix of every message id and queue name of this run
 	// DeleteQueues removes each mode's queue after its drain (set when the
 	// broker container is not rmqtorture's own).
 	DeleteQueues bool
@@ -85,6 +88,7 @@ type burst struct {
 	log      *slog.Logger
 	res      scenario.ModeResult
 	spec     QueueSpec
+	tr       Traffic // the queue type's traffic (see Runner.trafficFor)
 	ledger   *metrics.Ledger
 	latency  *metrics.Latency
 	intended *metrics.Latency // from the rate schedule's send times (nil without a rate)
@@ -110,7 +114,7 @@ type burst struct {
 
 func (r *Runner) newBurst(s *scenario.Scenario, m scenario.Mode) *burst {
 	queue := queueName(r.RunID, m, r.Cell)
-	b := &burst{r: r, s: s, log: r.Log.With("mode", m), spec: queueSpec(s, queue),
+	b := &burst{r: r, s: s, log: r.Log.With("mode", m), spec: queueSpec(s, queue), tr: r.trafficFor(s.Queue.Type),
 		res:    scenario.ModeResult{Mode: m, Queue: queue, Cell: r.Cell, Window: window(s, m)},
 		ledger: metrics.NewLedger(queue+"-", s.Load.Messages), latency: metrics.NewLatency()}
 	if s.Load.Rate > 0 {
@@ -123,7 +127,7 @@ func (r *Runner) newBurst(s *scenario.Scenario, m scenario.Mode) *burst {
 // declare declares the queue and settles before the burst; false when the
 // burst cannot go on.
 func (b *burst) declare(ctx context.Context) bool {
-	if err := b.r.Traffic.Declare(ctx, b.spec); err != nil {
+	if err := b.tr.Declare(ctx, b.spec); err != nil {
 		b.res.Error = err.Error()
 		b.cond.PublishErr = fmt.Errorf("declare queue %q: %w", b.spec.Name, err)
 		return false
@@ -138,7 +142,7 @@ func (b *burst) startConsumers(ctx context.Context) bool {
 	b.start = time.Now()
 	b.timeline = metrics.NewTimeline(b.start)
 	if b.s.Consumers.Enabled() {
-		c, err := b.r.Traffic.Consume(ctx, ConsumePlan{Queue: b.spec.Name, Consumers: b.s.Consumers,
+		c, err := b.tr.Consume(ctx, ConsumePlan{Queue: b.spec.Name, Consumers: b.s.Consumers,
 			RetryQueue: b.spec.RetryQueue, DeadLetterQueue: b.spec.DeadLetterQueue, Ledger: b.ledger, Timeline: b.timeline})
 		if err != nil {
 			b.res.Error = err.Error()
@@ -224,7 +228,7 @@ func (b *burst) publish(ctx context.Context) {
 	p := publishPlan(b.s, b.res.Mode, b.spec.Name)
 	p.Ledger, p.Latency, p.IntendedLatency, p.Timeline = b.ledger, b.latency, b.intended, b.timeline
 	p.OnPublished, p.Misroute = b.sched.OnPublished, b.in.misroute
-	stats, err := b.r.Traffic.Publish(b.pubCtx, p)
+	stats, err := b.tr.Publish(b.pubCtx, p)
 	b.stats = stats
 	b.timeline.Add(metrics.EvBurstEnd, "")
 	if cause := context.Cause(b.pubCtx); errors.Is(err, context.DeadlineExceeded) && cause != nil {
@@ -270,7 +274,7 @@ func (b *burst) drain(ctx context.Context) {
 		return
 	}
 	b.timeline.Add(metrics.EvDrainStart, "")
-	err := drainQueues(ctx, b.r.Traffic, b.s, b.spec, b.ledger, b.consumers != nil)
+	err := drainQueues(ctx, b.tr, b.s, b.spec, b.ledger, b.consumers != nil)
 	// An incomplete drain proves nothing about what it did not reach: those
 	// ids are unverified, not lost.
 	b.drained = err == nil && b.cond.DrainIncomplete == nil
@@ -279,7 +283,7 @@ func (b *burst) drain(ctx context.Context) {
 		b.cond.DrainIncomplete = fmt.Errorf("drain: %w", err)
 	}
 	if b.r.DeleteQueues {
-		if err := deleteQueue(ctx, b.r.Traffic, b.spec.Name); err != nil {
+		if err := deleteQueue(ctx, b.tr, b.spec.Name); err != nil {
 			b.log.Warn("delete queue", "queue", b.spec.Name, "err", err)
 			b.res.Notes = append(b.res.Notes, fmt.Sprintf("queue %s could not be deleted after the drain (%v): delete it by hand", b.spec.Name, err))
 		}
@@ -316,4 +320,32 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// trafficFor is the traffic that publishes to and drains a queue of type t:
+// StreamTraffic for a stream, Traffic otherwise. A stream without stream
+// traffic gets one that refuses every call.
+func (r *Runner) trafficFor(t scenario.QueueType) Traffic {
+	if t != scenario.Stream {
+		return r.Traffic
+	}
+	if r.StreamTraffic == nil {
+		return noStreams{}
+	}
+	return r.StreamTraffic
+}
+
+// noStreams refuses a stream scenario on a runner without stream traffic.
+type noStreams struct{}
+
+var errNoStreams = errors.New("queue.type stream needs the stream protocol traffic, which this runner was not given")
+
+func (noStreams) Declare(context.Context, QueueSpec) error { return errNoStreams }
+func (noStreams) Publish(context.Context, PublishPlan) (PublishStats, error) {
+	return PublishStats{}, errNoStreams
+}
+func (noStreams) Drain(context.Context, DrainPlan) error { return errNoStreams }
+func (noStreams) Delete(context.Context, string) error   { return errNoStreams }
+func (noStreams) Consume(context.Context, ConsumePlan) (LiveConsumers, error) {
+	return nil, errNoStreams
 }
