@@ -78,6 +78,8 @@ type Container struct {
 	watermark string
 	// networks the broker was disconnected from, for Reconnect.
 	networks []string
+	// streamHostPort is the published stream port (0: none; see stream.go).
+	streamHostPort atomic.Int64
 }
 
 // CreateOptions configure a new broker container.
@@ -88,6 +90,9 @@ type CreateOptions struct {
 	// It is fixed at creation so it stays the same when the container starts
 	// again (an ephemeral binding changes on every start).
 	HostPort int
+	// Streams enables the stream plugin and publishes its port (see
+	// enableStreams in stream.go).
+	Streams bool
 }
 
 // Create creates and starts a labelled broker container from opts.Image with a
@@ -123,12 +128,17 @@ func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts Crea
 	host := &container.HostConfig{
 		PortBindings: nat.PortMap{amqpPort: {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}},
 	}
+	sport, err := enableStreams(opts, cfg, host)
+	if err != nil {
+		return nil, err
+	}
 	created, err := cli.ContainerCreate(ctx, cfg, host, nil, nil, name)
 	if err != nil {
 		return nil, fmt.Errorf("create broker container %q from %q: %w", name, opts.Image, err)
 	}
 	c := &Container{cli: cli, log: log, ID: created.ID, Name: name, Image: opts.Image, Owned: true, runID: opts.RunID}
 	c.hostPort.Store(int64(port))
+	c.streamHostPort.Store(int64(sport))
 	// Labels cannot change after creation and every later call goes by ID, so
 	// one check here covers every kill, start and remove of this container.
 	if _, err := c.guard(ctx); err != nil {
@@ -164,6 +174,7 @@ func (c *Container) readPort(info container.InspectResponse) error {
 	if info.NetworkSettings == nil {
 		return fmt.Errorf("container %q has no network settings", c.Name)
 	}
+	c.readStreamPort(info)
 	for _, b := range info.NetworkSettings.Ports[amqpPort] {
 		if p, err := strconv.Atoi(b.HostPort); err == nil && (b.HostIP == "127.0.0.1" || b.HostIP == "0.0.0.0" || b.HostIP == "") {
 			c.hostPort.Store(int64(p))

@@ -335,6 +335,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		OnBurst:      o.prog.onBurst,
 		History:      historySink(dir),
 	}
+	runner.StreamTraffic = &broker.Stream{AMQP: &broker.AMQP{URL: ctr.URL, Log: log}, Addr: ctr.StreamAddr}
 	runCells(ctx, log, runner, s, res)
 	return o.finish(ctx, c, log, dir, res)
 }
@@ -392,7 +393,8 @@ func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *cli
 	if o.container != "" {
 		ctr, err = broker.Attach(cctx, cli, log, o.container)
 	} else {
-		ctr, err = broker.Create(cctx, cli, log, broker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort})
+		ctr, err = broker.Create(cctx, cli, log, broker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort,
+			Streams: s.Queue.Type == scenario.Stream})
 	}
 	release := func() {}
 	if ctr != nil && !o.keep {

@@ -27,13 +27,13 @@ func TestStreamValidation(t *testing.T) {
 				"s.yaml:9:60: scenarios[0].queue.arguments.x-overflow: does not apply to a stream (only x-max-length-bytes does)",
 			}},
 		{"AMQP-only load, consumers, faults and matrix on a stream",
-			head + "    queue: {type: stream}\n    load:\n      messages: 10\n      publishers: 2\n      persistent: false\n      unroutable_every: 3\n      rate: 100\n" +
+			head + "    queue: {type: stream}\n    load:\n      messages: 10\n      publishers: 2\n      persistent: false\n      unroutable_every: 3\n      message_deadline: 5s\n" +
 				"    consumers: {count: 1}\n    faults:\n      - {action: close-connections, published: 5}\n    matrix: {queue_types: [quorum], repeat: 2}\n",
 			[]string{
 				"s.yaml:7:19: scenarios[0].load.publishers: one stream producer publishes a burst (deduplication needs a single named producer)",
 				"s.yaml:8:19: scenarios[0].load.persistent: a stream stores every message on disk: there is no transient publish",
 				"s.yaml:9:25: scenarios[0].load.unroutable_every: not supported with queue.type: stream: a stream publish has no routing key",
-				"s.yaml:10:13: scenarios[0].load.rate: not supported with queue.type: stream: the stream publisher does not pace yet",
+				"s.yaml:10:25: scenarios[0].load.message_deadline: not supported with queue.type: stream: the stream publisher has no message deadline yet",
 				"s.yaml:11:24: scenarios[0].consumers.count: live consumers of a stream are not supported yet: the drain reads the stream from its first offset after the burst",
 				"s.yaml:13:18: scenarios[0].faults[0].action: close-connections acts on AMQP 0.9.1 connections; it is not supported with queue.type: stream",
 				"s.yaml:14:27: scenarios[0].matrix.queue_types: a stream runs on its own: a matrix over a stream takes repeat only",

@@ -575,7 +575,6 @@ func (p *parser) validateStreamLoad(sp string, s *Scenario) {
 	}
 	for _, k := range [][2]string{
 		{"unroutable_every", "a stream publish has no routing key"},
-		{"rate", "the stream publisher does not pace yet"},
 		{"message_deadline", "the stream publisher has no message deadline yet"},
 		{"confirm_listener_buffer", "it sizes amqp091-go's confirm listener"},
 	} {
