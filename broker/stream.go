@@ -94,6 +94,12 @@ func (s *Stream) Consume(context.Context, engine.ConsumePlan) (engine.LiveConsum
 
 var streamLogOnce sync.Once
 
+// streamRPCTimeout bounds every stream protocol request that waits for the
+// broker, the connection handshake first: Docker's proxy accepts a
+// connection while the restarted node is not listening yet, and the
+// client's default (10 s) then holds a reconnect for as long.
+const streamRPCTimeout = 5 * time.Second
+
 // environment connects to the broker's stream port with the AMQP URL's
 // credentials and vhost. The address resolver pins every connection to
 // that address whatever the broker advertises (an attached container may
@@ -127,13 +133,13 @@ func (s *Stream) environment() (*stream.Environment, error) {
 	return stream.NewEnvironment(stream.NewEnvironmentOptions().
 		SetHost(h).SetPort(port).SetUser(uri.Username).SetPassword(uri.Password).SetVHost(vhost).
 		SetAddressResolver(stream.AddressResolver{Host: h, Port: port}).
-		SetRPCTimeout(rpcTimeout).SetRequestedHeartbeat(10 * time.Second).
+		SetRPCTimeout(streamRPCTimeout).SetRequestedHeartbeat(10 * time.Second).
 		SetReadBuffer(0).SetWriteBuffer(0))
 }
 
 // closeEnv closes an environment without waiting on a broker that does not
 // answer: the client closes producers and consumers (their channels) before
-// its last RPCs, which are bounded by rpcTimeout anyway.
+// its last requests, which are bounded by streamRPCTimeout anyway.
 func closeEnv(env *stream.Environment) {
 	go func() { _ = env.Close() }()
 }
