@@ -69,11 +69,11 @@ func TestReadStreamPort(t *testing.T) {
 	if _, err := s.environment(); err != errNoStreamPort {
 		t.Errorf("environment without a stream port: %v", err)
 	}
-	if _, err := s.Publish(context.Background(), engine.PublishPlan{Queue: "q", Messages: 1, ReconnectTimeout: time.Millisecond,
+	if _, err := s.Publish(context.Background(), engine.PublishPlan{Queue: "q", Messages: 1, ReconnectTimeout: time.Minute,
 		Ledger: metrics.NewLedger("t-", 1), Timeline: metrics.NewTimeline(time.Now())}); err == nil || !strings.Contains(err.Error(), "publishes no stream port") {
 		t.Errorf("publish without a stream port: %v", err)
 	}
-	if err := s.Drain(ctxTimeout(t, 300*time.Millisecond), engine.DrainPlan{Queue: "q"}); err == nil || !strings.Contains(err.Error(), "publishes no stream port") {
+	if err := s.Drain(ctxTimeout(t, time.Minute), engine.DrainPlan{Queue: "q"}); err == nil || !strings.Contains(err.Error(), "publishes no stream port") {
 		t.Errorf("drain without a stream port: %v", err)
 	}
 	if _, err := s.Consume(context.Background(), engine.ConsumePlan{}); err == nil {

@@ -39,6 +39,9 @@ func (s *Stream) Drain(ctx context.Context, d engine.DrainPlan) error {
 		if done {
 			return nil
 		}
+		if errors.Is(err, errNoStreamPort) {
+			return err // no retry brings a port
+		}
 		last = err
 		if ctx.Err() != nil {
 			return fmt.Errorf("deadline passed while draining stream %q (last error: %v)", d.Queue, last)

@@ -201,6 +201,9 @@ func (p *streamPublisher) open(ctx context.Context, conn int) (*streamEpoch, err
 		if err == nil {
 			return ep, nil
 		}
+		if errors.Is(err, errNoStreamPort) {
+			return nil, err // no retry brings a port
+		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("could not reconnect within %s: %w", p.p.ReconnectTimeout, err)
 		}
