@@ -17,11 +17,8 @@ type Runner struct {
 	// Ports are the fault ports the steps act through.
 	Ports   Ports
 	Traffic Traffic
-	// StreamTraffic is the traffic of a scenario whose queue.type is
-	// stream (the stream protocol); nil refuses such a scenario.
-	StreamTraffic Traffic
-	Log           *slog.Logger
-	RunID         string // prefix of every message id and queue name of this run
+	Log     *slog.Logger
+	RunID   string // prefix of every message id and queue name of this run
 	// DeleteQueues removes each mode's queue after its drain (set when the
 	// broker container is not rmqtorture's own).
 	DeleteQueues bool
@@ -38,6 +35,10 @@ type Runner struct {
 	// engine/history.go).
 	History   HistorySink
 	histories int // bursts given a history index so far
+
+	// StreamTraffic is the traffic of a scenario whose queue.type is
+	// stream (the stream protocol); nil refuses such a scenario.
+	StreamTraffic Traffic
 }
 
 // RunModes runs each mode in turn and returns one result per mode. After a
