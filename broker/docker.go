@@ -86,6 +86,8 @@ type Container struct {
 	tty bool
 	// diskLimit is the disk free limit before a disk alarm, in bytes.
 	diskLimit string
+	// streamHostPort is the published stream port (0: none; see stream.go).
+	streamHostPort atomic.Int64
 }
 
 // CreateOptions configure a new broker container.
@@ -104,6 +106,9 @@ type CreateOptions struct {
 	// the image's own configuration only.
 	Config         map[string]string
 	AdvancedConfig map[string]int
+	// Streams enables the stream plugin and publishes its port (see
+	// enableStreams in stream.go).
+	Streams bool
 }
 
 // Create creates and starts a labelled broker container from opts.Image with a
@@ -135,6 +140,10 @@ func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts Crea
 	host := &container.HostConfig{
 		PortBindings: nat.PortMap{amqpPort: {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}},
 	}
+	sport, err := enableStreams(opts, cfg, host)
+	if err != nil {
+		return nil, err
+	}
 	created, err := cli.ContainerCreate(ctx, cfg, host, nil, nil, name)
 	if err != nil {
 		return nil, fmt.Errorf("create broker container %q from %q: %w", name, opts.Image, err)
@@ -144,6 +153,7 @@ func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts Crea
 		track(c)
 	}
 	c.hostPort.Store(int64(port))
+	c.streamHostPort.Store(int64(sport))
 	// Labels cannot change after creation and every later call goes by ID, so
 	// one check here covers every kill, start and remove of this container.
 	if _, err := c.guard(ctx); err != nil {
@@ -183,6 +193,7 @@ func (c *Container) readPort(info container.InspectResponse) error {
 	if info.NetworkSettings == nil {
 		return fmt.Errorf("container %q has no network settings", c.Name)
 	}
+	c.readStreamPort(info)
 	for _, b := range info.NetworkSettings.Ports[amqpPort] {
 		if p, err := strconv.Atoi(b.HostPort); err == nil && (b.HostIP == "127.0.0.1" || b.HostIP == "0.0.0.0" || b.HostIP == "") {
 			c.hostPort.Store(int64(p))

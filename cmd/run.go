@@ -426,6 +426,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		BrokerVersion: res.BrokerVersion,
 	}
 	res.Warnings = append(res.Warnings, settingWarnings(c, s, res.BrokerVersion)...)
+	runner.StreamTraffic = &broker.Stream{AMQP: &broker.AMQP{URL: ctr.URL, Log: log}, Addr: ctr.StreamAddr}
 	runCells(ctx, log, runner, s, res, sr.modeDone)
 	scanBrokerLog(ctx, log, ctr, res)
 	return o.finish(ctx, c, log, dir, res, sr)
@@ -510,7 +511,7 @@ func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *cli
 		ctr, err = broker.Attach(cctx, cli, log, o.container)
 	} else {
 		ctr, err = broker.Create(cctx, cli, log, broker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort, Keep: o.keep,
-			Config: s.Broker.Config, AdvancedConfig: s.Broker.AdvancedConfig})
+			Config: s.Broker.Config, AdvancedConfig: s.Broker.AdvancedConfig, Streams: s.Queue.Type == scenario.Stream})
 	}
 	release := func() {}
 	if ctr != nil && !o.keep {

@@ -79,6 +79,10 @@ type PublishPlan struct {
 	// StampSentTime adds each publish's time to the message headers, for
 	// live consumers' end-to-end latency.
 	StampSentTime bool
+	// Deduplication (streams) publishes through a named stream producer,
+	// each id with its own publishing id, so the broker drops a republished
+	// copy it already stored (queue.deduplication).
+	Deduplication bool
 	// BurstMessages and BurstEvery (load.burst; 0: none) schedule publish
 	// calls in bursts instead of at Rate: call k is due
 	// floor(k/BurstMessages)·BurstEvery after the first. As with Rate, a
@@ -296,7 +300,7 @@ func publishPlan(s *scenario.Scenario, m scenario.Mode, queue string) PublishPla
 		Transient:      !s.Load.IsPersistent(), Rate: s.Load.Rate, Publishers: s.Load.Publishers,
 		StampSentTime:         s.Consumers.Enabled(),
 		ChannelsPerConnection: s.Load.ChannelsPerConnection, TxSize: s.Load.TxSize,
-		OnConfirmTimeout: s.Load.OnConfirmTimeout,
+		OnConfirmTimeout: s.Load.OnConfirmTimeout, Deduplication: s.Queue.Deduplication,
 	}
 	if b := s.Load.Burst; b != nil {
 		p.BurstMessages, p.BurstEvery = b.Messages, b.Every.D()

@@ -43,6 +43,10 @@ type Runner struct {
 	// 4.0.5"; "" unknown): what some queue settings do depends on it
 	// (scenario.SettingRules).
 	BrokerVersion string
+
+	// StreamTraffic is the traffic of a scenario whose queue.type is
+	// stream (the stream protocol); nil refuses such a scenario.
+	StreamTraffic Traffic
 }
 
 // RunModes runs each mode in turn and returns one result per mode. After a
@@ -105,6 +109,7 @@ type burst struct {
 	log      *slog.Logger
 	res      scenario.ModeResult
 	spec     QueueSpec
+	tr       Traffic // the queue type's traffic (see Runner.trafficFor)
 	ledger   *metrics.Ledger
 	latency  *metrics.Latency
 	intended *metrics.Latency // from the rate schedule's send times (nil without a rate)
@@ -130,7 +135,7 @@ type burst struct {
 
 func (r *Runner) newBurst(s *scenario.Scenario, m scenario.Mode) *burst {
 	queue := queueName(r.RunID, m, r.Cell)
-	b := &burst{r: r, s: s, log: r.Log.With("mode", m), spec: queueSpec(s, queue),
+	b := &burst{r: r, s: s, log: r.Log.With("mode", m), spec: queueSpec(s, queue), tr: r.trafficFor(s.Queue.Type),
 		res:    scenario.ModeResult{Mode: m, Queue: queue, Cell: r.Cell, Window: window(s, m)},
 		ledger: metrics.NewLedger(queue+"-", s.Load.Messages), latency: metrics.NewLatency()}
 	if s.Load.Rate > 0 || s.Load.Burst != nil { // a schedule gives each order an intended send time
@@ -149,7 +154,7 @@ func (r *Runner) newBurst(s *scenario.Scenario, m scenario.Mode) *burst {
 // declare declares the queue and settles before the burst; false when the
 // burst cannot go on.
 func (b *burst) declare(ctx context.Context) bool {
-	if err := b.r.Traffic.Declare(ctx, b.spec); err != nil {
+	if err := b.tr.Declare(ctx, b.spec); err != nil {
 		b.res.Error = err.Error()
 		b.cond.PublishErr = fmt.Errorf("declare queue %q: %w", b.spec.Name, err)
 		return false
@@ -164,7 +169,7 @@ func (b *burst) startConsumers(ctx context.Context) bool {
 	b.start = time.Now()
 	b.timeline = metrics.NewTimeline(b.start)
 	if b.s.Consumers.Enabled() {
-		c, err := b.r.Traffic.Consume(ctx, ConsumePlan{Queue: b.spec.Name, Consumers: b.s.Consumers,
+		c, err := b.tr.Consume(ctx, ConsumePlan{Queue: b.spec.Name, Consumers: b.s.Consumers,
 			RetryQueue: b.spec.RetryQueue, DeadLetterQueue: b.spec.DeadLetterQueue, Ledger: b.ledger, Timeline: b.timeline})
 		if err != nil {
 			b.res.Error = err.Error()
@@ -254,7 +259,7 @@ func (b *burst) publish(ctx context.Context) {
 	p := publishPlan(b.s, b.res.Mode, b.spec.Name)
 	p.Ledger, p.Latency, p.IntendedLatency, p.Timeline = b.ledger, b.latency, b.intended, b.timeline
 	p.OnPublished, p.Misroute, p.Faults = b.sched.OnPublished, b.in.misroute, b.in.fault
-	stats, err := b.r.Traffic.Publish(b.pubCtx, p)
+	stats, err := b.tr.Publish(b.pubCtx, p)
 	b.stats = stats
 	b.sched.burstEnded(stats.LastPublish) // after_burst steps count from here
 	b.timeline.Add(metrics.EvBurstEnd, "")
@@ -303,7 +308,7 @@ func (b *burst) drain(ctx context.Context) {
 	b.timeline.Add(metrics.EvDrainStart, "")
 	b.log.Info("draining", "queue", b.spec.Name)
 	var bodies bodySizes
-	err := drainQueues(ctx, b.r.Traffic, b.s, b.spec, b.ledger, b.consumers != nil, bodies.add)
+	err := drainQueues(ctx, b.tr, b.s, b.spec, b.ledger, b.consumers != nil, bodies.add)
 	b.res.DrainedBodyBytes = bodies.result()
 	// An incomplete drain proves nothing about what it did not reach: those
 	// ids are unverified, not lost.
@@ -313,7 +318,7 @@ func (b *burst) drain(ctx context.Context) {
 		b.cond.DrainIncomplete = fmt.Errorf("drain: %w", err)
 	}
 	if b.r.DeleteQueues {
-		if err := deleteQueue(ctx, b.r.Traffic, b.spec.Name); err != nil {
+		if err := deleteQueue(ctx, b.tr, b.spec.Name); err != nil {
 			b.log.Warn("delete queue", "queue", b.spec.Name, "err", err)
 			b.res.Notes = append(b.res.Notes, fmt.Sprintf("queue %s could not be deleted after the drain (%v): delete it by hand", b.spec.Name, err))
 		}
@@ -350,4 +355,32 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// trafficFor is the traffic that publishes to and drains a queue of type t:
+// StreamTraffic for a stream, Traffic otherwise. A stream without stream
+// traffic gets one that refuses every call.
+func (r *Runner) trafficFor(t scenario.QueueType) Traffic {
+	if t != scenario.Stream {
+		return r.Traffic
+	}
+	if r.StreamTraffic == nil {
+		return noStreams{}
+	}
+	return r.StreamTraffic
+}
+
+// noStreams refuses a stream scenario on a runner without stream traffic.
+type noStreams struct{}
+
+var errNoStreams = errors.New("queue.type stream needs the stream protocol traffic, which this runner was not given")
+
+func (noStreams) Declare(context.Context, QueueSpec) error { return errNoStreams }
+func (noStreams) Publish(context.Context, PublishPlan) (PublishStats, error) {
+	return PublishStats{}, errNoStreams
+}
+func (noStreams) Drain(context.Context, DrainPlan) error { return errNoStreams }
+func (noStreams) Delete(context.Context, string) error   { return errNoStreams }
+func (noStreams) Consume(context.Context, ConsumePlan) (LiveConsumers, error) {
+	return nil, errNoStreams
 }

@@ -363,7 +363,7 @@ func TestSchemaEnums(t *testing.T) {
 	}
 	for name, tc := range map[string]struct{ got, want []string }{
 		"mode":      {root.Defs["mode"].Enum, strs(scenario.Modes)},
-		"queueType": {root.Defs["queueType"].Enum, strs([]scenario.QueueType{scenario.Quorum, scenario.Classic})},
+		"queueType": {root.Defs["queueType"].Enum, strs([]scenario.QueueType{scenario.Quorum, scenario.Classic, scenario.Stream})},
 		"action":    {root.Defs["fault"].Properties["action"].Enum, strs(scenario.Actions)},
 		"status":    {root.Defs["verdict"].Properties["status"].Enum, strs([]scenario.Status{scenario.Pass, scenario.Fail, scenario.Inconclusive})},
 	} {

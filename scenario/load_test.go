@@ -42,10 +42,10 @@ func TestParseErrors(t *testing.T) {
 				"s.yaml:13:13: scenarios[0].drain.idle: \"soon\" is not a duration (use e.g. 5s, 250ms)",
 			}},
 		{"missing messages",
-			head + "    queue:\n      type: stream\n",
+			head + "    queue:\n      type: lazy\n",
 			[]string{
 				"s.yaml:3:5: scenarios[0].load.messages: must be within 1–10000000, got 0",
-				"s.yaml:5:13: scenarios[0].queue.type: \"stream\" is not a queue type (quorum, classic)",
+				"s.yaml:5:13: scenarios[0].queue.type: \"lazy\" is not a queue type (quorum, classic, stream)",
 			}},
 		{"duplicate scenario names",
 			head + "    load: {messages: 1}\n  - name: a\n    load: {messages: 1}\n",

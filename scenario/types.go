@@ -57,6 +57,11 @@ type QueueType string
 const (
 	Quorum  QueueType = "quorum"  // replicated Raft log; basic.ack means on a majority
 	Classic QueueType = "classic" // single node; persistent messages fsynced before basic.ack
+	// Stream is an append-only log read from an offset and never emptied
+	// by acks; rmqtorture publishes to it and drains it over the stream
+	// protocol (port 5552), where a publish confirmation for a publishing id
+	// plays basic.ack's part (https://www.rabbitmq.com/docs/streams).
+	Stream QueueType = "stream"
 )
 
 // ConsumerAction is what a live consumer does with each delivery.
@@ -264,6 +269,9 @@ func (s *Scenario) Topology() string {
 		return fmt.Sprintf("matrix: %s queues × %s messages × %d repeat(s), durable, mandatory",
 			strings.Join(types, " and "), strings.Join(pers, " and "), max(1, s.Matrix.Repeat)) + s.traffic()
 	}
+	if s.Queue.Type == Stream {
+		return s.streamTopology() + s.traffic()
+	}
 	d := "durable"
 	if !s.Queue.IsDurable() {
 		d = "non-durable"
@@ -372,6 +380,13 @@ type Queue struct {
 	// publish (default 2s). On RabbitMQ 4.0.5 a kill within ~0.5 s of declaring a
 	// quorum queue loses its confirmed messages (rabbitmq-server#15725).
 	SettleBeforeBurst Duration `yaml:"settle_before_burst"`
+	// Deduplication (stream only) names the stream producer, so the broker
+	// drops a message whose publishing id it already stored from that
+	// producer: a republished in-doubt message then lands once
+	// (https://www.rabbitmq.com/blog/2021/07/28/rabbitmq-streams-message-deduplication).
+	// Each id's publishing id is its sequence number + 1, so a republish
+	// carries the same publishing id.
+	Deduplication bool `yaml:"deduplication,omitempty"`
 	// DeadLetterArguments are x-arguments of the dead-letter queue
 	// (dead_letter_queue: true), typed and checked like arguments: e.g.
 	// x-max-length with x-overflow reject-publish, which a quorum
@@ -718,4 +733,12 @@ func (f Fault) Repeats() string {
 		parts = append(parts, fmt.Sprintf("jitter < %s", f.Jitter.D()))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// streamTopology describes a stream under test in words.
+func (s *Scenario) streamTopology() string {
+	if s.Queue.Deduplication {
+		return "stream over the stream protocol; named producer (deduplication by publishing id)"
+	}
+	return "stream over the stream protocol; unnamed producer (no deduplication)"
 }

@@ -94,6 +94,7 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 	p.validateMatrix(sp, s)
 	p.validateDrain(sp, s)
 	p.validateExpect(sp, s)
+	p.validateStream(sp, s)
 }
 
 // atLeastMS reports a duration below 1ms, which no timer can honour.
@@ -690,6 +691,51 @@ func (p *parser) validateRelativeTriggers(sp string, s *Scenario) {
 	}
 }
 
+// streamArguments are the queue arguments a stream takes here.
+var streamArguments = []string{"x-max-length-bytes"}
+
+// validateStream keeps stream-only settings to streams, and refuses on a
+// stream what only AMQP 0.9.1 queues do: the stream publisher writes to the
+// stream itself over the stream protocol (no exchange, routing key or
+// mandatory flag) and the drain reads it after the burst.
+func (p *parser) validateStream(sp string, s *Scenario) {
+	qp := sp + ".queue"
+	if s.Queue.Type != Stream {
+		if s.Queue.Deduplication {
+			p.fail(qp+".deduplication", "deduplication is a stream feature (a named stream producer): set queue.type: stream")
+		}
+		return
+	}
+	if !s.Queue.IsDurable() {
+		p.fail(qp+".durable", "streams are always durable")
+	}
+	if s.Queue.DeadLetterQueue {
+		p.fail(qp+".dead_letter_queue", "a stream does not dead-letter")
+	}
+	if s.Queue.AlsoBindType != "" {
+		p.fail(qp+".also_bind_type", "the stream publisher writes to the stream itself, not through an exchange: nothing would reach a second queue")
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Queue.Arguments)) {
+		if !slices.Contains(streamArguments, k) {
+			p.fail(qp+".arguments."+k, "does not apply to a stream (only %s does)", strings.Join(streamArguments, ", "))
+		}
+	}
+	if s.Consumers.Count > 0 {
+		p.fail(sp+".consumers.count", "live consumers of a stream are not supported yet: the drain reads the stream from its first offset after the burst")
+	}
+	p.validateStreamLoad(sp, s)
+	for j, f := range s.Faults {
+		if f.Action == PublishToMissingExchange || f.Action == CloseConnections {
+			p.fail(fmt.Sprintf("%s.faults[%d].action", sp, j), "%s acts on AMQP 0.9.1 connections; it is not supported with queue.type: stream", f.Action)
+		}
+	}
+	for _, k := range []string{"queue_types", "persistent"} {
+		if p.has(sp + ".matrix." + k) {
+			p.fail(sp+".matrix."+k, "a stream runs on its own: a matrix over a stream takes repeat only")
+		}
+	}
+}
+
 // deliveryLimit returns the queue's x-delivery-limit, and false when unset.
 func (q Queue) deliveryLimit() (int, bool) {
 	n, ok := q.Arguments["x-delivery-limit"].(int)
@@ -746,6 +792,27 @@ func (p *parser) validateQueueActions(sp string, s *Scenario) {
 			p.fail(fp, "delete-queue cancels live consumers' subscriptions (basic.cancel) and they do not subscribe again: use purge-queue, or no consumers")
 		case s.Queue.AlsoBindType != "" || s.Queue.DeadLetterQueue:
 			p.fail(fp, "delete-queue re-declares only the queue under test: it cannot be combined with queue.also_bind_type or queue.dead_letter_queue")
+		}
+	}
+}
+
+// validateStreamLoad refuses the load settings the stream publisher does
+// not play.
+func (p *parser) validateStreamLoad(sp string, s *Scenario) {
+	lp := sp + ".load"
+	if s.Load.Publishers > 1 {
+		p.fail(lp+".publishers", "one stream producer publishes a burst (deduplication needs a single named producer)")
+	}
+	if p.has(lp+".persistent") && !s.Load.IsPersistent() {
+		p.fail(lp+".persistent", "a stream stores every message on disk: there is no transient publish")
+	}
+	for _, k := range [][2]string{
+		{"unroutable_every", "a stream publish has no routing key"},
+		{"message_deadline", "the stream publisher has no message deadline yet"},
+		{"confirm_listener_buffer", "it sizes amqp091-go's confirm listener"},
+	} {
+		if p.has(lp + "." + k[0]) {
+			p.fail(lp+"."+k[0], "not supported with queue.type: stream: %s", k[1])
 		}
 	}
 }
