@@ -369,6 +369,73 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 }
 
 // modeSection writes one mode's section; i is its index in the result (it
+// faultLines writes one line per fault record: trigger, when and with how
+// many published it took effect, planned down time, extras, error.
+func faultLines(w io.Writer, m scenario.ModeResult) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	for _, f := range m.Faults {
+		what := string(f.Action)
+		if f.Signal != "" {
+			what += " " + f.Signal
+		}
+		p("\nFault: %s. Its trigger (%s) fired at %s ms with %s published; ", what, f.Trigger, ms(f.AtMS), num(f.AtPublished))
+		if f.Action.EffectDuringCall() && f.CallMS > 0 {
+			// kill, stop, restart: the effect begins during the call, so
+			// the fault is timed from the call's start (streadway/amqp#421).
+			// Results written before call_ms existed keep their wording.
+			p("the fault took effect during its call (timed from the call's start, which took %s ms) with %s published", ms(f.CallMS), num(f.PublishedAtInject))
+		} else {
+			p("the fault took effect %s ms later with %s published", ms(f.InjectMS), num(f.PublishedAtInject))
+		}
+		if f.DownMS > 0 {
+			p("; planned down time %s ms", ms(f.DownMS))
+		}
+		p("%s", faultExtra(f))
+		if f.Error != "" {
+			p(". Error: %s", f.Error)
+		}
+		p(".\n")
+	}
+}
+
+// counterLines writes the counters beside the ledger that only matter when
+// non-zero: client stalls, message deadlines, drain redeliveries, publish
+// errors, close reasons.
+func counterLines(w io.Writer, m scenario.ModeResult) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	if m.Stalls > 0 {
+		p("\nClient stalls: %s (connected, nothing published or confirmed; not loss).\n", num(m.Stalls))
+	}
+	if m.NotPublished > 0 || m.PendingAtDeadline > 0 {
+		p("\nMessage deadline: %s orders not published (the deadline passed before they left the process: safe to report as failed), %s pending at their deadline (written, unconfirmed: they may exist).\n", num(m.NotPublished), num(m.PendingAtDeadline))
+	}
+	if m.Redeliveries > 0 && m.Consumers == nil {
+		p("\nRedeliveries during the drain: %s (same stored message handed out again; not duplicates).\n", num(m.Redeliveries))
+	}
+	if m.PublishErrors > 0 {
+		p("\nPublish calls that returned an error: %s.\n", num(m.PublishErrors))
+	}
+	for _, c := range m.ChannelCloses {
+		p("\nClose reason: %s\n", c)
+	}
+}
+
+// idLists writes the ids of each class (and of the counters beside it) as
+// ranges.
+func idLists(w io.Writer, m scenario.ModeResult) {
+	idList(w, "Lost (confirmed, never delivered)", m.IDs.Lost)
+	idList(w, "Lost on the dead-letter path (confirmed, in neither queue, may have been dead-lettered before the broker went down)", m.IDs.LostDeadLetterPath)
+	idList(w, "Unverified (acked or handed off, queue never drained)", m.IDs.Unverified)
+	idList(w, "Unconfirmed missing (fire-and-forget, never delivered)", m.IDs.UnconfirmedMissing)
+	idList(w, "In doubt at the end", m.IDs.InDoubt)
+	idList(w, "Nacked", m.IDs.Nacked)
+	idList(w, "Returned", m.IDs.Returned)
+	idList(w, "Not published (deadline passed first)", m.IDs.NotPublished)
+	idList(w, "Duplicated", m.IDs.Duplicated)
+	doubtLists(w, m)
+	idList(w, "Dead-lettered (found in the dead-letter queue)", m.IDs.DeadLettered)
+}
+
 // names the mode's chart file).
 func modeSection(w io.Writer, i int, m scenario.ModeResult) error {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
@@ -394,29 +461,7 @@ func modeSection(w io.Writer, i int, m scenario.ModeResult) error {
 	for _, reason := range m.Verdict.Reasons {
 		p("- %s\n", reason)
 	}
-	for _, f := range m.Faults {
-		what := string(f.Action)
-		if f.Signal != "" {
-			what += " " + f.Signal
-		}
-		p("\nFault: %s. Its trigger (%s) fired at %s ms with %s published; ", what, f.Trigger, ms(f.AtMS), num(f.AtPublished))
-		if f.Action.EffectDuringCall() && f.CallMS > 0 {
-			// kill, stop, restart: the effect begins during the call, so
-			// the fault is timed from the call's start (streadway/amqp#421).
-			// Results written before call_ms existed keep their wording.
-			p("the fault took effect during its call (timed from the call's start, which took %s ms) with %s published", ms(f.CallMS), num(f.PublishedAtInject))
-		} else {
-			p("the fault took effect %s ms later with %s published", ms(f.InjectMS), num(f.PublishedAtInject))
-		}
-		if f.DownMS > 0 {
-			p("; planned down time %s ms", ms(f.DownMS))
-		}
-		p("%s", faultExtra(f))
-		if f.Error != "" {
-			p(". Error: %s", f.Error)
-		}
-		p(".\n")
-	}
+	faultLines(w, m)
 	consumerSection(w, m)
 	if m.ConfirmLatencyIntended != nil {
 		p("\nConfirm latency from the intended send time (corrected for coordinated omission; load.rate schedule): %s.\n", latency(*m.ConfirmLatencyIntended))
@@ -430,34 +475,10 @@ func modeSection(w io.Writer, i int, m scenario.ModeResult) error {
 	for _, n := range m.Notes {
 		p("\nNote: %s\n", n)
 	}
-	if m.Stalls > 0 {
-		p("\nClient stalls: %s (connected, nothing published or confirmed; not loss).\n", num(m.Stalls))
-	}
-	if m.NotPublished > 0 || m.PendingAtDeadline > 0 {
-		p("\nMessage deadline: %s orders not published (the deadline passed before they left the process: safe to report as failed), %s pending at their deadline (written, unconfirmed: they may exist).\n", num(m.NotPublished), num(m.PendingAtDeadline))
-	}
-	if m.Redeliveries > 0 && m.Consumers == nil {
-		p("\nRedeliveries during the drain: %s (same stored message handed out again; not duplicates).\n", num(m.Redeliveries))
-	}
-	if m.PublishErrors > 0 {
-		p("\nPublish calls that returned an error: %s.\n", num(m.PublishErrors))
-	}
-	for _, c := range m.ChannelCloses {
-		p("\nClose reason: %s\n", c)
-	}
+	counterLines(w, m)
 	lateConfirmsNote(w, m)
 	deadLetterSection(w, m)
-	idList(w, "Lost (confirmed, never delivered)", m.IDs.Lost)
-	idList(w, "Lost on the dead-letter path (confirmed, in neither queue, may have been dead-lettered before the broker went down)", m.IDs.LostDeadLetterPath)
-	idList(w, "Unverified (acked or handed off, queue never drained)", m.IDs.Unverified)
-	idList(w, "Unconfirmed missing (fire-and-forget, never delivered)", m.IDs.UnconfirmedMissing)
-	idList(w, "In doubt at the end", m.IDs.InDoubt)
-	idList(w, "Nacked", m.IDs.Nacked)
-	idList(w, "Returned", m.IDs.Returned)
-	idList(w, "Not published (deadline passed first)", m.IDs.NotPublished)
-	idList(w, "Duplicated", m.IDs.Duplicated)
-	doubtLists(w, m)
-	idList(w, "Dead-lettered (found in the dead-letter queue)", m.IDs.DeadLettered)
+	idLists(w, m)
 	if len(m.Events) == 0 {
 		return nil
 	}

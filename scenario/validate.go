@@ -503,36 +503,40 @@ func (p *parser) validateExpect(sp string, s *Scenario) {
 		p.fail(sp+".expect.allow_dead_letter_path_loss", "has no effect without queue.dead_letter_queue: true")
 	}
 	for _, m := range slices.Sorted(maps.Keys(s.Expect.Modes)) {
-		ex := s.Expect.Modes[m]
-		mp := sp + ".expect.modes." + string(m)
-		if !slices.Contains(s.Load.Modes, m) {
-			p.fail(mp, "%q is not one of this scenario's load.modes", m)
-		}
-		if ex.DeadLettered != nil && *ex.DeadLettered > 0 && !s.Queue.DeadLetterQueue {
-			p.fail(mp+".dead_lettered", "nothing is dead-lettered without queue.dead_letter_queue: true")
-		}
-		if ex.LostDeadLetterPath != nil && *ex.LostDeadLetterPath > 0 && !s.Queue.DeadLetterQueue {
-			p.fail(mp+".lost_dead_letter_path", "nothing is lost on the dead-letter path without queue.dead_letter_queue: true")
-		}
-		if ex.DeliveriesPerMessage != nil && !s.Consumers.Enabled() {
-			p.fail(mp+".deliveries_per_message", "is measured by live consumers: set consumers.count")
-		}
-		if ex.Retries != nil && s.Consumers.OnDelivery != ConsumerRetry {
-			p.fail(mp+".retries", "is measured by consumers with on_delivery: retry")
-		}
-		if ex.MinRedeliveries != nil && *ex.MinRedeliveries > 0 && !s.Consumers.Enabled() && len(s.Faults) == 0 {
-			p.fail(mp+".min_redeliveries", "nothing can be redelivered without live consumers or a fault")
-		}
-		if ex.MaxWentInDoubt != nil && ex.MinWentInDoubt != nil && *ex.MaxWentInDoubt < *ex.MinWentInDoubt {
-			p.fail(mp+".max_went_in_doubt", "%d is below min_went_in_doubt %d: no run can meet both", *ex.MaxWentInDoubt, *ex.MinWentInDoubt)
+		p.validateModeExpectations(sp+".expect.modes."+string(m), m, s.Expect.Modes[m], s)
+	}
+}
 
-		}
-		if ex.ConsumerChanges != nil && !s.Consumers.Enabled() {
-			p.fail(mp+".consumer_changes", "is measured by live consumers: set consumers.count")
-		}
-		if ex.LateConfirms != nil && *ex.LateConfirms > 0 && s.Load.OnConfirmTimeout != OnTimeoutRepublish {
-			p.fail(mp+".late_confirms", "only load.on_confirm_timeout: republish keeps an original's delivery tag tracked after its confirm timed out")
-		}
+// validateModeExpectations checks one mode's expectations ex at path mp:
+// the mode runs, and each count can be measured by this scenario at all.
+func (p *parser) validateModeExpectations(mp string, m Mode, ex ModeExpectations, s *Scenario) {
+	if !slices.Contains(s.Load.Modes, m) {
+		p.fail(mp, "%q is not one of this scenario's load.modes", m)
+	}
+	if ex.DeadLettered != nil && *ex.DeadLettered > 0 && !s.Queue.DeadLetterQueue {
+		p.fail(mp+".dead_lettered", "nothing is dead-lettered without queue.dead_letter_queue: true")
+	}
+	if ex.LostDeadLetterPath != nil && *ex.LostDeadLetterPath > 0 && !s.Queue.DeadLetterQueue {
+		p.fail(mp+".lost_dead_letter_path", "nothing is lost on the dead-letter path without queue.dead_letter_queue: true")
+	}
+	if ex.DeliveriesPerMessage != nil && !s.Consumers.Enabled() {
+		p.fail(mp+".deliveries_per_message", "is measured by live consumers: set consumers.count")
+	}
+	if ex.Retries != nil && s.Consumers.OnDelivery != ConsumerRetry {
+		p.fail(mp+".retries", "is measured by consumers with on_delivery: retry")
+	}
+	if ex.MinRedeliveries != nil && *ex.MinRedeliveries > 0 && !s.Consumers.Enabled() && len(s.Faults) == 0 {
+		p.fail(mp+".min_redeliveries", "nothing can be redelivered without live consumers or a fault")
+	}
+	if ex.MaxWentInDoubt != nil && ex.MinWentInDoubt != nil && *ex.MaxWentInDoubt < *ex.MinWentInDoubt {
+		p.fail(mp+".max_went_in_doubt", "%d is below min_went_in_doubt %d: no run can meet both", *ex.MaxWentInDoubt, *ex.MinWentInDoubt)
+
+	}
+	if ex.ConsumerChanges != nil && !s.Consumers.Enabled() {
+		p.fail(mp+".consumer_changes", "is measured by live consumers: set consumers.count")
+	}
+	if ex.LateConfirms != nil && *ex.LateConfirms > 0 && s.Load.OnConfirmTimeout != OnTimeoutRepublish {
+		p.fail(mp+".late_confirms", "only load.on_confirm_timeout: republish keeps an original's delivery tag tracked after its confirm timed out")
 	}
 }
 
