@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# The project's test command (README: Testing). Builds the broker image when
+# missing, then runs every package's tests with the race detector: the
+# packages other than cmd in one go test process, and cmd's tests (most of
+# them integration tests, each against its own labelled broker container
+# killed through the Docker API) split across RMQT_TEST_SHARDS go test
+# processes that run at the same time (default 2), so the suite fits a CI
+# budget on a 2-core machine. Each shard's output is printed whole when it
+# ends; the script fails when any process failed.
+#
+# Usage: scripts/test.sh [-short]    (-short: only what needs no Docker)
+# Env:   RMQT_TEST_SHARDS  number of cmd shards (default 2)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="$PATH:/usr/local/go/bin"
+
+if [ "${1:-}" = "-short" ]; then
+  exec go test -short -count=1 ./...
+fi
+
+scripts/build-broker-image.sh
+
+shards=${RMQT_TEST_SHARDS:-2}
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+
+# Every top-level test of cmd, dealt round-robin to the shards.
+mapfile -t tests < <(go test -list '.*' ./cmd | grep -E '^(Test|Fuzz|Example)')
+pids=()
+for ((i = 0; i < shards; i++)); do
+  names=()
+  for ((k = i; k < ${#tests[@]}; k += shards)); do names+=("${tests[k]}"); done
+  [ ${#names[@]} -gt 0 ] || continue
+  run=$(IFS='|'; echo "^(${names[*]})\$")
+  go test -race -count=1 -timeout 60m -run "$run" ./cmd >"$logs/cmd-$i.log" 2>&1 &
+  pids+=("$!:cmd-$i")
+done
+
+status=0
+# shellcheck disable=SC2046 # one word per package
+go test -race -count=1 -timeout 30m $(go list ./... | grep -v '/cmd$') || status=1
+
+for entry in "${pids[@]}"; do
+  pid=${entry%%:*} name=${entry#*:}
+  if ! wait "$pid"; then status=1; fi
+  echo "== $name (${#tests[@]} cmd tests in $shards shards)"
+  cat "$logs/$name.log"
+done
+exit $status
