@@ -128,3 +128,61 @@ func TestSchemaEnumsMatchGo(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryDurationHasABound walks Scenario's yaml tags with reflect: every
+// duration field has a bound in DurationBounds (no unbounded wait), no bound
+// names a field that is gone, and the schema's description of each field
+// ends with "At most <bound>.".
+func TestEveryDurationHasABound(t *testing.T) {
+	var root map[string]any
+	if err := json.Unmarshal(Schema, &root); err != nil {
+		t.Fatal(err)
+	}
+	deref := func(node map[string]any) map[string]any {
+		for ref, ok := node["$ref"].(string); ok; ref, ok = node["$ref"].(string) {
+			node = lookup(root, strings.TrimPrefix(ref, "#")).(map[string]any)
+		}
+		return node
+	}
+	durations := map[string]string{} // field path → its schema description
+	var walk func(path string, typ reflect.Type, node map[string]any)
+	walk = func(path string, typ reflect.Type, node map[string]any) {
+		for typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		if typ == reflect.TypeFor[Duration]() {
+			durations[path], _ = node["description"].(string)
+			return
+		}
+		node = deref(node)
+		switch typ.Kind() {
+		case reflect.Slice:
+			walk(path+"[]", typ.Elem(), node["items"].(map[string]any))
+		case reflect.Struct:
+			for f := range typ.Fields() {
+				tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+				sub, _ := lookup(node, "/properties/"+tag).(map[string]any)
+				walk(strings.TrimPrefix(path+"."+tag, "."), f.Type, sub)
+			}
+		}
+	}
+	walk("", reflect.TypeFor[Scenario](), lookup(root, "/$defs/scenario").(map[string]any))
+	if len(durations) < 17 {
+		t.Fatalf("found %d duration fields, want at least 17: %v", len(durations), durations)
+	}
+	for path, desc := range durations {
+		bound, ok := DurationBounds[path]
+		if !ok {
+			t.Errorf("%s: a duration without an upper bound in DurationBounds", path)
+			continue
+		}
+		if want := "At most " + shortDuration(bound) + "."; !strings.HasSuffix(desc, want) {
+			t.Errorf("%s: schema description %q does not end with %q", path, desc, want)
+		}
+	}
+	for path := range DurationBounds {
+		if _, ok := durations[path]; !ok {
+			t.Errorf("DurationBounds names %s, which is not a duration field", path)
+		}
+	}
+}
