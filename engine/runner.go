@@ -163,7 +163,7 @@ func (b *burst) armFaults(ctx context.Context) {
 		fmt.Errorf("burst not finished within load.burst_timeout %s", b.s.Load.BurstTimeout.D()))
 	b.sched = newSchedule(b.s, b.r.Seed, b.start, b.ledger.Sent)
 	b.in = &injector{ports: b.r.Ports, log: b.log, s: b.s, tl: b.timeline, start: b.start, sent: b.ledger.Sent,
-		target: scenario.BrokerTarget(), consumers: b.consumers, misroute: make(chan struct{})}
+		target: scenario.BrokerTarget(), consumers: b.consumers, misroute: make(chan struct{}), burst: b.pubCtx}
 	if len(b.s.Faults) == 0 {
 		return
 	}
