@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -184,5 +185,32 @@ func TestEveryDurationHasABound(t *testing.T) {
 		if _, ok := durations[path]; !ok {
 			t.Errorf("DurationBounds names %s, which is not a duration field", path)
 		}
+	}
+}
+
+// TestDurationBoundsInReadme: README's table of duration bounds lists every
+// bound in DurationBounds, with its value, and no other.
+func TestDurationBoundsInReadme(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("^  \\| (`[a-z_.\\[\\]]+`(?:, `[a-z_.\\[\\]]+`)*) \\| (\\w+) \\|$")
+	field := regexp.MustCompile("`([^`]+)`")
+	listed := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if m := row.FindStringSubmatch(line); m != nil {
+			for _, f := range field.FindAllStringSubmatch(m[1], -1) {
+				listed[f[1]] = m[2]
+			}
+		}
+	}
+	for path, bound := range DurationBounds {
+		if listed[path] != shortDuration(bound) {
+			t.Errorf("README lists %s at most %q, want %q", path, listed[path], shortDuration(bound))
+		}
+	}
+	if len(listed) != len(DurationBounds) {
+		t.Errorf("README lists %d duration bounds, DurationBounds has %d: %v", len(listed), len(DurationBounds), listed)
 	}
 }
