@@ -79,3 +79,20 @@ func TestWaitReadyFailsAtOnceWhenTheContainerIsRemoved(t *testing.T) {
 		t.Fatalf("after %s: %v", took, err)
 	}
 }
+
+// A paused broker is still there: the wait goes on to its timeout and says
+// so, naming the address.
+func TestWaitReadyOnAPausedBrokerTimesOut(t *testing.T) {
+	cli, c := startBroker(t)
+	ctx := context.Background()
+	if err := cli.ContainerPause(ctx, c.ID); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cli.ContainerUnpause(context.Background(), c.ID) })
+	start := time.Now()
+	err := c.WaitReady(ctx, scenario.BrokerTarget(), 3*time.Second)
+	took := time.Since(start)
+	if err == nil || !strings.HasPrefix(err.Error(), `broker "`+c.Name+`" did not accept an AMQP login on `+c.Addr()+` within 3s (last error: `) || took < 3*time.Second || took > 8*time.Second {
+		t.Fatalf("after %s: %v", took, err)
+	}
+}
