@@ -404,13 +404,17 @@ func (c *Container) Start(ctx context.Context, target scenario.Target) error {
 
 // WaitReady polls (every 100 ms) until an AMQP connection with login succeeds
 // or timeout passes. A TCP connect alone proves nothing: Docker's userland
-// proxy accepts on the published port before RabbitMQ listens.
+// proxy accepts on the published port before RabbitMQ listens. Each failed
+// login is followed by a look at the container: one that has exited, is
+// dead or was removed will never log in, so the wait fails at once with its
+// exit code and last log lines rather than after the timeout.
 func (c *Container) WaitReady(ctx context.Context, target scenario.Target, timeout time.Duration) error {
 	if err := single(target); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	start := time.Now()
 	var last error
 	for {
 		conn, err := amqp.DialConfig(c.URL(), amqp.Config{Dial: amqp.DefaultDial(2 * time.Second), Properties: amqp.Table{"connection_name": "rmqtorture-readiness"}})
@@ -419,6 +423,9 @@ func (c *Container) WaitReady(ctx context.Context, target scenario.Target, timeo
 			return nil
 		}
 		last = err
+		if err := c.cannotBecomeReady(ctx, time.Since(start)); err != nil {
+			return err
+		}
 		select {
 		case <-ctx.Done():
 			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -427,6 +434,37 @@ func (c *Container) WaitReady(ctx context.Context, target scenario.Target, timeo
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// cannotBecomeReady returns an error when the container has exited, is
+// dead or is gone (Docker's states: created, running, paused, restarting,
+// removing, exited, dead), naming its exit code and last log lines; waited
+// is how long the readiness wait had run. An inspect that fails otherwise
+// says nothing about the broker: the wait goes on.
+func (c *Container) cannotBecomeReady(ctx context.Context, waited time.Duration) error {
+	info, err := c.cli.ContainerInspect(ctx, c.ID)
+	lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	switch {
+	case client.IsErrNotFound(err):
+		return fmt.Errorf("broker container %q was removed after %.1f s of waiting for an AMQP login", c.Name, waited.Seconds())
+	case err != nil || info.State == nil:
+		return nil
+	}
+	st := info.State
+	verb, ok := map[string]string{"exited": "exited", "dead": "is dead", "removing": "is being removed"}[st.Status]
+	if !ok {
+		return nil
+	}
+	why := ""
+	if st.OOMKilled {
+		why = ", killed for lack of memory (OOMKilled)"
+	}
+	if st.Error != "" {
+		why += ", " + redact.Foreign(st.Error)
+	}
+	return fmt.Errorf("broker container %q %s (exit code %d%s) after %.1f s of waiting for an AMQP login: it will not accept one; its last log lines: %s",
+		c.Name, verb, st.ExitCode, why, waited.Seconds(), c.logTail(lctx, 8))
 }
 
 // logTail returns the container's last n log lines joined by " | ": the

@@ -132,15 +132,23 @@ func TestConfirmTimeoutRepublishKeepsTheConnection(t *testing.T) {
 			t.Fatalf("%s (window %d): reconnects %d went in doubt %d in doubt %d republished %d late %d duplicates %d (%d from republish) redeliveries %d stalls %d",
 				md, n, m.Reconnects, m.WentInDoubt, m.InDoubt, m.Republished, m.LateConfirms, m.Duplicates, m.DuplicatesFromRepublish, m.Redeliveries, m.Stalls)
 		}
+		// Ids published just before the freeze and those that refilled the
+		// window as the last acks arrived time out 3 s after their own
+		// publish: one confirm-timeout event or a few, never a reconnect.
 		timeouts := events(m, metrics.EvConfirmTimeout)
-		if len(timeouts) != 1 || len(events(m, metrics.EvConnectionLost)) != 0 || len(events(m, metrics.EvConnected)) != 1 {
+		if len(timeouts) == 0 || len(timeouts) > n || len(events(m, metrics.EvConnectionLost)) != 0 || len(events(m, metrics.EvConnected)) != 1 {
 			t.Fatalf("%s: confirm timeouts %+v, events %+v", md, timeouts, m.Events)
 		}
 		// The copies were made while the broker was frozen: after the
 		// fault, before it was thawed.
 		fault, thawed := events(m, metrics.EvFault), events(m, metrics.EvBrokerStarted)
-		if len(fault) != 1 || len(thawed) != 1 || timeouts[0].AtMS < fault[0].AtMS || timeouts[0].AtMS > thawed[0].AtMS {
-			t.Fatalf("%s: confirm timeout at %.0f ms, fault %+v, unpause %+v", md, timeouts[0].AtMS, fault, thawed)
+		if len(fault) != 1 || len(thawed) != 1 {
+			t.Fatalf("%s: fault %+v, unpause %+v", md, fault, thawed)
+		}
+		for _, to := range timeouts {
+			if to.AtMS < fault[0].AtMS || to.AtMS > thawed[0].AtMS {
+				t.Fatalf("%s: confirm timeout at %.0f ms, outside the freeze (%.0f–%.0f ms)", md, to.AtMS, fault[0].AtMS, thawed[0].AtMS)
+			}
 		}
 		dup := 0
 		for _, rg := range m.IDs.Duplicated {

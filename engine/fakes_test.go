@@ -175,6 +175,9 @@ type fakeTraffic struct {
 	crashErr   error
 	mu         sync.Mutex
 	ownStore   map[int]int
+	// giveUpAfter > 0: the publisher gives up (an error, as at
+	// load.reconnect_timeout) when the broker stays away this long.
+	giveUpAfter time.Duration
 }
 
 func (f *fakeTraffic) Declare(_ context.Context, q QueueSpec) error {
@@ -291,9 +294,13 @@ func (u *pub) outage(ctx context.Context) error {
 		}
 		u.p.Timeline.Record(metrics.Event{Kind: metrics.EvConnectionLost, Publisher: 1, Connection: u.conns})
 	}
+	began := time.Now()
 	for b.current() != metrics.StateUp {
 		if ctx.Err() != nil {
 			return ctx.Err()
+		}
+		if g := u.f.giveUpAfter; g > 0 && time.Since(began) > g {
+			return fmt.Errorf("no connection within load.reconnect_timeout %s", g)
 		}
 		time.Sleep(100 * time.Microsecond)
 	}

@@ -48,6 +48,11 @@ type injector struct {
 	// does not wait for AMQP logins; startedAt is when it last started.
 	nextOnStart bool
 	startedAt   time.Time
+	// burst is done when the burst gives up: the publisher stopped on an
+	// error (e.g. reconnect_timeout), load.burst_timeout passed, or Ctrl-C.
+	// A fault's down wait ends with it (nil: with Ctrl-C only). A burst
+	// that published everything does not cut a planned down.
+	burst context.Context
 }
 
 // play is how one action is applied: it returns the fault event's detail.
@@ -237,8 +242,7 @@ func (in *injector) recoverStep(ctx, fctx context.Context, f *scenario.Fault, re
 		in.pending = recovery
 		return rec, nil
 	}
-	// The planned downtime is cut short by Ctrl-C; the recovery is not.
-	_ = Sleep(ctx, f.Down.D())
+	in.waitDown(ctx, f, applied)
 	if undo, ok := unplay[f.Action]; ok {
 		detail, err := undo(in, fctx)
 		if err != nil {
@@ -256,6 +260,25 @@ func (in *injector) recoverStep(ctx, fctx context.Context, f *scenario.Fault, re
 	}
 	in.log.Info("broker ready again", "downtime_since_fault", time.Since(applied).Round(time.Millisecond))
 	return rec, nil
+}
+
+// waitDown waits out a fault's planned downtime. It is cut short by
+// Ctrl-C, and by the end of the burst: once the publisher has finished or
+// given up (load.reconnect_timeout, load.burst_timeout) nothing is left to
+// measure, and a run must not outlast its burst by a long down. The
+// recovery runs either way; a downtime cut by the burst's end is noted.
+func (in *injector) waitDown(ctx context.Context, f *scenario.Fault, applied time.Time) {
+	wait := ctx
+	if in.burst != nil {
+		wait = in.burst
+	}
+	if Sleep(wait, f.Down.D()) == nil || ctx.Err() != nil {
+		return
+	}
+	after := time.Since(applied)
+	in.log.Info("down cut short: the burst ended", "action", f.Action, "after", after.Round(time.Millisecond), "planned", f.Down.D())
+	in.notes = append(in.notes, fmt.Sprintf("%s: down cut short at the end of the burst after %.1f s (%s planned); the broker was recovered then",
+		f.Action, after.Seconds(), f.Down.D()))
 }
 
 // undoFailed tries the recovery of an action whose call failed: it may have

@@ -107,15 +107,32 @@ func conclude(res *scenario.ModeResult, s *scenario.Scenario, ledger *metrics.Le
 // restart took effect), from the burst's fault events.
 func downMoments(events []metrics.Event) []time.Time {
 	var out []time.Time
-	for _, e := range events {
+	for i, e := range events {
 		if e.Kind != metrics.EvFault || e.At.IsZero() {
 			continue
 		}
 		if state, _, ok := scenario.Action(e.Action).LeavesState(); ok && state == metrics.StateDown {
-			out = append(out, e.At)
+			out = append(out, lastAlive(events[i+1:], e.At))
 		}
 	}
 	return out
+}
+
+// lastAlive is the latest moment the broker may still have been running
+// after a fault event at fault: the first connection loss a client saw
+// after it (the fault event of a kill, stop or restart is the start of its
+// Docker call, and the signal lands during the call), or fault when no
+// client saw one before the broker was started again.
+func lastAlive(after []metrics.Event, fault time.Time) time.Time {
+	for _, e := range after {
+		switch e.Kind {
+		case metrics.EvConnectionLost:
+			return e.At
+		case metrics.EvBrokerStarted, metrics.EvBrokerReady:
+			return fault
+		}
+	}
+	return fault
 }
 
 // lossNotes say why confirmed messages gone from the queue fail nothing.

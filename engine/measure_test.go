@@ -25,3 +25,24 @@ func TestMeasureRatesAndDowntime(t *testing.T) {
 		t.Fatalf("notes %q", notes)
 	}
 }
+
+// The broker may have run until the first connection loss a client saw
+// after a kill's fault event (the start of its Docker call), so that is the
+// down moment the dead-letter-path rule uses; without one, the fault event.
+func TestDownMomentsLastAlive(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	events := []metrics.Event{
+		{At: at(100), Kind: metrics.EvFault, Action: string(scenario.Kill)},
+		{At: at(290), Kind: metrics.EvConnectionLost},
+		{At: at(400), Kind: metrics.EvBrokerStarted},
+		{At: at(900), Kind: metrics.EvFault, Action: string(scenario.Pause)}, // leaves the broker up: no down moment
+		{At: at(1000), Kind: metrics.EvFault, Action: string(scenario.Stop)},
+		{At: at(1200), Kind: metrics.EvBrokerStarted},
+		{At: at(1300), Kind: metrics.EvConnectionLost},
+	}
+	got := downMoments(events)
+	if len(got) != 2 || !got[0].Equal(at(290)) || !got[1].Equal(at(1000)) {
+		t.Fatalf("down moments %v, want [+290ms +1000ms]", got)
+	}
+}

@@ -93,6 +93,7 @@ func (r *Runner) RunMode(ctx context.Context, s *scenario.Scenario, m scenario.M
 	}
 	b.armFaults(ctx)
 	defer b.cancelPub()
+	defer b.cancelGaveUp()
 	b.publish(ctx)
 	b.awaitFaults(ctx)
 	// Interrupted means cut short before the burst and its faults ended; a
@@ -125,7 +126,10 @@ type burst struct {
 	in        *injector
 	pubCtx    context.Context
 	cancelPub context.CancelFunc
-	faults    sync.WaitGroup
+	// gaveUpCtx is done when the burst gave up (see armFaults).
+	gaveUpCtx    context.Context
+	cancelGaveUp context.CancelFunc
+	faults       sync.WaitGroup
 	// brokerErr: the broker did not come back (set by the fault goroutine,
 	// read after faults.Wait); clientFaultErr: a client-side fault failed.
 	brokerErr, clientFaultErr error
@@ -193,10 +197,17 @@ func (b *burst) startConsumers(ctx context.Context) bool {
 func (b *burst) armFaults(ctx context.Context) {
 	b.pubCtx, b.cancelPub = context.WithTimeoutCause(ctx, b.s.Load.BurstTimeout.D(),
 		fmt.Errorf("burst not finished within load.burst_timeout %s", b.s.Load.BurstTimeout.D()))
+	// gaveUpCtx ends a fault's down wait early: at burst_timeout, on
+	// Ctrl-C, or when the publisher gave up (publish); a burst that
+	// published everything leaves the planned down whole (it is bounded by
+	// validation: at most 10m).
+	deadline, _ := b.pubCtx.Deadline()
+	b.gaveUpCtx, b.cancelGaveUp = context.WithDeadline(ctx, deadline)
 	b.sched = newSchedule(b.s, b.r.Seed, b.start, b.ledger.Sent)
 	b.in = &injector{ports: b.r.Ports, log: b.log, s: b.s, tl: b.timeline, start: b.start, sent: b.ledger.Sent,
 		target: scenario.BrokerTarget(), consumers: b.consumers, misroute: make(chan struct{}), fault: &FaultState{},
-		queue: b.spec.Name, ledger: b.ledger, redeclare: func(ctx context.Context) error { return b.r.Traffic.Declare(ctx, b.spec) }}
+		queue: b.spec.Name, ledger: b.ledger, redeclare: func(ctx context.Context) error { return b.r.Traffic.Declare(ctx, b.spec) },
+		burst: b.gaveUpCtx}
 	b.sched.started = func() time.Time { return b.in.startedAt } // read on the fault goroutine, which sets it
 	if len(b.s.Faults) == 0 {
 		return
@@ -269,6 +280,7 @@ func (b *burst) publish(ctx context.Context) {
 	if err != nil && !errors.Is(err, context.Canceled) {
 		b.cond.PublishErr = fmt.Errorf("publisher: %w", err)
 		b.log.Warn("publisher stopped", "err", err)
+		b.cancelGaveUp() // a fault still down would hold the run for nothing
 	}
 	b.cancelPub()
 }

@@ -179,8 +179,8 @@ func TestBrokerLeftDownIsRestoredAtTheEnd(t *testing.T) {
 // that never came due) is a missed fault, never a silent pass.
 func TestFiredButSkippedStepIsMissed(t *testing.T) {
 	res, ops := runTimeline(t, `      - {action: pause, after: 1ms, manual_recovery: true}
-      - {action: unpause, after: 1h}
-      - {action: kill, after: 2h}
+      - {action: unpause, after: 50m}
+      - {action: kill, after: 1h}
 `, scenario.FireAndForget)
 	if res.Verdict.Status != scenario.Inconclusive || strings.Contains(ops, "kill") {
 		t.Fatalf("ops %v verdict %+v", ops, res.Verdict)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"slices"
@@ -50,19 +51,49 @@ func (es Errors) Error() string {
 	return strings.Join(lines, "\n")
 }
 
+// MaxFileBytes bounds a scenario file's size (1 MiB): the shipped
+// scenarios.yaml, two dozen scenarios with their descriptions, is ~20 KB.
+// A larger file is refused before it is parsed: yaml.v3 holds the whole
+// node tree, ~40 times the file's size, in memory.
+const MaxFileBytes = 1 << 20
+
+// utf8BOM is the UTF-8 byte-order mark some editors write first; it is
+// ignored.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
 // LoadFile reads and validates a scenario file. On any problem it returns
-// Errors listing all of them, each with file:line:column and field path.
+// Errors listing all of them, each with file:line:column and field path. A
+// file over MaxFileBytes is refused unread.
 func LoadFile(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read scenario file: %w", err)
+	}
+	defer fh.Close()
+	if st, err := fh.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxFileBytes {
+		return nil, Errors{tooBig(path, fmt.Sprintf("%d bytes", st.Size()))}
+	}
+	// A pipe or device has no size: read one byte past the bound to know.
+	data, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read scenario file: %w", err)
 	}
 	return Parse(path, data)
 }
 
+// tooBig is the error for a file over MaxFileBytes; size says how big.
+func tooBig(file, size string) FieldError {
+	return FieldError{File: file, Msg: fmt.Sprintf("%s: a scenario file may be at most %d bytes (1 MiB); refusing to read it", size, MaxFileBytes)}
+}
+
 // Parse decodes data strictly (unknown keys are errors), applies defaults only
-// where a key is absent, and validates every scenario.
+// where a key is absent, and validates every scenario. Data over
+// MaxFileBytes is refused unread; a leading UTF-8 byte-order mark is ignored.
 func Parse(name string, data []byte) (*File, error) {
+	if len(data) > MaxFileBytes {
+		return nil, Errors{tooBig(name, fmt.Sprintf("more than %d bytes", MaxFileBytes))}
+	}
+	data = bytes.TrimPrefix(data, utf8BOM)
 	var root yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&root); err != nil {
@@ -85,10 +116,13 @@ func Parse(name string, data []byte) (*File, error) {
 	}
 	p := newParser(name)
 	js := p.toJSON(doc, "", "")
-	if p.visits > maxNodes {
-		return nil, p.errs
+	if p.visits > maxNodes || p.duplicates > 0 {
+		// A key given twice leaves yaml.v3's decode of its mapping
+		// half done: what validation would say about it misleads.
+		return nil, p.sorted()
 	}
 	p.checkSchema(cs.file, cs, js)
+	p.checkNumbers()
 	// Decoding goes on past type errors (yaml.v3 decodes what it can); the
 	// schema reported those with their paths, so validation can still report
 	// every other problem in the same pass.
@@ -106,19 +140,25 @@ func Parse(name string, data []byte) (*File, error) {
 	p.defaults(&f)
 	p.validate(&f)
 	if len(p.errs) > 0 {
-		slices.SortStableFunc(p.errs, func(a, b FieldError) int {
-			if a.Line != b.Line {
-				return a.Line - b.Line
-			}
-			return a.Column - b.Column
-		})
-		if len(p.errs) > maxErrors {
-			more := len(p.errs) - maxErrors
-			p.errs = append(p.errs[:maxErrors], FieldError{File: name, Msg: fmt.Sprintf("… and %d more problems", more)})
-		}
-		return nil, p.errs
+		return nil, p.sorted()
 	}
 	return &f, nil
+}
+
+// sorted returns the errors in file order, the first maxErrors of them and a
+// count of the rest.
+func (p *parser) sorted() Errors {
+	slices.SortStableFunc(p.errs, func(a, b FieldError) int {
+		if a.Line != b.Line {
+			return a.Line - b.Line
+		}
+		return a.Column - b.Column
+	})
+	if len(p.errs) > maxErrors {
+		more := len(p.errs) - maxErrors
+		p.errs = append(p.errs[:maxErrors], FieldError{File: p.file, Msg: fmt.Sprintf("… and %d more problems", more)})
+	}
+	return p.errs
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+): ([^\n]*)`)
@@ -148,13 +188,16 @@ const maxNodes = 20000
 const MaxMessages = 10_000_000
 
 type parser struct {
-	visits int
-	file   string
-	nodes  map[string]*yaml.Node // field path → value node, for every key present
-	keys   map[string]*yaml.Node // field path → key node
-	paths  map[string]string     // JSON pointer → field path
-	bad    map[string]bool       // paths already reported
-	errs   Errors
+	visits     int
+	aliases    int // aliases followed while reading the file
+	duplicates int // keys given twice
+	numbers    []number
+	file       string
+	nodes      map[string]*yaml.Node // field path → value node, for every key present
+	keys       map[string]*yaml.Node // field path → key node
+	paths      map[string]string     // JSON pointer → field path
+	bad        map[string]bool       // paths already reported
+	errs       Errors
 }
 
 func newParser(file string) *parser {
@@ -360,4 +403,56 @@ func (f *File) Find(file, name string) (*Scenario, error) {
 		names = append(names, f.Scenarios[i].Name)
 	}
 	return nil, fmt.Errorf("%s: no scenario named %q (have: %s)", file, name, strings.Join(names, ", "))
+}
+
+// number is a number written other than in plain decimal, and what YAML
+// reads it as.
+type number struct {
+	n    *yaml.Node
+	path string
+	msg  string
+}
+
+var (
+	decimalInt   = regexp.MustCompile(`^[-+]?(0|[1-9][0-9]*)$`)
+	decimalFloat = regexp.MustCompile(`^[-+]?([0-9]+\.[0-9]*|\.[0-9]+)$`)
+)
+
+// noteNumber records a scalar YAML reads as a number but that is not
+// written in plain decimal: yaml.v3 reads 0x10 as 16, 0o17 and 017 as 15,
+// 0b11 as 3, 1_000 as 1000 and 1e3 as 1000 (YAML 1.1 and 1.2 forms), which
+// in a count is more likely a slip than meant. checkNumbers reports them.
+func (p *parser) noteNumber(n *yaml.Node, path string) {
+	if n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0 {
+		return
+	}
+	var v any
+	switch n.ShortTag() {
+	case "!!int":
+		if decimalInt.MatchString(n.Value) || n.Decode(&v) != nil {
+			return
+		}
+	case "!!float":
+		if decimalFloat.MatchString(n.Value) || n.Decode(&v) != nil {
+			return
+		}
+		f, ok := v.(float64)
+		if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
+			return // .nan and .inf: the schema says what is wrong with them
+		}
+		v = strconv.FormatFloat(f, 'f', -1, 64)
+	default:
+		return
+	}
+	p.numbers = append(p.numbers, number{n: n, path: path,
+		msg: fmt.Sprintf("%q is not written in decimal (YAML reads it as %v): write %v", n.Value, v, v)})
+}
+
+// checkNumbers reports the numbers noteNumber recorded, on fields the
+// schema found no other fault with (a text field given 0x10 is reported
+// as wanting text).
+func (p *parser) checkNumbers() {
+	for _, x := range p.numbers {
+		p.errAt(x.n, x.path, "%s", x.msg)
+	}
 }

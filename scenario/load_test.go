@@ -2,6 +2,10 @@ package scenario
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +48,7 @@ func TestParseErrors(t *testing.T) {
 		{"missing messages",
 			head + "    queue:\n      type: lazy\n",
 			[]string{
-				"s.yaml:3:5: scenarios[0].load.messages: must be within 1–10000000, got 0",
+				"s.yaml:3:5: scenarios[0].load.messages: missing; write how many orders the burst publishes (1–10000000), e.g. messages: 1000",
 				"s.yaml:5:13: scenarios[0].queue.type: \"lazy\" is not a queue type (quorum, classic, stream)",
 			}},
 		{"duplicate scenario names",
@@ -235,6 +239,61 @@ func TestParseErrors(t *testing.T) {
 		{"two documents",
 			head + "    load: {messages: 1}\n---\nversion: 1\n",
 			[]string{"s.yaml:5:1: more than one YAML document; put all scenarios in one"}},
+		{"a key given twice is the only error, naming both lines (not a misleading one about modes)",
+			head + "    load:\n      modes: [confirm-each]\n      messages: 10\n      window: 5\n      messages: 20\n",
+			[]string{`s.yaml:8:7: scenarios[0].load.messages: "messages" given twice, at lines 6 and 8: keep one`}},
+		{"a section given twice",
+			head + "    load: {messages: 10}\n    load: {messages: 20}\n",
+			[]string{`s.yaml:5:5: scenarios[0].load: "load" given twice, at lines 4 and 5: keep one`}},
+		{"numbers not written in decimal; a text field given one wants text",
+			head + "    queue: {arguments: {x-dead-letter-routing-key: 0x10}}\n    load: {messages: 1e3, window: 0x10, publishers: 010, unroutable_every: 1_000, rate: 2.5e2, message_size_bytes: 0b11}\n    seed: 0o17\n",
+			[]string{
+				`s.yaml:4:52: scenarios[0].queue.arguments.x-dead-letter-routing-key: must be text, got "0x10"`,
+				`s.yaml:5:22: scenarios[0].load.messages: "1e3" is not written in decimal (YAML reads it as 1000): write 1000`,
+				`s.yaml:5:35: scenarios[0].load.window: "0x10" is not written in decimal (YAML reads it as 16): write 16`,
+				`s.yaml:5:53: scenarios[0].load.publishers: "010" is not written in decimal (YAML reads it as 8): write 8`,
+				`s.yaml:5:76: scenarios[0].load.unroutable_every: "1_000" is not written in decimal (YAML reads it as 1000): write 1000`,
+				`s.yaml:5:89: scenarios[0].load.rate: "2.5e2" is not written in decimal (YAML reads it as 250): write 250`,
+				`s.yaml:5:116: scenarios[0].load.message_size_bytes: "0b11" is not written in decimal (YAML reads it as 3): write 3`,
+				`s.yaml:6:11: scenarios[0].seed: "0o17" is not written in decimal (YAML reads it as 15): write 15`,
+			}},
+		{"every duration has an upper bound",
+			head + `    broker: {ready_timeout: 1000h}
+    queue: {settle_before_burst: 11m}
+    load: {messages: 400, confirm_timeout: 10m1s, reconnect_timeout: 61m, stall_timeout: 1h, burst_timeout: 2h, message_deadline: 90m}
+    consumers: {count: 1, processing_delay: 11m}
+    faults:
+      - {action: kill, after: 1s, down: 1000000h}
+      - {action: pause, after: 2h, down: 10m, every: 70m, count: 2, jitter: 20m}
+      - {action: stop, after: 5h, grace: 1h}
+    drain: {idle: 15m, lost_wait: 2h, timeout: 3h}
+`,
+			[]string{
+				"s.yaml:4:29: scenarios[0].broker.ready_timeout: must be at most 10m, got 1000h",
+				"s.yaml:5:34: scenarios[0].queue.settle_before_burst: must be at most 10m, got 11m",
+				"s.yaml:6:44: scenarios[0].load.confirm_timeout: must be at most 10m, got 10m1s",
+				"s.yaml:6:70: scenarios[0].load.reconnect_timeout: must be at most 1h, got 61m",
+				"s.yaml:6:90: scenarios[0].load.stall_timeout: must be at most 10m, got 1h",
+				"s.yaml:6:109: scenarios[0].load.burst_timeout: must be at most 1h, got 2h",
+				"s.yaml:6:131: scenarios[0].load.message_deadline: must be at most 1h, got 90m",
+				"s.yaml:7:45: scenarios[0].consumers.processing_delay: must be at most 10m, got 11m",
+				"s.yaml:9:41: scenarios[0].faults[0].down: must be at most 10m, got 1000000h",
+				"s.yaml:10:32: scenarios[0].faults[1].after: must be at most 1h, got 2h",
+				"s.yaml:10:54: scenarios[0].faults[1].every: must be at most 1h, got 70m",
+				"s.yaml:10:77: scenarios[0].faults[1].jitter: must be at most 10m, got 20m",
+				"s.yaml:11:31: scenarios[0].faults[2].after: must be at most 1h, got 5h",
+				"s.yaml:11:42: scenarios[0].faults[2].grace: must be at most 10m, got 1h",
+				"s.yaml:12:19: scenarios[0].drain.idle: must be at most 10m, got 15m",
+				"s.yaml:12:35: scenarios[0].drain.lost_wait: must be at most 1h, got 2h",
+				"s.yaml:12:48: scenarios[0].drain.timeout: must be at most 1h, got 3h",
+			}},
+		{"text fields have a length limit",
+			"version: 1\nscenarios:\n  - name: " + strings.Repeat("a", 65) + "\n    description: " + strings.Repeat("é", 4097) + "\n    broker: {image: " + strings.Repeat("i", 513) + "}\n    load: {messages: 10}\n",
+			[]string{
+				"s.yaml:3:11: scenarios[0].name: must be at most 64 characters, got 65",
+				"s.yaml:4:18: scenarios[0].description: must be at most 4,096 characters, got 4,097",
+				"s.yaml:5:21: scenarios[0].broker.image: must be at most 512 characters, got 513",
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -313,7 +372,7 @@ func TestParseBoundsAliasExpansionAndErrorCount(t *testing.T) {
 	b.WriteString(strings.Repeat("- *s\n", n))
 	start := time.Now()
 	_, err := Parse("big.yaml", []byte(b.String()))
-	if err == nil || !strings.Contains(err.Error(), "expands to more than 20000 values (aliases?)") {
+	if err == nil || err.Error() != "big.yaml:3:3920: scenarios[9].load.modes[1938]: aliases expand the file to more than 20000 values; refusing to read further" {
 		t.Fatalf("no expansion limit: %.200v", err)
 	}
 	t.Logf("rejected in %s", time.Since(start))
@@ -335,5 +394,98 @@ func TestTinyDurationsAndHugeBurstsRejected(t *testing.T) {
 		"s.yaml:4:52: scenarios[0].load.confirm_timeout: must be at least 1ms, got 3ns"
 	if err == nil || err.Error() != want {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// allocated returns the bytes f allocates (runtime.MemStats.TotalAlloc).
+func allocated(f func()) uint64 {
+	runtime.GC()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	f()
+	runtime.ReadMemStats(&after)
+	return after.TotalAlloc - before.TotalAlloc
+}
+
+// TestBigFilesRefusedUnread: a 30 MB file (a long list of scenarios, or
+// one huge description) is refused before it is parsed, naming the file and
+// the limit; it took 1,261 MB of allocations and 12 s to reject before the
+// limit. Data handed to Parse is bounded the same way.
+func TestBigFilesRefusedUnread(t *testing.T) {
+	dir := t.TempDir()
+	list := filepath.Join(dir, "list.yaml")
+	var b strings.Builder
+	b.WriteString("version: 1\nscenarios:\n")
+	for b.Len() < 30<<20 {
+		b.WriteString("  - {name: a, load: {messages: 10, modes: [confirm-each]}}\n")
+	}
+	if err := os.WriteFile(list, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	alloc := allocated(func() { _, err = LoadFile(list) })
+	want := fmt.Sprintf("%s: %d bytes: a scenario file may be at most 1048576 bytes (1 MiB); refusing to read it", list, b.Len())
+	if err == nil || err.Error() != want {
+		t.Fatalf("got %v\nwant %s", err, want)
+	}
+	t.Logf("30 MB file refused with %d bytes allocated", alloc)
+	if alloc > 64<<10 {
+		t.Errorf("refusing a 30 MB file allocated %d bytes, want < 64 KiB", alloc)
+	}
+
+	_, err = Parse("s.yaml", []byte(head+"    description: "+strings.Repeat("x", MaxFileBytes)+"\n"))
+	if want := "s.yaml: more than 1048576 bytes: a scenario file may be at most 1048576 bytes (1 MiB); refusing to read it"; err == nil || err.Error() != want {
+		t.Fatalf("got %v\nwant %s", err, want)
+	}
+}
+
+// TestWorstFileWithinTheLimit: the most values 1 MiB of YAML can hold (a
+// flow list of zeros) is refused at the value bound, in bounded memory.
+func TestWorstFileWithinTheLimit(t *testing.T) {
+	data := []byte("version: 1\nscenarios: [" + strings.Repeat("0,", MaxFileBytes/2-20) + "0]\n")
+	var err error
+	start := time.Now()
+	alloc := allocated(func() { _, err = Parse("s.yaml", data) })
+	if want := "s.yaml:2:40007: scenarios[19997]: the file holds more than 20000 values (a scenario holds a few dozen); refusing to read further"; err == nil || err.Error() != want {
+		t.Fatalf("got %.300v\nwant %s", err, want)
+	}
+	t.Logf("%d-byte file of %d values refused in %s with %d MB allocated", len(data), MaxFileBytes/2-19, time.Since(start), alloc>>20)
+	if alloc > 400<<20 {
+		t.Errorf("allocated %d MB, want < 400 MB", alloc>>20)
+	}
+}
+
+// TestAliasBombRefusedCheaply: a billion-laughs file (each alias ten of the
+// previous, 10^9 values expanded) is refused at the value bound without
+// expanding it.
+func TestAliasBombRefusedCheaply(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("version: 1\nx0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]\n")
+	for i := 1; i < 9; i++ {
+		fmt.Fprintf(&b, "x%d: &a%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*a%d, ", i-1), 10), ", "))
+	}
+	b.WriteString("scenarios: [*a8]\n")
+	var err error
+	start := time.Now()
+	alloc := allocated(func() { _, err = Parse("bomb.yaml", []byte(b.String())) })
+	if err == nil || !strings.Contains(err.Error(), ": aliases expand the file to more than 20000 values; refusing to read further") {
+		t.Fatalf("got %.300v", err)
+	}
+	t.Logf("alias bomb refused in %s with %d KB allocated", time.Since(start), alloc>>10)
+	if alloc > 64<<20 {
+		t.Errorf("allocated %d MB, want < 64 MB", alloc>>20)
+	}
+}
+
+// TestByteOrderMarkIgnored: a UTF-8 byte-order mark (some Windows editors
+// write one) is ignored, and lines and columns still count from the text.
+func TestByteOrderMarkIgnored(t *testing.T) {
+	f, err := Parse("s.yaml", []byte("\xef\xbb\xbf"+head+"    load: {messages: 10}\n"))
+	if err != nil || f.Scenarios[0].Load.Messages != 10 {
+		t.Fatalf("got %v", err)
+	}
+	_, err = Parse("s.yaml", []byte("\xef\xbb\xbf"+head+"    load: {messages: 10, window: 0}\n"))
+	if want := "s.yaml:4:34: scenarios[0].load.window: must be within 1–65535, got 0"; err == nil || err.Error() != want {
+		t.Fatalf("got %v\nwant %s", err, want)
 	}
 }

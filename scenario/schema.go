@@ -97,14 +97,17 @@ func keyOrder(dec *json.Decoder, ptr string, out map[string][]string) error {
 // up to maxNodes values in all.
 func (p *parser) toJSON(n *yaml.Node, path, ptr string) any {
 	if p.visits++; p.visits > maxNodes {
-		if p.visits == maxNodes+1 {
-			p.errAt(n, path, "the file expands to more than %d values (aliases?); refusing to read further", maxNodes)
+		if p.visits == maxNodes+1 && p.aliases > 0 {
+			p.errAt(n, path, "aliases expand the file to more than %d values; refusing to read further", maxNodes)
+		} else if p.visits == maxNodes+1 {
+			p.errAt(n, path, "the file holds more than %d values (a scenario holds a few dozen); refusing to read further", maxNodes)
 		}
 		return nil
 	}
 	p.nodes[path] = n
 	p.paths[ptr] = path
 	if n.Kind == yaml.AliasNode {
+		p.aliases++
 		n = n.Alias
 	}
 	switch n.Kind {
@@ -114,7 +117,9 @@ func (p *parser) toJSON(n *yaml.Node, path, ptr string) any {
 			k, v := n.Content[i], n.Content[i+1]
 			kp := join(path, k.Value)
 			if _, dup := m[k.Value]; dup {
-				p.errAt(k, kp, "field given twice")
+				p.duplicates++
+				first := p.keys[kp]
+				p.errAt(k, kp, "%q given twice, at lines %d and %d: keep one", k.Value, first.Line, k.Line)
 				continue
 			}
 			p.keys[kp] = k
@@ -128,6 +133,7 @@ func (p *parser) toJSON(n *yaml.Node, path, ptr string) any {
 		}
 		return out
 	case yaml.ScalarNode:
+		p.noteNumber(n, path)
 		return scalarJSON(n)
 	}
 	return nil
@@ -242,6 +248,8 @@ func (p *parser) schemaError(cs *compiledSchema, e *jsonschema.ValidationError) 
 		p.errAt(n, path, "%q is not %s%s", k.Got, article(title), hint)
 	case *kind.Minimum, *kind.Maximum:
 		p.errAt(n, path, "%s%s, got %s", rangeWords(sub), hint, n.Value)
+	case *kind.MaxLength:
+		p.errAt(n, path, "must be at most %s characters, got %s", printer.Sprint(k.Want), printer.Sprint(k.Got))
 	default:
 		p.errAt(n, path, "%s", e.ErrorKind.LocalizedString(printer))
 	}

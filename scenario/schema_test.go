@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -127,5 +128,90 @@ func TestSchemaEnumsMatchGo(t *testing.T) {
 		if got := enum(def); !slices.Equal(got, want) {
 			t.Errorf("$defs/%s enum %v, Go %v", def, got, want)
 		}
+	}
+}
+
+// TestEveryDurationHasABound walks Scenario's yaml tags with reflect: every
+// duration field has a bound in DurationBounds (no unbounded wait), no bound
+// names a field that is gone, and the schema's description of each field
+// ends with "At most <bound>.".
+func TestEveryDurationHasABound(t *testing.T) {
+	var root map[string]any
+	if err := json.Unmarshal(Schema, &root); err != nil {
+		t.Fatal(err)
+	}
+	deref := func(node map[string]any) map[string]any {
+		for ref, ok := node["$ref"].(string); ok; ref, ok = node["$ref"].(string) {
+			node = lookup(root, strings.TrimPrefix(ref, "#")).(map[string]any)
+		}
+		return node
+	}
+	durations := map[string]string{} // field path → its schema description
+	var walk func(path string, typ reflect.Type, node map[string]any)
+	walk = func(path string, typ reflect.Type, node map[string]any) {
+		for typ.Kind() == reflect.Pointer {
+			typ = typ.Elem()
+		}
+		if typ == reflect.TypeFor[Duration]() {
+			durations[path], _ = node["description"].(string)
+			return
+		}
+		node = deref(node)
+		switch typ.Kind() {
+		case reflect.Slice:
+			walk(path+"[]", typ.Elem(), node["items"].(map[string]any))
+		case reflect.Struct:
+			for f := range typ.Fields() {
+				tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+				sub, _ := lookup(node, "/properties/"+tag).(map[string]any)
+				walk(strings.TrimPrefix(path+"."+tag, "."), f.Type, sub)
+			}
+		}
+	}
+	walk("", reflect.TypeFor[Scenario](), lookup(root, "/$defs/scenario").(map[string]any))
+	if len(durations) < 17 {
+		t.Fatalf("found %d duration fields, want at least 17: %v", len(durations), durations)
+	}
+	for path, desc := range durations {
+		bound, ok := DurationBounds[path]
+		if !ok {
+			t.Errorf("%s: a duration without an upper bound in DurationBounds", path)
+			continue
+		}
+		if want := "At most " + shortDuration(bound) + "."; !strings.HasSuffix(desc, want) {
+			t.Errorf("%s: schema description %q does not end with %q", path, desc, want)
+		}
+	}
+	for path := range DurationBounds {
+		if _, ok := durations[path]; !ok {
+			t.Errorf("DurationBounds names %s, which is not a duration field", path)
+		}
+	}
+}
+
+// TestDurationBoundsInReadme: README's table of duration bounds lists every
+// bound in DurationBounds, with its value, and no other.
+func TestDurationBoundsInReadme(t *testing.T) {
+	data, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := regexp.MustCompile("^  \\| (`[a-z_.\\[\\]]+`(?:, `[a-z_.\\[\\]]+`)*) \\| (\\w+) \\|$")
+	field := regexp.MustCompile("`([^`]+)`")
+	listed := map[string]string{}
+	for _, line := range strings.Split(string(data), "\n") {
+		if m := row.FindStringSubmatch(line); m != nil {
+			for _, f := range field.FindAllStringSubmatch(m[1], -1) {
+				listed[f[1]] = m[2]
+			}
+		}
+	}
+	for path, bound := range DurationBounds {
+		if listed[path] != shortDuration(bound) {
+			t.Errorf("README lists %s at most %q, want %q", path, listed[path], shortDuration(bound))
+		}
+	}
+	if len(listed) != len(DurationBounds) {
+		t.Errorf("README lists %d duration bounds, DurationBounds has %d: %v", len(listed), len(DurationBounds), listed)
 	}
 }

@@ -81,6 +81,9 @@ func (p *parser) validate(f *File) {
 // validateScenario runs every section's rules on the scenario at path sp
 // ("" under Validate).
 func (p *parser) validateScenario(sp string, s *Scenario) {
+	// First: a bound broken says more than what the other rules would
+	// compute from the value (a timeline lasting 1000000h).
+	p.validateDurationBounds(sp)
 	p.validateBroker(sp, s)
 	p.validateQueue(sp, s)
 	p.validateLoad(sp, s)
@@ -133,7 +136,9 @@ func (p *parser) validateQueue(sp string, s *Scenario) {
 func (p *parser) validateLoad(sp string, s *Scenario) {
 	l := s.Load
 	lp := sp + ".load"
-	if l.Messages <= 0 || l.Messages > MaxMessages {
+	if !p.has(lp + ".messages") {
+		p.fail(lp+".messages", "missing; write how many orders the burst publishes (1–%d), e.g. messages: 1000", MaxMessages)
+	} else if l.Messages <= 0 || l.Messages > MaxMessages {
 		p.fail(lp+".messages", "must be within 1–%d, got %d", MaxMessages, l.Messages)
 	}
 	if len(l.Modes) == 0 {
@@ -800,6 +805,56 @@ func (p *parser) validateQueueActions(sp string, s *Scenario) {
 	}
 }
 
+// DurationBounds is the longest value each duration field of a scenario
+// takes, by its path ("faults[].down": every step's down). Every duration
+// has one, so no wait in a run is unbounded: a wait within the burst is
+// bounded by 10m, a phase (the burst, the drain) by 1h. scenarios.schema.json
+// names each bound in the field's description, and README's scenario
+// reference lists them (a test keeps the three equal).
+var DurationBounds = map[string]time.Duration{
+	"broker.ready_timeout":       10 * time.Minute,
+	"queue.settle_before_burst":  10 * time.Minute,
+	"load.confirm_timeout":       10 * time.Minute,
+	"load.reconnect_timeout":     time.Hour,
+	"load.stall_timeout":         10 * time.Minute,
+	"load.burst_timeout":         time.Hour,
+	"load.message_deadline":      time.Hour,
+	"faults[].after":             time.Hour,
+	"faults[].down":              10 * time.Minute,
+	"faults[].grace":             10 * time.Minute,
+	"faults[].every":             time.Hour,
+	"faults[].jitter":            10 * time.Minute,
+	"consumers.processing_delay": 10 * time.Minute,
+	"consumers.retry_delay":      10 * time.Minute,
+	"drain.idle":                 10 * time.Minute,
+	"drain.lost_wait":            time.Hour,
+	"drain.timeout":              time.Hour,
+}
+
+// validateDurationBounds reports every duration written above its bound in
+// DurationBounds, at the value as written. Absent keys take defaults, which
+// are within bounds.
+func (p *parser) validateDurationBounds(sp string) {
+	for _, field := range slices.Sorted(maps.Keys(DurationBounds)) {
+		bound := DurationBounds[field]
+		list, sub, inList := strings.Cut(field, "[].")
+		if !inList {
+			p.durationAtMost(sp+"."+field, bound)
+			continue
+		}
+		n := p.nodes[strings.TrimPrefix(sp+"."+list, ".")]
+		if n != nil && n.Kind == yaml.AliasNode {
+			n = n.Alias
+		}
+		if n == nil || n.Kind != yaml.SequenceNode {
+			continue
+		}
+		for j := range n.Content {
+			p.durationAtMost(fmt.Sprintf("%s.%s[%d].%s", sp, list, j, sub), bound)
+		}
+	}
+}
+
 // validateStreamLoad refuses the load settings the stream publisher does
 // not play.
 func (p *parser) validateStreamLoad(sp string, s *Scenario) {
@@ -819,4 +874,31 @@ func (p *parser) validateStreamLoad(sp string, s *Scenario) {
 			p.fail(lp+"."+k[0], "not supported with queue.type: stream: %s", k[1])
 		}
 	}
+}
+
+// durationAtMost reports the duration at path if it is written and longer
+// than bound. A value that is not a duration was reported by the schema.
+func (p *parser) durationAtMost(path string, bound time.Duration) {
+	n := p.nodes[strings.TrimPrefix(path, ".")]
+	if n != nil && n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if n == nil || n.Kind != yaml.ScalarNode {
+		return
+	}
+	if d, err := time.ParseDuration(n.Value); err == nil && d > bound {
+		p.fail(path, "must be at most %s, got %s", shortDuration(bound), n.Value)
+	}
+}
+
+// shortDuration writes d as a scenario would: 10m, 1h, 1m30s (not 10m0s).
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
