@@ -87,6 +87,12 @@ a malformed result.json or history).`,
 // checkRun re-judges every mode of the run in dir; it returns one line per
 // mode, and an exit error: ExitUsage for bad input, ExitFail for a mismatch.
 func checkRun(dir string) ([]string, error) {
+	switch fi, err := os.Stat(dir); {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, causeErr(CauseBadResult, fmt.Errorf("%s: no such run folder", dir))
+	case err == nil && !fi.IsDir():
+		return nil, causeErr(CauseBadResult, fmt.Errorf("%s: not a folder; check takes a run folder, the one that holds result.json and its histories", dir))
+	}
 	res, err := loadResult(filepath.Join(dir, "result.json"))
 	if err != nil {
 		return nil, err

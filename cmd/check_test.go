@@ -245,7 +245,7 @@ func TestCheckBadInput(t *testing.T) {
 	cases := []struct{ dir, want string }{
 		{truncated, hp + ": history corrupt: "},
 		{badResult, filepath.Join(badResult, "result.json") + ": "},
-		{missing, "read result: open " + filepath.Join(missing, "result.json") + ": no such file or directory"},
+		{missing, missing + ": no such run folder"},
 	}
 	for _, tc := range cases {
 		code, _, stderr := runCLI(t, "check", tc.dir)

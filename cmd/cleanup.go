@@ -38,7 +38,13 @@ anything without the label. A run does the default cleanup before it starts.`,
 		Example: `  rmqtorture cleanup --dry-run
   rmqtorture cleanup --run 3f2a9c01
   rmqtorture cleanup --all`,
-		Args: cobra.NoArgs,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				// Most likely a run id given without its flag.
+				return usageErr(fmt.Errorf("cleanup takes no arguments, got %q; to remove one run's containers: rmqtorture cleanup --run %s", args[0], args[0]))
+			}
+			return noArgs(c, args)
+		},
 		RunE: func(c *cobra.Command, _ []string) error {
 			if scope.All && scope.Run != "" {
 				return usageErr(errors.New("--run and --all choose different scopes: give one"))

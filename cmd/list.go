@@ -14,7 +14,7 @@ func newList(g *globalOpts) *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the scenarios in the scenario file, one line each",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			f, err := g.load()
 			if err != nil {

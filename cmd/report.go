@@ -51,7 +51,12 @@ up) is an error (exit 4); --out then leaves no partial file in place.`,
 		Example: `  rmqtorture report rmqtorture-results/kill-mid-burst-20261129T201915Z-6b08aa17/result.json
   rmqtorture report result.json --format table
   rmqtorture report result.json --summary-file "$GITHUB_STEP_SUMMARY" > /dev/null`,
-		Args: cobra.ExactArgs(1),
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) != 1 {
+				return usageErr(fmt.Errorf("report takes one file, RESULT.json; got %d", len(args)))
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error { return o.run(c, args[0]) },
 	}
 	fl := c.Flags()
@@ -116,6 +121,9 @@ func loadResult(path string) (*scenario.Result, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, causeErr(CauseBadResult, fmt.Errorf("read result: %w", err))
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, causeErr(CauseBadResult, fmt.Errorf("%s: empty file, not a result.json", path))
 	}
 	var v struct {
 		SchemaVersion *int `json:"schema_version"`

@@ -111,7 +111,7 @@ func TestReportBadInput(t *testing.T) {
 		{[]string{"report", missing}, "rmqtorture: read result: open " + missing + ": no such file or directory\n"},
 		{[]string{"report", storedResult, "--format", "html"}, "rmqtorture: --format: \"html\" is not a format (markdown, table, json)\n"},
 		{[]string{"report", self, "--format", "json", "--out", dir}, "rmqtorture: --out " + dir + " would overwrite the result being read, " + self + "\n"},
-		{[]string{"report"}, "rmqtorture: accepts 1 arg(s), received 0\n"},
+		{[]string{"report"}, "rmqtorture: report takes one file, RESULT.json; got 0\n"},
 	} {
 		code, stdout, stderr := runCLI(t, tc.args...)
 		if code != ExitUsage || stdout != "" || stderr != tc.stderr {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -66,6 +67,15 @@ func ExitCode(err error) int {
 		return ee.code
 	}
 	return codeOf(CauseBadArgs) // cobra's own errors: unknown flag or command
+}
+
+// noArgs refuses positional arguments and names the command: cobra's
+// NoArgs calls them an unknown subcommand, which they are not.
+func noArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErr(fmt.Errorf("%s takes no arguments, got %q", c.Name(), strings.Join(args, " ")))
+	}
+	return nil
 }
 
 // Version is set at build time with -ldflags "-X github.com/rmqtorture/rmqtorture/cmd.Version=v1.2.3".
@@ -175,7 +185,7 @@ func newVersion() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print rmqtorture's version and its AMQP client library",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
 			fmt.Fprintf(c.OutOrStdout(), "rmqtorture %s (%s)\n", toolVersion(), clientVersion())
 			return nil

@@ -66,6 +66,8 @@ func (r *Runner) RunModes(ctx context.Context, s *scenario.Scenario, modes []sce
 			continue
 		}
 		res, brokerDown := r.RunMode(ctx, s, m)
+		// Read across repeats, shows whether the tool leaks (the soak test).
+		res.Process = ProcessSnapshot()
 		out = append(out, res)
 		r.modeDone(res)
 		if brokerDown {

@@ -172,6 +172,25 @@ type ModeResult struct {
 	// first published before that step returned. They are part of Lost and
 	// allowed: not durability loss.
 	RemovedByScenario int `json:"removed_by_scenario,omitempty"`
+	// Process is rmqtorture's own process right after the mode finished
+	// (null for a mode that did not run): read across the repeats of a
+	// matrix it shows whether the tool leaks goroutines, descriptors or
+	// memory (the soak test in cmd/soak_integration_test.go).
+	Process *ProcessStats `json:"process,omitempty"`
+}
+
+// ProcessStats is a snapshot of the rmqtorture process itself, taken after
+// a garbage collection (engine.ProcessSnapshot).
+type ProcessStats struct {
+	// Goroutines is runtime.NumGoroutine().
+	Goroutines int `json:"goroutines"`
+	// OpenFDs is the number of open file descriptors (entries of
+	// /proc/self/fd, the listing's own included); null where the system
+	// has no /proc/self/fd.
+	OpenFDs *int `json:"open_fds"`
+	// HeapInuseBytes is runtime.MemStats.HeapInuse after runtime.GC(), in
+	// bytes: the heap spans in use, live objects and their fragmentation.
+	HeapInuseBytes uint64 `json:"heap_inuse_bytes"`
 }
 
 // FaultRecord is one fault as it happened.

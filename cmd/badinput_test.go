@@ -1,0 +1,584 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+)
+
+// The bad-input suite: every input below is one a user can get wrong, fed
+// through the real command line (Execute) in a folder of its own. Each must
+// exit with its exact code and its exact first line of stderr, print nothing
+// on stdout, contact no Docker Engine (DOCKER_HOST points at a listener
+// that counts connections: a command that got as far as Docker would be
+// seen, and would fail differently) and write nothing (the folder holds
+// exactly the files the case put there, so --out and --summary-file were
+// not created). The README's "Reliability" section quotes the count.
+
+var printBadInputs = flag.Bool("print-bad-inputs", false, "print each bad input's exit code and first stderr line in table order (to write the table)")
+
+// badInput is one refused input: args run in a fresh folder holding files
+// (name → content; names may have folders). "{busyport}" in args and
+// first is a port the test holds open on 127.0.0.1.
+type badInput struct {
+	name  string
+	args  []string
+	files map[string]string
+	code  int
+	first string // the exact first line of stderr
+	// validate: a scenario file; `validate -f` must refuse it with the
+	// same first line.
+	validate bool
+}
+
+// scenarioHead is the start of every scenario case's file; the body
+// starts on line 4, indented under "- name: s".
+const scenarioHead = "version: 1\nscenarios:\n  - name: s\n"
+
+// scen is a scenario file case: the scenario s with body (lines joined by
+// \n, each indented 4 spaces in the file), run as `run s -f s.yaml --out out`.
+func scen(name, body string, code int, first string) badInput {
+	lines := strings.Split(body, "\n")
+	for i, l := range lines {
+		lines[i] = "    " + l
+	}
+	return fileCase(name, scenarioHead+strings.Join(lines, "\n")+"\n", code, first)
+}
+
+// fileCase is a whole scenario file, run as `run s -f s.yaml --out out`.
+func fileCase(name, yaml string, code int, first string) badInput {
+	return badInput{name: "scenario/" + name, args: []string{"run", "s", "-f", "s.yaml", "--out", "out"},
+		files: map[string]string{"s.yaml": yaml}, code: code, first: first, validate: true}
+}
+
+// okScenario is a valid scenario file with the one scenario s, for flag cases.
+const okScenario = scenarioHead + "    load: {messages: 100}\n"
+
+// flagCase runs args beside okScenario (s.yaml) and, when given, more files.
+func flagCase(name string, args []string, code int, first string, files ...string) badInput {
+	m := map[string]string{"s.yaml": okScenario}
+	for i := 0; i+1 < len(files); i += 2 {
+		m[files[i]] = files[i+1]
+	}
+	return badInput{name: "flags/" + name, args: args, files: m, code: code, first: first}
+}
+
+// run is `run s -f s.yaml --out out` followed by extra.
+func run(extra ...string) []string {
+	return append([]string{"run", "s", "-f", "s.yaml", "--out", "out"}, extra...)
+}
+
+// resultCase runs args beside the files (name, content pairs).
+func resultCase(name string, args []string, code int, first string, files ...string) badInput {
+	m := map[string]string{}
+	for i := 0; i+1 < len(files); i += 2 {
+		m[files[i]] = files[i+1]
+	}
+	return badInput{name: "results/" + name, args: args, files: m, code: code, first: first}
+}
+
+// resultEdit returns the stored result.json with edit applied to it as a
+// JSON object.
+func resultEdit(t *testing.T, stored string, edit func(r map[string]any)) string {
+	t.Helper()
+	var r map[string]any
+	if err := json.Unmarshal([]byte(stored), &r); err != nil {
+		t.Fatal(err)
+	}
+	edit(r)
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// mode0 is the first mode of a result decoded as a JSON object.
+func mode0(r map[string]any) map[string]any { return r["modes"].([]any)[0].(map[string]any) }
+
+func badInputs(t *testing.T) []badInput {
+	stored := readFile(t, storedResult)
+	other := resultEdit(t, stored, func(r map[string]any) { r["scenario"] = "baseline" })
+	checkDir := writeCheckRun(t)
+	checkRes := readFile(t, filepath.Join(checkDir, "result.json"))
+	history := readFile(t, filepath.Join(checkDir, "history-0.bin.gz"))
+	noHistory := resultEdit(t, checkRes, func(r map[string]any) { delete(mode0(r), "history") })
+	return slices.Concat(scenarioCases(), flagCases(), resultCases(t, stored, other, checkRes, history, noHistory))
+}
+
+// scenarioCases are bad scenario files: syntax, types, unknown keys, enums,
+// ranges, durations, and settings that contradict each other.
+func scenarioCases() []badInput {
+	return []badInput{
+		// The file as a whole.
+		fileCase("empty file", "", ExitUsage, "rmqtorture: s.yaml: empty file; it needs version: 1 and a list of scenarios"),
+		fileCase("not YAML", "version: 1\nscenarios: [\n", ExitUsage, "rmqtorture: s.yaml:2: did not find expected node content"),
+		fileCase("two documents", okScenario+"---\nversion: 1\n", ExitUsage, "rmqtorture: s.yaml:5:1: more than one YAML document; put all scenarios in one"),
+		fileCase("version missing", "scenarios:\n  - name: s\n    load: {messages: 100}\n", ExitUsage, "rmqtorture: s.yaml:1:1: version: missing; write version: 1"),
+		fileCase("version 2", "version: 2\nscenarios:\n  - name: s\n    load: {messages: 100}\n", ExitUsage, "rmqtorture: s.yaml:1:10: version: unsupported version 2 (this rmqtorture reads version 1)"),
+		fileCase("version a string", "version: one\nscenarios:\n  - name: s\n    load: {messages: 100}\n", ExitUsage, "rmqtorture: s.yaml:1:10: version: must be a whole number, got \"one\""),
+		fileCase("no scenarios", "version: 1\nscenarios: []\n", ExitUsage, "rmqtorture: s.yaml:2:12: scenarios: no scenarios"),
+		fileCase("scenarios a mapping", "version: 1\nscenarios: {s: {}}\n", ExitUsage, "rmqtorture: s.yaml:2:12: scenarios: must be a list, got a mapping"),
+		fileCase("unknown top-level key", okScenario+"defaults: {}\n", ExitUsage, "rmqtorture: s.yaml:5:1: defaults: unknown rmqtorture scenario file (known: version, scenarios)"),
+		fileCase("name missing", "version: 1\nscenarios:\n  - load: {messages: 100}\n", ExitUsage, "rmqtorture: s.yaml:3:5: scenarios[0].name: \"\" is not a scenario name (lower-case letters, digits and dashes)"),
+		fileCase("name upper-case", "version: 1\nscenarios:\n  - name: S\n    load: {messages: 100}\n", ExitUsage, "rmqtorture: s.yaml:3:11: scenarios[0].name: \"S\" is not a scenario name (lower-case letters, digits and dashes)"),
+		fileCase("name with a space", "version: 1\nscenarios:\n  - name: my scenario\n    load: {messages: 100}\n", ExitUsage, "rmqtorture: s.yaml:3:11: scenarios[0].name: \"my scenario\" is not a scenario name (lower-case letters, digits and dashes)"),
+		fileCase("duplicate names", okScenario+"  - name: s\n    load: {messages: 100}\n", ExitUsage, "rmqtorture: s.yaml:5:11: scenarios[1].name: \"s\" already names scenarios[0]"),
+		fileCase("a tab for indentation", "version: 1\nscenarios:\n\t- name: s\n", ExitUsage, "rmqtorture: s.yaml:3: found character that cannot start any token"),
+		fileCase("alias expansion bomb", "version: 1\na: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nscenarios: []\n", ExitUsage, "rmqtorture: s.yaml:2:29: e[0][6][8][8][7]: the file expands to more than 20000 values (aliases?); refusing to read further"),
+		scen("unknown scenario key", "load: {messages: 100}\nfault: []", ExitUsage, "rmqtorture: s.yaml:5:5: scenarios[0].fault: unknown field (known: name, description, broker, queue, load, faults, consumers, drain, expect, matrix, seed)"),
+		scen("seed negative", "load: {messages: 100}\nseed: -1", ExitUsage, "rmqtorture: s.yaml:5:11: scenarios[0].seed: must be within 0–18446744073709551615, got -1"),
+		scen("seed a string", "load: {messages: 100}\nseed: abc", ExitUsage, "rmqtorture: s.yaml:5:11: scenarios[0].seed: must be a whole number, got \"abc\""),
+		// broker
+		scen("broker.image empty", "broker: {image: ''}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:21: scenarios[0].broker.image: must name an image"),
+		scen("broker unknown key", "broker: {imgae: x}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:14: scenarios[0].broker.imgae: unknown field (known: image, ready_timeout, config, advanced_config)"),
+		scen("ready_timeout a number", "broker: {ready_timeout: 5}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:29: scenarios[0].broker.ready_timeout: must be a duration (use e.g. 5s, 250ms), got \"5\""),
+		scen("ready_timeout not a duration", "broker: {ready_timeout: soon}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:29: scenarios[0].broker.ready_timeout: \"soon\" is not a duration (use e.g. 5s, 250ms)"),
+		scen("ready_timeout 0s", "broker: {ready_timeout: 0s}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:29: scenarios[0].broker.ready_timeout: must be at least 1ms, got 0s"),
+		scen("ready_timeout negative", "broker: {ready_timeout: -1s}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:29: scenarios[0].broker.ready_timeout: must be at least 1ms, got -1s"),
+		scen("config reserved listeners", "broker: {config: {listeners.tcp.default: '5673'}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:46: scenarios[0].broker.config.listeners.tcp.default: rmqtorture's own broker setup needs listeners.tcp.default (AMQP on 5672 on every interface, guest from the host, the console log): a scenario cannot change it"),
+		scen("config reserved loopback_users", "broker: {config: {loopback_users: none}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:39: scenarios[0].broker.config.loopback_users: rmqtorture's own broker setup needs loopback_users (AMQP on 5672 on every interface, guest from the host, the console log): a scenario cannot change it"),
+		scen("config reserved default_pass", "broker: {config: {default_pass: secret}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:37: scenarios[0].broker.config.default_pass: rmqtorture's own broker setup needs default_pass (AMQP on 5672 on every interface, guest from the host, the console log): a scenario cannot change it"),
+		scen("config reserved log.console.level", "broker: {config: {log.console.level: debug}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:42: scenarios[0].broker.config.log.console.level: rmqtorture's own broker setup needs log.console.level (AMQP on 5672 on every interface, guest from the host, the console log): a scenario cannot change it"),
+		scen("config key not a conf key", "broker: {config: {Consumer Timeout: '5000'}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:41: scenarios[0].broker.config.Consumer Timeout: \"Consumer Timeout\" is not a rabbitmq.conf key (dot-separated names such as consumer_timeout or disk_free_limit.absolute)"),
+		scen("config empty value", "broker: {config: {consumer_timeout: ''}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:41: scenarios[0].broker.config.consumer_timeout: needs a value"),
+		scen("config value with a line break", "broker: {config: {consumer_timeout: \"5000\\nlisteners.tcp.default = 1\"}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:41: scenarios[0].broker.config.consumer_timeout: a rabbitmq.conf value is one line; \"5000\\nlisteners.tcp.default = 1\" has a line break"),
+		scen("advanced_config reserved tcp_listeners", "broker: {advanced_config: {tcp_listeners: 1}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:47: scenarios[0].broker.advanced_config.tcp_listeners: rmqtorture's own broker setup needs tcp_listeners: a scenario cannot change it"),
+		scen("advanced_config value a string", "broker: {advanced_config: {channel_tick_interval: fast}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:55: scenarios[0].broker.advanced_config.channel_tick_interval: must be a whole number, got \"fast\""),
+		scen("advanced_config key not an atom", "broker: {advanced_config: {Channel-Tick: 1}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:46: scenarios[0].broker.advanced_config.Channel-Tick: \"Channel-Tick\" is not a key of the rabbit application (a lower-case name such as channel_tick_interval)"),
+		// queue
+		scen("queue.type stream", "queue: {type: stream}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:19: scenarios[0].queue.type: \"stream\" is not a queue type (quorum, classic)"),
+		scen("queue.type a number", "queue: {type: 5}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:19: scenarios[0].queue.type: must be a queue type, got \"5\""),
+		scen("non-durable quorum queue", "queue: {type: quorum, durable: false}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:36: scenarios[0].queue.durable: quorum queues are always durable; use type: classic for a non-durable queue"),
+		scen("durable a string", "queue: {type: classic, durable: yes}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:37: scenarios[0].queue.durable: must be true or false, got \"yes\""),
+		scen("x-max-length negative", "queue: {arguments: {x-max-length: -1}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:39: scenarios[0].queue.arguments.x-max-length: must not be negative, got -1"),
+		scen("x-max-length a string", "queue: {arguments: {x-max-length: ten}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:39: scenarios[0].queue.arguments.x-max-length: must be a whole number, got \"ten\""),
+		scen("x-overflow drop-tail", "queue: {arguments: {x-max-length: 10, x-overflow: drop-tail}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:55: scenarios[0].queue.arguments.x-overflow: \"drop-tail\" is not an overflow behaviour (drop-head, reject-publish, reject-publish-dlx)"),
+		scen("unknown queue argument", "queue: {arguments: {x-queue-mode: lazy}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:25: scenarios[0].queue.arguments.x-queue-mode: unknown queue argument (known: x-dead-letter-exchange, x-dead-letter-routing-key, x-dead-letter-strategy, x-delivery-limit, x-max-length, x-max-length-bytes, x-message-ttl, x-overflow, x-single-active-consumer)"),
+		scen("x-message-ttl negative", "queue: {arguments: {x-message-ttl: -5}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:40: scenarios[0].queue.arguments.x-message-ttl: must not be negative, got -5"),
+		scen("x-delivery-limit a string", "queue: {arguments: {x-delivery-limit: many}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:43: scenarios[0].queue.arguments.x-delivery-limit: must be a whole number, got \"many\""),
+		scen("dead-letter exchange twice", "queue: {dead_letter_queue: true, arguments: {x-dead-letter-exchange: dlx}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:74: scenarios[0].queue.arguments.x-dead-letter-exchange: queue.dead_letter_queue sets x-dead-letter-exchange itself; remove one of the two"),
+		scen("dead_letter_arguments without a dead-letter queue", "queue: {dead_letter_arguments: {x-max-length: 10}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:36: scenarios[0].queue.dead_letter_arguments: there is no dead-letter queue to declare with them: set queue.dead_letter_queue: true"),
+		scen("dead-letter queue dead-lettering on", "queue: {dead_letter_queue: true, dead_letter_arguments: {x-dead-letter-exchange: other}}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:86: scenarios[0].queue.dead_letter_arguments.x-dead-letter-exchange: would move messages out of the dead-letter queue, where nobody counts them"),
+		scen("settle_before_burst negative", "queue: {settle_before_burst: -1s}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:34: scenarios[0].queue.settle_before_burst: must not be negative"),
+		scen("also_bind_type stream", "queue: {also_bind_type: stream}\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:29: scenarios[0].queue.also_bind_type: \"stream\" is not a queue type (quorum, classic)"),
+		scen("queue a list", "queue: [quorum]\nload: {messages: 100}", ExitUsage, "rmqtorture: s.yaml:4:12: scenarios[0].queue: must be a mapping, got a list"),
+		// load
+		scen("load missing", "description: no load", ExitUsage, "rmqtorture: s.yaml:3:5: scenarios[0].load.messages: must be within 1–10000000, got 0"),
+		scen("messages 0", "load: {messages: 0}", ExitUsage, "rmqtorture: s.yaml:4:22: scenarios[0].load.messages: must be within 1–10000000, got 0"),
+		scen("messages negative", "load: {messages: -5}", ExitUsage, "rmqtorture: s.yaml:4:22: scenarios[0].load.messages: must be within 1–10000000, got -5"),
+		scen("messages above the limit", "load: {messages: 10000001}", ExitUsage, "rmqtorture: s.yaml:4:22: scenarios[0].load.messages: must be within 1–10000000, got 10000001"),
+		scen("messages a string", "load: {messages: many}", ExitUsage, "rmqtorture: s.yaml:4:22: scenarios[0].load.messages: must be a whole number, got \"many\""),
+		scen("messages a fraction", "load: {messages: 1.5}", ExitUsage, "rmqtorture: s.yaml:4:22: scenarios[0].load.messages: must be a whole number, got \"1.5\""),
+		scen("modes empty", "load: {messages: 100, modes: []}", ExitUsage, "rmqtorture: s.yaml:4:34: scenarios[0].load.modes: must list at least one mode (fire-and-forget, confirm-each, confirm-window, transactional)"),
+		scen("mode misspelt", "load: {messages: 100, modes: [fire-and-forgot]}", ExitUsage, "rmqtorture: s.yaml:4:35: scenarios[0].load.modes[0]: \"fire-and-forgot\" is not a mode (fire-and-forget, confirm-each, confirm-window, transactional)"),
+		scen("mode listed twice", "load: {messages: 100, modes: [confirm-each, confirm-each]}", ExitUsage, "rmqtorture: s.yaml:4:49: scenarios[0].load.modes[1]: \"confirm-each\" listed twice"),
+		scen("modes a scalar", "load: {messages: 100, modes: confirm-each}", ExitUsage, "rmqtorture: s.yaml:4:34: scenarios[0].load.modes: must be a list, got \"confirm-each\""),
+		scen("window 0", "load: {messages: 100, window: 0}", ExitUsage, "rmqtorture: s.yaml:4:35: scenarios[0].load.window: must be within 1–65535, got 0"),
+		scen("window negative", "load: {messages: 100, window: -1}", ExitUsage, "rmqtorture: s.yaml:4:35: scenarios[0].load.window: must be within 1–65535, got -1"),
+		scen("confirm_timeout 0s", "load: {messages: 100, confirm_timeout: 0s}", ExitUsage, "rmqtorture: s.yaml:4:44: scenarios[0].load.confirm_timeout: must be at least 1ms, got 0s"),
+		scen("confirm_timeout a number", "load: {messages: 100, confirm_timeout: 30}", ExitUsage, "rmqtorture: s.yaml:4:44: scenarios[0].load.confirm_timeout: must be a duration (use e.g. 5s, 250ms), got \"30\""),
+		scen("republish always", "load: {messages: 100, republish: always}", ExitUsage, "rmqtorture: s.yaml:4:38: scenarios[0].load.republish: \"always\" is not a republish policy (in-doubt, none)"),
+		scen("reconnect_timeout in words", "load: {messages: 100, reconnect_timeout: 1 minute}", ExitUsage, "rmqtorture: s.yaml:4:46: scenarios[0].load.reconnect_timeout: \"1 minute\" is not a duration (use e.g. 5s, 250ms)"),
+		scen("stall_timeout 0ms", "load: {messages: 100, stall_timeout: 0ms}", ExitUsage, "rmqtorture: s.yaml:4:42: scenarios[0].load.stall_timeout: must be at least 1ms, got 0s"),
+		scen("burst_timeout below 1ms", "load: {messages: 100, burst_timeout: 500us}", ExitUsage, "rmqtorture: s.yaml:4:42: scenarios[0].load.burst_timeout: must be at least 1ms, got 500µs"),
+		scen("message_deadline 0s", "load: {messages: 100, message_deadline: 0s}", ExitUsage, "rmqtorture: s.yaml:4:45: scenarios[0].load.message_deadline: must be at least 1ms, got 0s"),
+		scen("confirm_listener_buffer below the window", "load: {messages: 100, window: 1000, confirm_listener_buffer: 10}", ExitUsage, "rmqtorture: s.yaml:4:66: scenarios[0].load.confirm_listener_buffer: 10 is below the window 1000: a full confirm listener stalls amqp091-go's reader (streadway/amqp#254) and, since v1.13, makes it drop confirms; leave it unset to size it for the window"),
+		scen("rate negative", "load: {messages: 100, rate: -1}", ExitUsage, "rmqtorture: s.yaml:4:33: scenarios[0].load.rate: must be a finite number ≥ 0 (msg/s; 0: as fast as possible), got -1"),
+		scen("rate NaN", "load: {messages: 100, rate: .nan}", ExitUsage, "rmqtorture: s.yaml:4:33: scenarios[0].load.rate: must be a number, got \".nan\""),
+		scen("rate infinite", "load: {messages: 100, rate: .inf}", ExitUsage, "rmqtorture: s.yaml:4:33: scenarios[0].load.rate: must be a number, got \".inf\""),
+		scen("channels per connection above publishers", "load: {messages: 100, channels_per_connection: 2}", ExitUsage, "rmqtorture: s.yaml:4:52: scenarios[0].load.channels_per_connection: 2 channels per connection but only 1 publishers: raise load.publishers (each channel is one publisher)"),
+		scen("shared connections with fire-and-forget", "load: {messages: 100, publishers: 2, channels_per_connection: 2}", ExitUsage, "rmqtorture: s.yaml:4:67: scenarios[0].load.channels_per_connection: shared connections are for the confirm modes and transactional: fire-and-forget publishers close their connection when done, so each needs its own (drop fire-and-forget from load.modes)"),
+		scen("on_confirm_timeout republish without confirms", "load: {messages: 100, modes: [fire-and-forget], on_confirm_timeout: republish}", ExitUsage, "rmqtorture: s.yaml:4:73: scenarios[0].load.on_confirm_timeout: republish acts on confirms, and load.modes has no confirm mode (confirm-each, confirm-window)"),
+		scen("on_confirm_timeout retry", "load: {messages: 100, on_confirm_timeout: retry}", ExitUsage, "rmqtorture: s.yaml:4:47: scenarios[0].load.on_confirm_timeout: \"retry\" is not a confirm timeout action (close, republish)"),
+		scen("burst and rate", "load: {messages: 100, rate: 10, burst: {messages: 10, every: 1s}}", ExitUsage, "rmqtorture: s.yaml:4:44: scenarios[0].load.burst: load.burst and load.rate both schedule the publish calls: use one"),
+		scen("burst without messages", "load: {messages: 100, burst: {every: 1s}}", ExitUsage, "rmqtorture: s.yaml:4:34: scenarios[0].load.burst.messages: missing: how many publish calls each burst makes"),
+		scen("burst larger than the load", "load: {messages: 100, burst: {messages: 200, every: 1s}}", ExitUsage, "rmqtorture: s.yaml:4:45: scenarios[0].load.burst.messages: 200 is more than load.messages 100: the load would be one burst"),
+		scen("burst without every", "load: {messages: 100, burst: {messages: 10}}", ExitUsage, "rmqtorture: s.yaml:4:34: scenarios[0].load.burst.every: missing: the time from one burst's start to the next's"),
+		scen("burst every 0s", "load: {messages: 100, burst: {messages: 10, every: 0s}}", ExitUsage, "rmqtorture: s.yaml:4:56: scenarios[0].load.burst.every: must be at least 1ms, got 0s"),
+		scen("bursts outlast burst_timeout", "load: {messages: 100, burst_timeout: 5s, burst: {messages: 10, every: 1s}}", ExitUsage, "rmqtorture: s.yaml:4:75: scenarios[0].load.burst.every: 10 bursts every 1s take 9s, not less than load.burst_timeout 5s"),
+		scen("message_size_bytes negative", "load: {messages: 100, message_size_bytes: -1}", ExitUsage, "rmqtorture: s.yaml:4:47: scenarios[0].load.message_size_bytes: must be within 0–1048576 (1 MiB), got -1"),
+		scen("message_size_bytes above 1 MiB", "load: {messages: 100, message_size_bytes: 2000000}", ExitUsage, "rmqtorture: s.yaml:4:47: scenarios[0].load.message_size_bytes: must be within 0–1048576 (1 MiB), got 2000000"),
+		scen("publishers 0", "load: {messages: 100, publishers: 0}", ExitUsage, "rmqtorture: s.yaml:4:39: scenarios[0].load.publishers: must be within 1–64, got 0"),
+		scen("tx_size 0", "load: {messages: 100, modes: [transactional], tx_size: 0}", ExitUsage, "rmqtorture: s.yaml:4:60: scenarios[0].load.tx_size: must be within 1–65535, got 0"),
+		scen("unroutable_every negative", "load: {messages: 100, unroutable_every: -1}", ExitUsage, "rmqtorture: s.yaml:4:45: scenarios[0].load.unroutable_every: must not be negative, got -1"),
+		scen("persistent a string", "load: {messages: 100, persistent: no}", ExitUsage, "rmqtorture: s.yaml:4:39: scenarios[0].load.persistent: must be true or false, got \"no\""),
+		scen("load unknown key", "load: {messages: 100, messsages: 5}", ExitUsage, "rmqtorture: s.yaml:4:27: scenarios[0].load.messsages: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout, unroutable_every, stall_timeout, burst_timeout, message_deadline, persistent, rate, message_size_bytes, confirm_listener_buffer, publishers, channels_per_connection, tx_size, on_confirm_timeout, burst)"),
+		// consumers
+		scen("consumers.count negative", "load: {messages: 100}\nconsumers: {count: -1}", ExitUsage, "rmqtorture: s.yaml:5:24: scenarios[0].consumers.count: must be within 0–64, got -1"),
+		scen("prefetch without consumers", "load: {messages: 100}\nconsumers: {prefetch: 10}", ExitUsage, "rmqtorture: s.yaml:5:27: scenarios[0].consumers.prefetch: has no effect without live consumers: set consumers.count"),
+		scen("ack_every above prefetch", "load: {messages: 100}\nconsumers: {count: 1, prefetch: 10, ack_every: 20}", ExitUsage, "rmqtorture: s.yaml:5:52: scenarios[0].consumers.ack_every: must be within 1–10 (the prefetch: a consumer never holds more unacknowledged deliveries), got 20"),
+		scen("retry without a dead-letter queue", "load: {messages: 100}\nconsumers: {count: 1, on_delivery: retry}", ExitUsage, "rmqtorture: s.yaml:5:40: scenarios[0].consumers.on_delivery: retry parks messages in the dead-letter queue after max_retries: set queue.dead_letter_queue: true"),
+		scen("on_delivery unknown", "load: {messages: 100}\nconsumers: {count: 1, on_delivery: explode}", ExitUsage, "rmqtorture: s.yaml:5:40: scenarios[0].consumers.on_delivery: \"explode\" is not a consumer action (ack, nack-requeue, reject, retry)"),
+		scen("max_retries without retry", "load: {messages: 100}\nconsumers: {count: 1, max_retries: 3}", ExitUsage, "rmqtorture: s.yaml:5:40: scenarios[0].consumers.max_retries: only on_delivery: retry uses max_retries"),
+		scen("nack-requeue on a classic queue", "queue: {type: classic}\nload: {messages: 100}\nconsumers: {count: 1, on_delivery: nack-requeue}", ExitUsage, "rmqtorture: s.yaml:6:40: scenarios[0].consumers.on_delivery: nack-requeue on a classic queue cycles until drain.timeout: classic queues have no delivery limit (use a quorum queue, or reject)"),
+		scen("max_deliveries without nack-requeue", "load: {messages: 100}\nconsumers: {count: 1, max_deliveries: 3}", ExitUsage, "rmqtorture: s.yaml:5:43: scenarios[0].consumers.max_deliveries: only on_delivery: nack-requeue requeues, so only it needs a bound"),
+		scen("delivery limit lifted under nack-requeue", "queue: {arguments: {x-delivery-limit: -1}}\nload: {messages: 100}\nconsumers: {count: 1, on_delivery: nack-requeue}", ExitUsage, "rmqtorture: s.yaml:6:40: scenarios[0].consumers.on_delivery: x-delivery-limit -1 lifts the broker's limit: nack-requeue then cycles until drain.timeout; set consumers.max_deliveries"),
+		scen("processing_delay negative", "load: {messages: 100}\nconsumers: {count: 1, processing_delay: -1s}", ExitUsage, "rmqtorture: s.yaml:5:45: scenarios[0].consumers.processing_delay: must not be negative"),
+		scen("hold negative", "load: {messages: 100}\nconsumers: {count: 1, hold: -1s}", ExitUsage, "rmqtorture: s.yaml:5:33: scenarios[0].consumers.hold: must not be negative"),
+		scen("crash-consumer with reject", "queue: {dead_letter_queue: true}\nload: {messages: 100}\nconsumers: {count: 1, on_delivery: reject}\nfaults: [{action: crash-consumer, published: 50}]", ExitUsage, "rmqtorture: s.yaml:7:23: scenarios[0].faults[0].action: crash-consumer crashes before an ack: it needs consumers.on_delivery: ack"),
+		// faults
+		scen("action unknown", "load: {messages: 100}\nfaults: [{action: explode, published: 50}]", ExitUsage, "rmqtorture: s.yaml:5:23: scenarios[0].faults[0].action: \"explode\" is not a fault action (kill, stop, restart, pause, disconnect, start, unpause, reconnect, memory-alarm, close-connections, publish-to-missing-exchange, crash-consumer, delete-queue, purge-queue, disk-alarm)"),
+		scen("no trigger", "load: {messages: 100}\nfaults: [{action: kill}]", ExitUsage, "rmqtorture: s.yaml:5:14: scenarios[0].faults[0]: needs exactly one trigger (published_percent, published, in_flight, after, after_burst or after_start), got 0"),
+		scen("two triggers", "load: {messages: 100}\nfaults: [{action: kill, published: 50, after: 1s}]", ExitUsage, "rmqtorture: s.yaml:5:14: scenarios[0].faults[0]: needs exactly one trigger (published_percent, published, in_flight, after, after_burst or after_start), got 2"),
+		scen("published_percent above 100", "load: {messages: 100}\nfaults: [{action: kill, published_percent: 150}]", ExitUsage, "rmqtorture: s.yaml:5:48: scenarios[0].faults[0].published_percent: must be within 0–100, got 150"),
+		scen("published_percent negative", "load: {messages: 100}\nfaults: [{action: kill, published_percent: -1}]", ExitUsage, "rmqtorture: s.yaml:5:48: scenarios[0].faults[0].published_percent: must be within 0–100, got -1"),
+		scen("published beyond the burst", "load: {messages: 100}\nfaults: [{action: kill, published: 200}]", ExitUsage, "rmqtorture: s.yaml:5:40: scenarios[0].faults[0].published: must be within 0–100 (load.messages), got 200"),
+		scen("signal on stop", "load: {messages: 100}\nfaults: [{action: stop, signal: SIGTERM, published: 50}]", ExitUsage, "rmqtorture: s.yaml:5:37: scenarios[0].faults[0].signal: only kill takes a signal, not stop"),
+		scen("signal unknown", "load: {messages: 100}\nfaults: [{action: kill, signal: SIGFOO, published: 50}]", ExitUsage, "rmqtorture: s.yaml:5:37: scenarios[0].faults[0].signal: \"SIGFOO\" is not a signal (SIGKILL, SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGABRT)"),
+		scen("down on close-connections", "load: {messages: 100}\nfaults: [{action: close-connections, published: 50, down: 1s}]", ExitUsage, "rmqtorture: s.yaml:5:63: scenarios[0].faults[0].down: close-connections has nothing to recover; down applies to kill, stop, pause, disconnect, memory-alarm, crash-consumer, delete-queue, disk-alarm"),
+		scen("down negative", "load: {messages: 100}\nfaults: [{action: kill, published: 50, down: -1s}]", ExitUsage, "rmqtorture: s.yaml:5:50: scenarios[0].faults[0].down: must not be negative"),
+		scen("grace on kill", "load: {messages: 100}\nfaults: [{action: kill, published: 50, grace: 1s}]", ExitUsage, "rmqtorture: s.yaml:5:51: scenarios[0].faults[0].grace: only stop and restart take a grace period, not kill"),
+		scen("grace negative", "load: {messages: 100}\nfaults: [{action: stop, published: 50, grace: -1s}]", ExitUsage, "rmqtorture: s.yaml:5:51: scenarios[0].faults[0].grace: must not be negative"),
+		scen("count without every", "load: {messages: 100}\nfaults: [{action: kill, after: 1s, count: 2}]", ExitUsage, "rmqtorture: s.yaml:5:47: scenarios[0].faults[0].count: count repeats a step and needs every"),
+		scen("every without count", "load: {messages: 100}\nfaults: [{action: kill, after: 1s, every: 1s}]", ExitUsage, "rmqtorture: s.yaml:5:47: scenarios[0].faults[0].every: every needs count (how many times the step fires, at least 2)"),
+		scen("every 0s", "load: {messages: 100}\nfaults: [{action: kill, after: 1s, every: 0s, count: 2}]", ExitUsage, "rmqtorture: s.yaml:5:47: scenarios[0].faults[0].every: must be at least 1ms, got 0s"),
+		scen("count 1", "load: {messages: 100}\nfaults: [{action: kill, after: 1s, every: 1s, count: 1}]", ExitUsage, "rmqtorture: s.yaml:5:58: scenarios[0].faults[0].count: must be within 2–100, got 1"),
+		scen("jitter negative", "load: {messages: 100}\nfaults: [{action: kill, published: 50, jitter: -1s}]", ExitUsage, "rmqtorture: s.yaml:5:52: scenarios[0].faults[0].jitter: must not be negative"),
+		scen("manual_recovery with down", "load: {messages: 100}\nfaults: [{action: stop, after: 1s, manual_recovery: true, down: 1s}, {action: start, after: 5s}]", ExitUsage, "rmqtorture: s.yaml:5:69: scenarios[0].faults[0].down: manual_recovery: a later step recovers, so down has no meaning"),
+		scen("broker left stopped", "load: {messages: 100}\nfaults: [{action: stop, after: 1s, manual_recovery: true}]", ExitUsage, "rmqtorture: s.yaml:5:14: scenarios[0].faults[0]: the broker would stay stopped at the end: add a start step"),
+		scen("start without a stop", "load: {messages: 100}\nfaults: [{action: start, after: 1s}]", ExitUsage, "rmqtorture: s.yaml:5:23: scenarios[0].faults[0].action: start needs a broker left stopped by an earlier step with manual_recovery, but it is up here"),
+		scen("start on a count trigger", "load: {messages: 100}\nfaults: [{action: stop, after: 1s, manual_recovery: true}, {action: start, published: 50}]", ExitUsage, "rmqtorture: s.yaml:5:64: scenarios[0].faults[1]: start must be triggered by after: nothing is published while the broker is stopped"),
+		scen("manual_recovery on a count trigger", "load: {messages: 100}\nfaults: [{action: pause, published: 50, manual_recovery: true}, {action: unpause, after: 5s}]", ExitUsage, "rmqtorture: s.yaml:5:62: scenarios[0].faults[0].manual_recovery: a step recovered by a later one must be triggered by after, so its recovery cannot come due before it"),
+		scen("in_flight on two steps", "load: {messages: 100, modes: [confirm-window]}\nfaults: [{action: kill, in_flight: 10}, {action: kill, in_flight: 20}]", ExitUsage, "rmqtorture: s.yaml:5:40: scenarios[0].faults[0].in_flight: an in_flight trigger is only possible on a single-step timeline"),
+		scen("trigger kinds mixed", "load: {messages: 100}\nfaults: [{action: kill, published: 10}, {action: kill, after: 30s}]", ExitUsage, "rmqtorture: s.yaml:5:13: scenarios[0].faults: mixes trigger kinds (after, published): use either published/published_percent or after for every fault step"),
+		scen("count triggers going back", "load: {messages: 100}\nfaults: [{action: kill, published: 80}, {action: kill, published: 50}]", ExitUsage, "rmqtorture: s.yaml:5:45: scenarios[0].faults[1]: triggers at 50 published, before faults[0] (80): steps run in order"),
+		scen("timed steps overlapping", "load: {messages: 100}\nfaults: [{action: kill, after: 1s, down: 5s}, {action: kill, after: 2s}]", ExitUsage, "rmqtorture: s.yaml:5:73: scenarios[0].faults[1].after: 2s overlaps the previous step, which lasts until 6s after burst start"),
+		scen("crash-consumer without consumers", "load: {messages: 100}\nfaults: [{action: crash-consumer, published: 50}]", ExitUsage, "rmqtorture: s.yaml:5:23: scenarios[0].faults[0].action: crash-consumer needs live consumers: set consumers.count"),
+		scen("after_burst repeating", "load: {messages: 100}\nfaults: [{action: kill, after_burst: 1s, every: 1s, count: 2}]", ExitUsage, "rmqtorture: s.yaml:5:53: scenarios[0].faults[0].every: an after_burst step cannot repeat: the burst it follows is over"),
+		scen("step after an after_burst step", "load: {messages: 100}\nfaults: [{action: kill, after_burst: 1s}, {action: kill, after: 1s}]", ExitUsage, "rmqtorture: s.yaml:5:47: scenarios[0].faults[1]: comes after faults[0], which fires after the burst: steps run in order, so every later step needs after_burst (or after_start) too"),
+		scen("after_start first", "load: {messages: 100}\nfaults: [{action: kill, after_start: 1s}]", ExitUsage, "rmqtorture: s.yaml:5:42: scenarios[0].faults[0].after_start: the first step has no earlier step that starts the container; use after (since the burst start)"),
+		scen("after_start after a pause", "load: {messages: 100}\nfaults: [{action: close-connections, after: 1s}, {action: kill, after_start: 1s}]", ExitUsage, "rmqtorture: s.yaml:5:82: scenarios[0].faults[1].after_start: faults[0] (close-connections) does not end by starting the broker's container once: after_start follows start, restart, or a kill or stop recovered after down"),
+		scen("after_start on close-connections", "load: {messages: 100}\nfaults: [{action: kill, after: 1s}, {action: close-connections, after_start: 1s}]", ExitUsage, "rmqtorture: s.yaml:5:82: scenarios[0].faults[1].after_start: close-connections needs a booted node; a node still booting can only be hit on its container (kill, stop, restart, pause, disconnect)"),
+		scen("delete-queue with consumers", "load: {messages: 100}\nconsumers: {count: 1}\nfaults: [{action: delete-queue, published: 50}]", ExitUsage, "rmqtorture: s.yaml:6:23: scenarios[0].faults[0].action: delete-queue cancels live consumers' subscriptions (basic.cancel) and they do not subscribe again: use purge-queue, or no consumers"),
+		scen("delete-queue with a dead-letter queue", "queue: {dead_letter_queue: true}\nload: {messages: 100}\nfaults: [{action: delete-queue, published: 50}]", ExitUsage, "rmqtorture: s.yaml:6:23: scenarios[0].faults[0].action: delete-queue re-declares only the queue under test: it cannot be combined with queue.also_bind_type or queue.dead_letter_queue"),
+		scen("two misroutes", "load: {messages: 100}\nfaults: [{action: publish-to-missing-exchange, published: 10}, {action: publish-to-missing-exchange, published: 20}]", ExitUsage, "rmqtorture: s.yaml:5:77: scenarios[0].faults[1].action: only one publish-to-missing-exchange step per scenario"),
+		scen("misroute repeating", "load: {messages: 100}\nfaults: [{action: publish-to-missing-exchange, after: 1s, every: 1s, count: 2}]", ExitUsage, "rmqtorture: s.yaml:5:70: scenarios[0].faults[0].every: publish-to-missing-exchange cannot repeat (one misrouted message per scenario)"),
+		scen("faults a mapping", "load: {messages: 100}\nfaults: {action: kill}", ExitUsage, "rmqtorture: s.yaml:5:13: scenarios[0].faults: must be a list, got a mapping"),
+		scen("fault unknown key", "load: {messages: 100}\nfaults: [{action: kill, published: 50, downtime: 5s}]", ExitUsage, "rmqtorture: s.yaml:5:44: scenarios[0].faults[0].downtime: unknown field (known: action, signal, published_percent, published, after, in_flight, down, manual_recovery, grace, every, count, jitter, after_burst, after_start)"),
+		// drain
+		scen("drain.idle 0s", "load: {messages: 100}\ndrain: {idle: 0s}", ExitUsage, "rmqtorture: s.yaml:5:19: scenarios[0].drain.idle: must be at least 1ms, got 0s"),
+		scen("lost_wait shorter than idle", "load: {messages: 100}\ndrain: {idle: 5s, lost_wait: 1s}", ExitUsage, "rmqtorture: s.yaml:5:34: scenarios[0].drain.lost_wait: 1s is shorter than drain.idle 5s: the drain would give up on confirmed ids before it ever counts as idle"),
+		scen("drain.timeout in words", "load: {messages: 100}\ndrain: {timeout: 2 minutes}", ExitUsage, "rmqtorture: s.yaml:5:22: scenarios[0].drain.timeout: \"2 minutes\" is not a duration (use e.g. 5s, 250ms)"),
+		// expect
+		scen("expectation for a mode not run", "load: {messages: 100, modes: [confirm-each]}\nexpect: {modes: {confirm-window: {lost: 0}}}", ExitUsage, "rmqtorture: s.yaml:5:38: scenarios[0].expect.modes.confirm-window: \"confirm-window\" is not one of this scenario's load.modes"),
+		scen("expectation negative", "load: {messages: 100}\nexpect: {modes: {confirm-each: {confirmed: -1}}}", ExitUsage, "rmqtorture: s.yaml:5:48: scenarios[0].expect.modes.confirm-each.confirmed: must not be negative, got -1"),
+		scen("expectation unknown", "load: {messages: 100}\nexpect: {modes: {confirm-each: {confirmd: 100}}}", ExitUsage, "rmqtorture: s.yaml:5:37: scenarios[0].expect.modes.confirm-each.confirmd: unknown field (known: sent, confirmed, lost, nacked, returned, in_doubt, delivered, unconfirmed_delivered, unconfirmed_missing, duplicates, min_went_in_doubt, min_blocked_ms, not_published, pending_at_deadline, min_unconfirmed_missing, channel_closed_with, dead_lettered, min_redeliveries, deliveries_per_message, retries, max_went_in_doubt, redeliveries, republished, late_confirms, consumer_changes, lost_dead_letter_path)"),
+		scen("expectation mode misspelt", "load: {messages: 100}\nexpect: {modes: {confirm-eech: {lost: 0}}}", ExitUsage, "rmqtorture: s.yaml:5:22: scenarios[0].expect.modes.confirm-eech: unknown field (known: fire-and-forget, confirm-each, confirm-window, transactional)"),
+		scen("dead_lettered without a dead-letter queue", "load: {messages: 100}\nexpect: {modes: {confirm-each: {dead_lettered: 5}}}", ExitUsage, "rmqtorture: s.yaml:5:52: scenarios[0].expect.modes.confirm-each.dead_lettered: nothing is dead-lettered without queue.dead_letter_queue: true"),
+		scen("deliveries_per_message without consumers", "load: {messages: 100}\nexpect: {modes: {confirm-each: {deliveries_per_message: 1}}}", ExitUsage, "rmqtorture: s.yaml:5:61: scenarios[0].expect.modes.confirm-each.deliveries_per_message: is measured by live consumers: set consumers.count"),
+		scen("retries without retrying consumers", "load: {messages: 100}\nexpect: {modes: {confirm-each: {retries: 3}}}", ExitUsage, "rmqtorture: s.yaml:5:46: scenarios[0].expect.modes.confirm-each.retries: is measured by consumers with on_delivery: retry"),
+		scen("redeliveries without consumers or faults", "load: {messages: 100}\nexpect: {modes: {confirm-each: {min_redeliveries: 1}}}", ExitUsage, "rmqtorture: s.yaml:5:55: scenarios[0].expect.modes.confirm-each.min_redeliveries: nothing can be redelivered without live consumers or a fault"),
+		scen("went in doubt bounds crossed", "load: {messages: 100}\nexpect: {modes: {confirm-each: {min_went_in_doubt: 5, max_went_in_doubt: 1}}}", ExitUsage, "rmqtorture: s.yaml:5:78: scenarios[0].expect.modes.confirm-each.max_went_in_doubt: 1 is below min_went_in_doubt 5: no run can meet both"),
+		scen("consumer_changes without consumers", "load: {messages: 100}\nexpect: {modes: {confirm-each: {consumer_changes: 1}}}", ExitUsage, "rmqtorture: s.yaml:5:55: scenarios[0].expect.modes.confirm-each.consumer_changes: is measured by live consumers: set consumers.count"),
+		scen("late_confirms without republish", "load: {messages: 100}\nexpect: {modes: {confirm-each: {late_confirms: 1}}}", ExitUsage, "rmqtorture: s.yaml:5:52: scenarios[0].expect.modes.confirm-each.late_confirms: only load.on_confirm_timeout: republish keeps an original's delivery tag tracked after its confirm timed out"),
+		scen("allow_dead_letter_path_loss without a dead-letter queue", "load: {messages: 100}\nexpect: {allow_dead_letter_path_loss: true}", ExitUsage, "rmqtorture: s.yaml:5:43: scenarios[0].expect.allow_dead_letter_path_loss: has no effect without queue.dead_letter_queue: true"),
+		scen("max_in_doubt negative", "load: {messages: 100}\nexpect: {max_in_doubt: -1}", ExitUsage, "rmqtorture: s.yaml:5:28: scenarios[0].expect.max_in_doubt: must not be negative, got -1"),
+		scen("lost_dead_letter_path without a dead-letter queue", "load: {messages: 100}\nexpect: {modes: {confirm-each: {lost_dead_letter_path: 1}}}", ExitUsage, "rmqtorture: s.yaml:5:60: scenarios[0].expect.modes.confirm-each.lost_dead_letter_path: nothing is lost on the dead-letter path without queue.dead_letter_queue: true"),
+		scen("channel_closed_with a list", "load: {messages: 100}\nexpect: {modes: {confirm-each: {channel_closed_with: [404]}}}", ExitUsage, "rmqtorture: s.yaml:5:58: scenarios[0].expect.modes.confirm-each.channel_closed_with: must be text, got a list"),
+		// matrix
+		scen("matrix queue type twice", "load: {messages: 100}\nmatrix: {queue_types: [quorum, quorum]}", ExitUsage, "rmqtorture: s.yaml:5:36: scenarios[0].matrix.queue_types[1]: \"quorum\" listed twice"),
+		scen("matrix queue type stream", "load: {messages: 100}\nmatrix: {queue_types: [stream]}", ExitUsage, "rmqtorture: s.yaml:5:28: scenarios[0].matrix.queue_types[0]: \"stream\" is not a queue type (quorum, classic)"),
+		scen("matrix persistence twice", "load: {messages: 100}\nmatrix: {persistent: [true, true]}", ExitUsage, "rmqtorture: s.yaml:5:33: scenarios[0].matrix.persistent[1]: true listed twice"),
+		scen("matrix repeat 101", "load: {messages: 100}\nmatrix: {repeat: 101}", ExitUsage, "rmqtorture: s.yaml:5:22: scenarios[0].matrix.repeat: must be within 1–100, got 101"),
+		scen("matrix repeat negative", "load: {messages: 100}\nmatrix: {repeat: -1}", ExitUsage, "rmqtorture: s.yaml:5:22: scenarios[0].matrix.repeat: must be within 1–100, got -1"),
+		scen("matrix quorum with a non-durable queue", "queue: {type: classic, durable: false}\nload: {messages: 100}\nmatrix: {queue_types: [classic, quorum]}", ExitUsage, "rmqtorture: s.yaml:6:27: scenarios[0].matrix.queue_types: quorum queues are always durable, and queue.durable is false"),
+	}
+}
+
+// flagCases are bad command lines: unknown commands and flags, bad values,
+// missing or extra arguments, outputs that cannot be written, a scenario
+// that does not exist, flags that contradict the scenario.
+func flagCases() []badInput {
+	return []badInput{
+		flagCase("unknown command", []string{"nosuch"}, ExitUsage, "rmqtorture: unknown command \"nosuch\" for \"rmqtorture\""),
+		flagCase("version with an argument", []string{"version", "x"}, ExitUsage, "rmqtorture: version takes no arguments, got \"x\""),
+		flagCase("global flag bad value", []string{"list", "-f", "s.yaml", "--verbose=maybe"}, ExitUsage, "rmqtorture: invalid argument \"maybe\" for \"-v, --verbose\" flag: strconv.ParseBool: parsing \"maybe\": invalid syntax"),
+		// run
+		flagCase("run without a scenario", []string{"run", "-f", "s.yaml", "--out", "out"}, ExitUsage, "rmqtorture: name one or more scenarios, or --all (not both)"),
+		flagCase("run a scenario and --all", run("--all"), ExitUsage, "rmqtorture: name one or more scenarios, or --all (not both)"),
+		flagCase("run unknown scenario", []string{"run", "nope", "-f", "s.yaml", "--out", "out"}, ExitUsage, "rmqtorture: s.yaml: no scenario named \"nope\" (have: s)"),
+		flagCase("run missing scenario file", []string{"run", "s", "-f", "nosuch.yaml", "--out", "out"}, ExitUsage, "rmqtorture: read scenario file: open nosuch.yaml: no such file or directory"),
+		flagCase("run scenario file a folder", []string{"run", "s", "-f", ".", "--out", "out"}, ExitUsage, "rmqtorture: read scenario file: read .: is a directory"),
+		flagCase("run unknown flag", run("--nosuch"), ExitUsage, "rmqtorture: unknown flag: --nosuch"),
+		flagCase("run --messages 0", run("--messages", "0"), ExitUsage, "rmqtorture: --messages 0: scenario \"s\": load.messages: must be within 1–10000000, got 0"),
+		flagCase("run --messages not a number", run("--messages", "abc"), ExitUsage, "rmqtorture: invalid argument \"abc\" for \"--messages\" flag: strconv.ParseInt: parsing \"abc\": invalid syntax"),
+		flagCase("run --messages above the limit", run("--messages", "20000000"), ExitUsage, "rmqtorture: --messages 20000000: scenario \"s\": load.messages: must be within 1–10000000, got 20000000"),
+		flagCase("run --window 0", run("--window", "0"), ExitUsage, "rmqtorture: --window 0: scenario \"s\": load.window: must be within 1–65535, got 0"),
+		flagCase("run --mode unknown", run("--mode", "bogus"), ExitUsage, "rmqtorture: --mode bogus: scenario \"s\": load.modes[0]: \"bogus\" is not a mode (fire-and-forget, confirm-each, confirm-window, transactional)"),
+		flagCase("run --mode twice", run("--mode", "confirm-each,confirm-each"), ExitUsage, "rmqtorture: --mode confirm-each,confirm-each: scenario \"s\": load.modes[1]: \"confirm-each\" listed twice"),
+		flagCase("run --mode without a value", run("--mode"), ExitUsage, "rmqtorture: flag needs an argument: --mode"),
+		flagCase("run --queue-types stream", run("--queue-types", "stream"), ExitUsage, "rmqtorture: --queue-types stream: scenario \"s\": queue.type: \"stream\" is not a queue type (quorum, classic)"),
+		flagCase("run --persistence maybe", run("--persistence", "maybe"), ExitUsage, "rmqtorture: --persistence: \"maybe\" is neither persistent nor transient"),
+		flagCase("run --repeat 0", run("--repeat", "0"), ExitUsage, "rmqtorture: --repeat must be within 1–100, got 0"),
+		flagCase("run --repeat 101", run("--repeat", "101"), ExitUsage, "rmqtorture: --repeat 101: scenario \"s\": matrix.repeat: must be within 1–100, got 101"),
+		flagCase("run --repeat negative", run("--repeat", "-1"), ExitUsage, "rmqtorture: --repeat -1: scenario \"s\": matrix.repeat: must be within 1–100, got -1"),
+		flagCase("run --bucket 1ms", run("--bucket", "1ms"), ExitUsage, "rmqtorture: --bucket must be within 10ms–1m, got 1ms"),
+		flagCase("run --bucket 2m", run("--bucket", "2m"), ExitUsage, "rmqtorture: --bucket must be within 10ms–1m, got 2m0s"),
+		flagCase("run --bucket not a duration", run("--bucket", "wide"), ExitUsage, "rmqtorture: invalid argument \"wide\" for \"--bucket\" flag: time: invalid duration \"wide\""),
+		flagCase("run --port 0", run("--port", "0"), ExitUsage, "rmqtorture: --port must be within 1–65535, got 0"),
+		flagCase("run --port 70000", run("--port", "70000"), ExitUsage, "rmqtorture: --port must be within 1–65535, got 70000"),
+		flagCase("run --port taken", run("--port", "{busyport}"), ExitUsage, "rmqtorture: --port {busyport}: 127.0.0.1:{busyport} is already in use (listen tcp 127.0.0.1:{busyport}: bind: address already in use); pick a free port or leave --port out"),
+		flagCase("run --seed negative", run("--seed", "-1"), ExitUsage, "rmqtorture: invalid argument \"-1\" for \"--seed\" flag: strconv.ParseUint: parsing \"-1\": invalid syntax"),
+		flagCase("run --keep=maybe", run("--keep=maybe"), ExitUsage, "rmqtorture: invalid argument \"maybe\" for \"--keep\" flag: strconv.ParseBool: parsing \"maybe\": invalid syntax"),
+		flagCase("run --image empty", run("--image", ""), ExitUsage, "rmqtorture: --image \"\": scenario \"s\": broker.image: must name an image"),
+		flagCase("run --out under a file", []string{"run", "s", "-f", "s.yaml", "--out", "afile/sub"}, ExitUsage, "rmqtorture: --out afile/sub: cannot write there: mkdir afile: not a directory", "afile", "x"),
+		flagCase("run --out a file", []string{"run", "s", "-f", "s.yaml", "--out", "afile"}, ExitUsage, "rmqtorture: --out afile: cannot write there: mkdir afile: not a directory", "afile", "x"),
+		flagCase("run --summary-file a folder", run("--summary-file", "adir"), ExitUsage, "rmqtorture: --summary-file adir: cannot append there: is a directory", "adir/keep", ""),
+		flagCase("run --summary-file under a file", run("--summary-file", "afile/s.md"), ExitUsage, "rmqtorture: --summary-file afile/s.md: cannot append there: stat afile/s.md: not a directory", "afile", "x"),
+		flagCase("run --container with broker.config", []string{"run", "s", "-f", "c.yaml", "--out", "out", "--container", "mybroker"}, ExitUsage, "rmqtorture: --container mybroker: scenario \"s\" sets broker.config or broker.advanced_config, which rmqtorture writes into a broker container it creates, before its first start; a container you name keeps its own configuration (run without --container, or configure that broker yourself)",
+			"c.yaml", scenarioHead+"    broker: {config: {consumer_timeout: '5000'}}\n    load: {messages: 100}\n"),
+		flagCase("run --mode drops every confirm mode of republish", []string{"run", "s", "-f", "r.yaml", "--out", "out", "--mode", "fire-and-forget"}, ExitUsage, "rmqtorture: --mode fire-and-forget: scenario \"s\": load.on_confirm_timeout: republish acts on confirms, and load.modes has no confirm mode (confirm-each, confirm-window)",
+			"r.yaml", scenarioHead+"    load: {messages: 100, modes: [confirm-each], on_confirm_timeout: republish}\n"),
+		flagCase("run --queue-types quorum with a non-durable queue", []string{"run", "s", "-f", "d.yaml", "--out", "out", "--queue-types", "classic,quorum"}, ExitUsage, "rmqtorture: --queue-types classic,quorum: scenario \"s\": matrix.queue_types: quorum queues are always durable, and queue.durable is false",
+			"d.yaml", scenarioHead+"    queue: {type: classic, durable: false}\n    load: {messages: 100}\n"),
+		flagCase("run --messages below a count trigger", []string{"run", "s", "-f", "k.yaml", "--out", "out", "--messages", "10"}, ExitUsage, "rmqtorture: --messages 10: scenario \"s\": faults[0].published: must be within 0–10 (load.messages), got 50",
+			"k.yaml", scenarioHead+"    load: {messages: 100}\n    faults: [{action: kill, published: 50}]\n"),
+		// validate, list
+		flagCase("validate unknown scenario", []string{"validate", "nope", "-f", "s.yaml"}, ExitUsage, "rmqtorture: s.yaml: no scenario named \"nope\" (have: s)"),
+		flagCase("validate unknown flag", []string{"validate", "-f", "s.yaml", "--strict"}, ExitUsage, "rmqtorture: unknown flag: --strict"),
+		flagCase("validate missing file", []string{"validate", "-f", "nosuch.yaml"}, ExitUsage, "rmqtorture: read scenario file: open nosuch.yaml: no such file or directory"),
+		flagCase("list with an argument", []string{"list", "-f", "s.yaml", "extra"}, ExitUsage, "rmqtorture: list takes no arguments, got \"extra\""),
+		flagCase("list missing file", []string{"list", "-f", "nosuch.yaml"}, ExitUsage, "rmqtorture: read scenario file: open nosuch.yaml: no such file or directory"),
+		flagCase("list bad file", []string{"list", "-f", "b.yaml"}, ExitUsage, "rmqtorture: b.yaml:2:12: scenarios: no scenarios", "b.yaml", "version: 1\nscenarios: []\n"),
+		// cleanup
+		flagCase("cleanup --run and --all", []string{"cleanup", "--run", "ab12cd34", "--all"}, ExitUsage, "rmqtorture: --run and --all choose different scopes: give one"),
+		flagCase("cleanup with an argument", []string{"cleanup", "ab12cd34"}, ExitUsage, "rmqtorture: cleanup takes no arguments, got \"ab12cd34\"; to remove one run's containers: rmqtorture cleanup --run ab12cd34"),
+		flagCase("cleanup unknown flag", []string{"cleanup", "--yes"}, ExitUsage, "rmqtorture: unknown flag: --yes"),
+		flagCase("cleanup --dry-run=maybe", []string{"cleanup", "--dry-run=maybe"}, ExitUsage, "rmqtorture: invalid argument \"maybe\" for \"--dry-run\" flag: strconv.ParseBool: parsing \"maybe\": invalid syntax"),
+		flagCase("cleanup --run without a value", []string{"cleanup", "--run"}, ExitUsage, "rmqtorture: flag needs an argument: --run"),
+	}
+}
+
+// resultCases are bad result files and run folders for report, compare and
+// check, and bad flags of those commands.
+func resultCases(t *testing.T, stored, other, checkRes, history, noHistory string) []badInput {
+	r := "r.json"
+	edit := func(f func(map[string]any)) string { return resultEdit(t, stored, f) }
+	return []badInput{
+		// report: the file
+		resultCase("report without a file", []string{"report"}, ExitUsage, "rmqtorture: report takes one file, RESULT.json; got 0"),
+		resultCase("report two files", []string{"report", r, r}, ExitUsage, "rmqtorture: report takes one file, RESULT.json; got 2", r, stored),
+		resultCase("report missing file", []string{"report", "nosuch.json"}, ExitUsage, "rmqtorture: read result: open nosuch.json: no such file or directory"),
+		resultCase("report a folder", []string{"report", "."}, ExitUsage, "rmqtorture: read result: read .: is a directory"),
+		resultCase("report empty file", []string{"report", r}, ExitUsage, "rmqtorture: r.json: empty file, not a result.json", r, ""),
+		resultCase("report not JSON", []string{"report", r}, ExitUsage, "rmqtorture: r.json: not JSON: line 1, column 1: invalid character 's' looking for beginning of value", r, "schema_version: 2\n"),
+		resultCase("report truncated", []string{"report", r}, ExitUsage, "rmqtorture: r.json: not JSON: line 194, column 8: unexpected EOF", r, stored[:len(stored)/2]),
+		resultCase("report trailing garbage", []string{"report", r}, ExitUsage, "rmqtorture: r.json: not JSON: invalid character after top-level value", r, stored+"x"),
+		resultCase("report binary", []string{"report", r}, ExitUsage, "rmqtorture: r.json: not JSON: line 1, column 1: invalid character '\\x1f' looking for beginning of value", r, "\x1f\x8b\x08\x00\xff\xfe"),
+		resultCase("report a JSON array", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match result.schema.json (schema_version 2): /: got array, want object", r, "[]"),
+		resultCase("report null", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match result.schema.json (schema_version 2): /: got null, want object", r, "null"),
+		resultCase("report empty object", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match result.schema.json (schema_version 2): /: missing properties 'schema_version', 'tool', 'client', 'scenario', 'file', 'command', 'run_id', 'image', 'container', 'queue_type', 'topology', 'messages', 'seed', 'started_at', 'duration_ms', 'modes', 'verdict'", r, "{}"),
+		resultCase("report schema_version 99", []string{"report", r}, ExitUsage, "rmqtorture: r.json: schema_version 99, this rmqtorture reads schema_version 1 to 2", r, edit(func(m map[string]any) { m["schema_version"] = 99 })),
+		resultCase("report schema_version 0", []string{"report", r}, ExitUsage, "rmqtorture: r.json: schema_version 0, this rmqtorture reads schema_version 1 to 2", r, edit(func(m map[string]any) { m["schema_version"] = 0 })),
+		resultCase("report schema_version a string", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match result.schema.json (schema_version 2): /schema_version: value must be 2", r, edit(func(m map[string]any) { m["schema_version"] = "2" })),
+		resultCase("report modes missing", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match result.schema.json (schema_version 2): /: missing property 'modes'", r, edit(func(m map[string]any) { delete(m, "modes") })),
+		resultCase("report sent negative", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match result.schema.json (schema_version 2): /modes/0/sent: minimum: got -1, want 0", r, edit(func(m map[string]any) { mode0(m)["sent"] = -1 })),
+		resultCase("report lost a string", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match result.schema.json (schema_version 2): /modes/0/lost: got string, want integer", r, edit(func(m map[string]any) { mode0(m)["lost"] = "0" })),
+		resultCase("report lost missing", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match result.schema.json (schema_version 2): /modes/0: missing property 'lost'", r, edit(func(m map[string]any) { delete(mode0(m), "lost") })),
+		resultCase("report unknown field", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match result.schema.json (schema_version 2): /: additional properties 'score' not allowed", r, edit(func(m map[string]any) { m["score"] = 1 })),
+		resultCase("report verdict unknown", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match result.schema.json (schema_version 2): /verdict/status: value must be one of 'pass', 'fail', 'inconclusive'", r, edit(func(m map[string]any) { m["verdict"].(map[string]any)["status"] = "maybe" })),
+		resultCase("report started_at not a time", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match result.schema.json (schema_version 2): /started_at: 'yesterday' is not valid date-time: less than 20 characters long", r, edit(func(m map[string]any) { m["started_at"] = "yesterday" })),
+		resultCase("report mode unknown", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match result.schema.json (schema_version 2): /modes/0/mode: value must be one of 'fire-and-forget', 'confirm-each', 'confirm-window', 'transactional'", r, edit(func(m map[string]any) { mode0(m)["mode"] = "fire-and-hope" })),
+		resultCase("report latency not an object", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match result.schema.json (schema_version 2): /modes/0/confirm_latency_ms: got number, want object", r, edit(func(m map[string]any) { mode0(m)["confirm_latency_ms"] = 5 })),
+		// report: flags
+		resultCase("report --format html", []string{"report", r, "--format", "html"}, ExitUsage, "rmqtorture: --format: \"html\" is not a format (markdown, table, json)", r, stored),
+		resultCase("report --out under a file", []string{"report", r, "--out", "afile/sub"}, ExitUsage, "rmqtorture: --out afile/sub: cannot write there: mkdir afile: not a directory", r, stored, "afile", "x"),
+		resultCase("report --out over the file read", []string{"report", "result.json", "--format", "json", "--out", "."}, ExitUsage, "rmqtorture: --out . would overwrite the result being read, result.json", "result.json", stored),
+		resultCase("report --summary-file a folder", []string{"report", r, "--summary-file", "adir"}, ExitUsage, "rmqtorture: --summary-file adir: cannot append there: is a directory", r, stored, "adir/keep", ""),
+		resultCase("report unknown flag", []string{"report", r, "--pretty"}, ExitUsage, "rmqtorture: unknown flag: --pretty", r, stored),
+		// compare
+		resultCase("compare one file", []string{"compare", r}, ExitUsage, "rmqtorture: compare takes two files, BASELINE.json and RESULT.json; got 1", r, stored),
+		resultCase("compare three files", []string{"compare", r, r, r}, ExitUsage, "rmqtorture: compare takes two files, BASELINE.json and RESULT.json; got 3", r, stored),
+		resultCase("compare different scenarios", []string{"compare", r, "b.json"}, ExitUsage, "rmqtorture: b.json: scenario \"baseline\", but baseline r.json is of scenario \"kill-mid-burst\"", r, stored, "b.json", other),
+		resultCase("compare a truncated result", []string{"compare", r, "b.json"}, ExitUsage, "rmqtorture: b.json: not JSON: line 5, column 25: unexpected EOF", r, stored, "b.json", stored[:100]),
+		resultCase("compare a missing baseline", []string{"compare", "nosuch.json", r}, ExitUsage, "rmqtorture: read result: open nosuch.json: no such file or directory", r, stored),
+		resultCase("compare --max-throughput-drop 150", []string{"compare", r, r, "--max-throughput-drop", "150"}, ExitUsage, "rmqtorture: max throughput drop must be 0–100 %, got 150", r, stored),
+		resultCase("compare --max-p99-rise negative", []string{"compare", r, r, "--max-p99-rise", "-1"}, ExitUsage, "rmqtorture: max p99 rise must be ≥ 0 %, got -1", r, stored),
+		resultCase("compare --max-recovery-ms negative", []string{"compare", r, r, "--max-recovery-ms", "-5"}, ExitUsage, "rmqtorture: max recovery must be ≥ 0 ms, got -5", r, stored),
+		resultCase("compare --max-throughput-drop not a number", []string{"compare", r, r, "--max-throughput-drop", "abc"}, ExitUsage, "rmqtorture: invalid argument \"abc\" for \"--max-throughput-drop\" flag: strconv.ParseFloat: parsing \"abc\": invalid syntax", r, stored),
+		resultCase("compare --summary-file under a file", []string{"compare", r, r, "--summary-file", "afile/s.md"}, ExitUsage, "rmqtorture: --summary-file afile/s.md: cannot append there: stat afile/s.md: not a directory", r, stored, "afile", "x"),
+		// check
+		resultCase("check without a folder", []string{"check"}, ExitUsage, "rmqtorture: check takes one or more run folders"),
+		resultCase("check missing folder", []string{"check", "nosuch"}, ExitUsage, "rmqtorture: nosuch: no such run folder"),
+		resultCase("check a folder without result.json", []string{"check", "run"}, ExitUsage, "rmqtorture: read result: open run/result.json: no such file or directory", "run/history-0.bin.gz", history),
+		resultCase("check a result without history", []string{"check", "run"}, ExitUsage, "rmqtorture: run: confirm-window has no recorded history (modes[0].history): nothing to re-judge", "run/result.json", noHistory),
+		resultCase("check history file missing", []string{"check", "run"}, ExitUsage, "rmqtorture: read history: open run/history-0.bin.gz: no such file or directory", "run/result.json", checkRes),
+		resultCase("check history truncated", []string{"check", "run"}, ExitUsage, "rmqtorture: run/history-0.bin.gz: history corrupt: truncated in the header after 0 records", "run/result.json", checkRes, "run/history-0.bin.gz", history[:len(history)/2]),
+		resultCase("check history not gzip", []string{"check", "run"}, ExitUsage, "rmqtorture: run/history-0.bin.gz: history corrupt: not gzip: gzip: invalid header", "run/result.json", checkRes, "run/history-0.bin.gz", "not a history"),
+		resultCase("check history empty", []string{"check", "run"}, ExitUsage, "rmqtorture: run/history-0.bin.gz: history corrupt: not gzip: EOF", "run/result.json", checkRes, "run/history-0.bin.gz", ""),
+		resultCase("check a file, not a folder", []string{"check", "run/result.json"}, ExitUsage, "rmqtorture: run/result.json: not a folder; check takes a run folder, the one that holds result.json and its histories", "run/result.json", checkRes, "run/history-0.bin.gz", history),
+		resultCase("check malformed result", []string{"check", "run"}, ExitUsage, "rmqtorture: run/result.json: not JSON: line 1, column 2: unexpected EOF", "run/result.json", "{", "run/history-0.bin.gz", history),
+	}
+}
+
+// dockerCounter listens on 127.0.0.1 as DOCKER_HOST and counts the
+// connections it is offered, closing each at once.
+func dockerCounter(t *testing.T) *atomic.Int64 {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	var n atomic.Int64
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			n.Add(1)
+			c.Close()
+		}
+	}()
+	t.Setenv("DOCKER_HOST", "tcp://"+l.Addr().String())
+	return &n
+}
+
+// tree lists every path under dir (folders with a trailing slash), sorted.
+func tree(t *testing.T, dir string) []string {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() {
+			rel += "/"
+		}
+		out = append(out, rel)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// writeFiles writes files (name → content) under dir and returns the tree
+// they make.
+func writeFiles(t *testing.T, dir string, files map[string]string) []string {
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return tree(t, dir)
+}
+
+// TestBadInputs feeds every bad input through the command line and checks
+// its exit code, its first line of stderr, an empty stdout, that no Docker
+// Engine was contacted and that nothing was written.
+func TestBadInputs(t *testing.T) {
+	cases := badInputs(t)
+	docker := dockerCounter(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	busyPort := strconv.Itoa(busy.Addr().(*net.TCPAddr).Port)
+
+	names := map[string]bool{}
+	var table strings.Builder
+	for _, tc := range cases {
+		if names[tc.name] {
+			t.Fatalf("case %q listed twice", tc.name)
+		}
+		names[tc.name] = true
+		tc.first = strings.ReplaceAll(tc.first, "{busyport}", busyPort)
+		args := slices.Clone(tc.args)
+		for i, a := range args {
+			args[i] = strings.ReplaceAll(a, "{busyport}", busyPort)
+		}
+		runs := [][]string{args}
+		if tc.validate {
+			runs = append(runs, []string{"validate", "-f", "s.yaml"})
+		}
+		for i, a := range runs {
+			code, first := checkBadInput(t, tc, a, docker)
+			if i == 0 {
+				fmt.Fprintf(&table, "%d, %q\n", code, first)
+			}
+		}
+	}
+	if *printBadInputs {
+		fmt.Print(table.String())
+	}
+	t.Logf("%d bad inputs refused (%d scenario files, each also through validate), each with its exact exit code and first line of stderr, nothing on stdout, no Docker contact, nothing written", len(cases), countPrefix(cases, "scenario/"))
+	if len(cases) < 100 {
+		t.Fatalf("%d bad inputs; the README promises at least 100", len(cases))
+	}
+}
+
+// checkBadInput runs args in a fresh folder holding tc's files and checks
+// what it must; it returns the exit code and first line of stderr.
+func checkBadInput(t *testing.T, tc badInput, args []string, docker *atomic.Int64) (int, string) {
+	t.Helper()
+	dir := t.TempDir()
+	before := writeFiles(t, dir, tc.files)
+	t.Chdir(dir)
+	contacts := docker.Load()
+	var stdout, stderr bytes.Buffer
+	code := Execute(context.Background(), args, &stdout, &stderr)
+	first, _, _ := strings.Cut(stderr.String(), "\n")
+	where := fmt.Sprintf("%s: rmqtorture %s", tc.name, strings.Join(args, " "))
+	if code != tc.code || first != tc.first {
+		t.Errorf("%s:\n exit %d, first line of stderr\n  %q\n want exit %d,\n  %q", where, code, first, tc.code, tc.first)
+	}
+	if stdout.Len() > 0 {
+		t.Errorf("%s: stdout %q, want nothing", where, stdout.String())
+	}
+	if n := docker.Load() - contacts; n != 0 {
+		t.Errorf("%s: contacted the Docker Engine %d times", where, n)
+	}
+	if after := tree(t, dir); !slices.Equal(after, before) {
+		t.Errorf("%s: wrote files: folder holds %q, had %q", where, after, before)
+	}
+	return code, first
+}
+
+func countPrefix(cases []badInput, prefix string) int {
+	n := 0
+	for _, c := range cases {
+		if strings.HasPrefix(c.name, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestReadmeBadInputCounts: the README's "Reliability" section quotes the
+// table's counts as they are.
+func TestReadmeBadInputCounts(t *testing.T) {
+	cases := badInputs(t)
+	// Line breaks fall anywhere in a paragraph.
+	readme := strings.Join(strings.Fields(readFile(t, "../README.md")), " ")
+	for _, want := range []string{
+		fmt.Sprintf("**Bad input starts nothing: %d inputs, each refused as documented.**", len(cases)),
+		fmt.Sprintf("feeds the command line %d bad scenario files", countPrefix(cases, "scenario/")),
+		fmt.Sprintf("%d bad command lines", countPrefix(cases, "flags/")),
+		fmt.Sprintf("%d bad result files", countPrefix(cases, "results/")),
+	} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README.md lacks %q: update its Reliability section", want)
+		}
+	}
+}
