@@ -172,7 +172,13 @@ func (o *runOpts) set(c *cobra.Command, s *scenario.Scenario) error {
 	if fl.Changed("queue-types") {
 		s.Matrix.QueueTypes = nil
 		for _, t := range o.queueTypes {
-			s.Matrix.QueueTypes = append(s.Matrix.QueueTypes, scenario.QueueType(strings.TrimSpace(t)))
+			qt := scenario.QueueType(strings.TrimSpace(t))
+			if qt == scenario.Stream {
+				// A single value is applied as queue.type below, which
+				// would bypass matrix.queue_types' own enum.
+				return fmt.Errorf("--queue-types: %q is not a matrix queue type (quorum, classic); a stream scenario sets queue.type: stream", t)
+			}
+			s.Matrix.QueueTypes = append(s.Matrix.QueueTypes, qt)
 		}
 	}
 	if fl.Changed("persistence") {
