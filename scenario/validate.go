@@ -62,7 +62,9 @@ func (p *parser) validate(f *File) {
 	} else if f.Version != 1 {
 		p.fail("version", "unsupported version %d (this rmqtorture reads version 1)", f.Version)
 	}
-	if len(f.Scenarios) == 0 {
+	// An empty list, not a list whose items failed to decode (those have
+	// their own errors, which would come second behind this one).
+	if n := p.nodes["scenarios"]; len(f.Scenarios) == 0 && (n == nil || n.Kind != yaml.SequenceNode || len(n.Content) == 0) {
 		p.fail("scenarios", "no scenarios")
 	}
 	names := map[string]int{}
@@ -234,6 +236,9 @@ func (p *parser) validateConsumers(sp string, s *Scenario) {
 // its repeat and its trigger.
 func (p *parser) validateFault(fp string, s *Scenario, f Fault) {
 	known := slices.Contains(Actions, f.Action)
+	if f.Action == "" {
+		p.fail(fp+".action", "missing; every step names its action (%s)", actionList())
+	}
 	if f.Action != Kill && p.has(fp+".signal") {
 		p.fail(fp+".signal", "only kill takes a signal, not %s", f.Action)
 	}
@@ -563,6 +568,15 @@ func (s *Scenario) UncheckedExpectations() []string {
 		delete(s.Expect.Modes, m)
 	}
 	return out
+}
+
+// actionList is every fault action, comma-separated, for messages.
+func actionList() string {
+	s := make([]string, len(Actions))
+	for i, a := range Actions {
+		s[i] = string(a)
+	}
+	return strings.Join(s, ", ")
 }
 
 func modeList() string {
