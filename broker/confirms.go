@@ -28,6 +28,18 @@ func (s session) event(kind metrics.EventKind, detail string) metrics.Event {
 	return metrics.Event{Kind: kind, Epoch: s.epoch, Publisher: s.publisher, Connection: s.connection, Detail: detail}
 }
 
+// firstConfirm records the epoch's first confirm (first-progress), once:
+// done is the epoch's own flag.
+func (s session) firstConfirm(tl *metrics.Timeline, done *bool) {
+	if *done {
+		return
+	}
+	*done = true
+	e := s.event(metrics.EvFirstProgress, fmt.Sprintf("epoch %d: first confirm", s.epoch))
+	e.Progress = metrics.ProgressConfirm
+	tl.Record(e)
+}
+
 // confirmReader is the only place one confirm-mode epoch's publisher
 // confirms are matched to messages. The publish loop tracks each message
 // (track) after taking a window slot; the reader settles it from the
@@ -189,12 +201,7 @@ func (r *confirmReader) confirm(c amqp.Confirmation) {
 	}
 	p.signalSettled()
 	r.lastConfirm.Store(now.UnixNano())
-	if !r.confirmed {
-		r.confirmed = true
-		e := r.s.event(metrics.EvFirstProgress, fmt.Sprintf("epoch %d: first confirm", r.s.epoch))
-		e.Progress = metrics.ProgressConfirm
-		p.p.Timeline.Record(e)
-	}
+	r.s.firstConfirm(p.p.Timeline, &r.confirmed)
 }
 
 // channelClosed declares every message still pending on the epoch in doubt

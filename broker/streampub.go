@@ -539,12 +539,7 @@ func (ep *streamEpoch) settle(tag uint64, ack bool) {
 	p.statsMu.Unlock()
 	<-ep.slots
 	p.signalSettled()
-	if !ep.confirmed {
-		ep.confirmed = true
-		e := ep.s.event(metrics.EvFirstProgress, fmt.Sprintf("epoch %d: first confirm", ep.s.epoch))
-		e.Progress = metrics.ProgressConfirm
-		p.p.Timeline.Record(e)
-	}
+	ep.s.firstConfirm(p.p.Timeline, &ep.confirmed)
 }
 
 // closed declares every message still pending on the epoch in doubt (a
