@@ -184,7 +184,9 @@ func (r *Restore) undo(ctx context.Context, cli *client.Client) ([]string, error
 		done = append(done, "unpaused")
 	}
 	started := false
-	if !running {
+	// Only a container rmqtorture itself left stopped is started: one the
+	// user stopped since is theirs to keep stopped.
+	if !running && r.Start {
 		if err := cli.ContainerStart(ctx, r.Container, container.StartOptions{}); err != nil {
 			return done, err
 		}
@@ -199,7 +201,9 @@ func (r *Restore) undo(ctx context.Context, cli *client.Client) ([]string, error
 		}
 		done = append(done, "reconnected to network "+n)
 	}
-	if r.Watermark != "" && !started {
+	// A watermark lives in the running node: one stopped since then has
+	// dropped it, and a restart (ours) reads its configuration again.
+	if r.Watermark != "" && !started && running {
 		c := &Container{cli: cli, log: slog.New(slog.NewTextHandler(io.Discard, nil)), ID: r.Container, Name: r.Name}
 		xctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
