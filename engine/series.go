@@ -192,7 +192,16 @@ func recoveries(faults []scenario.FaultRecord, events []metrics.Event, s *metric
 			r.PublisherReconnectedMS = since(t)
 		}
 		if confirmMode {
-			if t, ok := first(metrics.EvFirstProgress, func(e metrics.Event) bool { return e.Progress == metrics.ProgressConfirm }); ok {
+			// The first confirm on a connection opened after the fault: a
+			// confirm of the old connection can still arrive after the
+			// fault event (the start of the kill call).
+			fresh := map[metrics.Epoch]bool{}
+			for _, e := range window {
+				if e.Kind == metrics.EvConnected {
+					fresh[e.Epoch] = true
+				}
+			}
+			if t, ok := first(metrics.EvFirstProgress, func(e metrics.Event) bool { return e.Progress == metrics.ProgressConfirm && fresh[e.Epoch] }); ok {
 				r.FirstConfirmMS = since(t)
 				if s != nil {
 					if d, ok := s.BacklogClearedAfter(t); ok {

@@ -51,6 +51,9 @@ func TestSeriesStatesAndRecoveries(t *testing.T) {
 		0, connected(1, 1, 1),
 		900, faultEv(metrics.EvTrigger, scenario.Kill),
 		900, faultEv(metrics.EvFault, scenario.Kill),
+		// The old connection's first confirm, arriving just after the kill
+		// call started: not the recovery's first confirm.
+		902, typed(metrics.EvFirstProgress, metrics.Event{Epoch: 1, Publisher: 1, Connection: 1, Progress: metrics.ProgressConfirm}),
 		950, typed(metrics.EvConnectionLost, metrics.Event{Epoch: 1, Publisher: 1, Connection: 1}),
 		6000, faultEv(metrics.EvBrokerStarted, scenario.Start),
 		7000, kindOnly(metrics.EvBrokerReady),
@@ -112,7 +115,7 @@ func TestSeriesStatesAndRecoveries(t *testing.T) {
 	for _, c := range []struct {
 		upTo int // number of events seen so far
 		want metrics.BrokerState
-	}{{3, metrics.StateUp}, {4, metrics.StateDown}, {5, metrics.StateDown}, {7, metrics.StateUp}, {13, metrics.StatePaused}, {14, metrics.StatePaused}, {16, metrics.StateUp}, {18, metrics.StateDown}, {19, metrics.StateDown}, {20, metrics.StateUp}} {
+	}{{3, metrics.StateUp}, {4, metrics.StateDown}, {5, metrics.StateDown}, {6, metrics.StateDown}, {8, metrics.StateUp}, {14, metrics.StatePaused}, {15, metrics.StatePaused}, {17, metrics.StateUp}, {19, metrics.StateDown}, {20, metrics.StateDown}, {21, metrics.StateUp}} {
 		if got := BrokerStateNow(ev[:c.upTo]); got != c.want {
 			t.Errorf("state after %d events (%s): %s, want %s", c.upTo, ev[c.upTo-1].Kind, got, c.want)
 		}
