@@ -75,8 +75,8 @@ scenarios:
 }
 
 // A kill repeating every 100 ms (room for the publisher to reconnect between
-// firings on a busy machine), 3 times, within a 3,000-message burst of over a
-// second, with messages always in flight:
+// firings on a busy machine), 3 times, within a 1,000-message burst of about
+// half a second, with messages always in flight:
 // each outage puts the window in doubt and one more id fails while the
 // broker is down; every in-doubt id is republished, and every republish of
 // a stored id (all but the 3 failed publishes) is a duplicate. An id
@@ -87,7 +87,7 @@ func TestRepeatingKillRepublishesEachOutage(t *testing.T) {
 scenarios:
   - name: t
     queue: {settle_before_burst: 0s}
-    load: {messages: 3000, window: 5}
+    load: {messages: 1000, window: 5}
     faults: [{action: kill, after: 1ms, every: 100ms, count: 3, down: 5ms}]
 `)
 	b := &fakeBroker{}
@@ -96,7 +96,7 @@ scenarios:
 	if got := strings.Join(b.ops, " "); got != "kill start kill start kill start" {
 		t.Fatalf("ops %q", got)
 	}
-	if res.Verdict.Status != scenario.Pass || res.Reconnects != 3 || c.Sent != 3000 || c.Confirmed != 3000 || c.InDoubt != 0 || c.Lost != 0 {
+	if res.Verdict.Status != scenario.Pass || res.Reconnects != 3 || c.Sent != 1000 || c.Confirmed != 1000 || c.InDoubt != 0 || c.Lost != 0 {
 		t.Fatalf("verdict %+v reconnects %d counts %+v faults %+v burst %v ms", res.Verdict, res.Reconnects, c, res.Faults, res.BurstMS)
 	}
 	if c.WentInDoubt < 3*2 || c.Republished < c.WentInDoubt || c.Duplicates != c.Republished-3 || c.PublishErrors != 3 {
