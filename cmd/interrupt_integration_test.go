@@ -322,23 +322,12 @@ func noLeftovers(t *testing.T, runID string) {
 	}
 }
 
-// buildBinaryI builds rmqtorture into dir.
-func buildBinaryI(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "rmqtorture")
-	out, err := exec.Command("go", "build", "-o", bin, "..").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func TestInterrupt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs Docker and the broker image")
 	}
 	dir := t.TempDir()
-	bin := buildBinaryI(t, dir)
+	bin := buildBinary(t) // cmd/cleanup_integration_test.go
 	file := filepath.Join(dir, "interrupt.yaml")
 	if err := os.WriteFile(file, []byte(interruptScenarios), 0o644); err != nil {
 		t.Fatal(err)
