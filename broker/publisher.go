@@ -723,7 +723,20 @@ wait:
 // tracked under the channel's next delivery tag before the call, so the
 // reader can match its confirm however fast it comes.
 func (p *publisher) publishTracked(ctx context.Context, ch *amqp.Channel, w *watcher, r *confirmReader, seq int) error {
-	tag := ch.GetNextPublishSeqNo()
+	return p.sendTracked(ctx, ch, w, r, ch.GetNextPublishSeqNo(), seq)
+}
+
+// amqpPublisher is the one call sendTracked needs of a channel (a fake in
+// the transactional mode's unit tests).
+type amqpPublisher interface {
+	PublishWithContext(ctx context.Context, exchange, key string, mandatory, immediate bool, msg amqp.Publishing) error
+}
+
+// sendTracked tracks seq under tag, then publishes it on ch: the one path
+// of a confirm-mode and a transactional publish. seq holds a window slot;
+// a channel that closed meanwhile puts it back, a failed call leaves it in
+// doubt; either ends the epoch (errEpochOver).
+func (p *publisher) sendTracked(ctx context.Context, ch amqpPublisher, w *watcher, r *confirmReader, tag uint64, seq int) error {
 	attempt, tracked, err := r.track(tag, seq, time.Now())
 	if err != nil {
 		return err // a bookkeeping bug: stop rather than miscount

@@ -127,27 +127,10 @@ func (t *txn) publish(ctx context.Context, w *watcher, seq int) error {
 	p, r := t.p, t.r
 	r.slots <- struct{}{} // never blocks: a transaction holds at most size messages
 	t.tag++
-	attempt, tracked, err := r.track(t.tag, seq, time.Now())
-	if err != nil {
-		return err // a bookkeeping bug: stop rather than miscount
-	}
-	if !tracked {
-		<-r.slots
-		p.putBack(seq)
-		return errEpochOver
-	}
-	p.release() // tracked: in flight now
-	exchange, key := p.route(r.s, seq)
-	w.callStarted()
-	err = t.ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq, attempt))
-	w.progress()
-	if err != nil {
-		r.publishFailed(t.tag, seq)
-		p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, "publish: "+err.Error()))
-		return errEpochOver
+	if err := p.sendTracked(ctx, t.ch, w, r, t.tag, seq); err != nil {
+		return err
 	}
 	t.open = append(t.open, t.tag)
-	p.published(p.p.Ledger.Sent())
 	return nil
 }
 
