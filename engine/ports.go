@@ -64,6 +64,37 @@ type Readiness interface {
 	WaitReady(ctx context.Context, target scenario.Target, timeout time.Duration) error
 }
 
+// Cluster is a cluster of RabbitMQ nodes, numbered 1..Size() (node 2 is
+// rabbit@rmq2). Its other ports (Lifecycle, Freezer, …) act on a resolved
+// target (Target.Nodes set), on TargetNode, or on TargetAll; the runner
+// resolves leader, follower, random, minority and majority with Resolve
+// when a fault fires, and the recovery acts on the nodes resolved then.
+// A single broker has no Cluster port (nil).
+type Cluster interface {
+	// Size is the number of nodes.
+	Size() int
+	// Resolve returns t with Nodes set to the node numbers it names now
+	// (ascending): leader and follower from the queue's members as
+	// `rabbitmq-queues quorum_status` reports them on a node that is up and
+	// not cut off; random as pick(Size()) + 1 (pick draws from the run's
+	// seed, in [0, n)); minority and majority as their kinds say (the
+	// queue's followers first for minority, its leader first for majority).
+	// It fails when the queue has no leader to name.
+	Resolve(ctx context.Context, t scenario.Target, pick func(n int) int) (scenario.Target, error)
+	// Members returns the Raft state of each member of the quorum queue by
+	// node number ("leader", "follower", "candidate", "timeout" for an
+	// unreachable member, "noproc"…), read through a node this run has not
+	// taken down or cut off. A node that holds no member is absent.
+	Members(ctx context.Context, queue string) (map[int]string, error)
+	// Partition cuts the inter-node links of shape (scenario.PartitionShape)
+	// around the resolved target (isolate: the target's nodes from the
+	// rest; halves: the target's side is the smaller one), keeping every
+	// node's client port, and describes the sides ("rmq1 | rmq2, rmq3").
+	Partition(ctx context.Context, target scenario.Target, shape scenario.PartitionShape) (sides string, err error)
+	// Heal restores every link Partition cut.
+	Heal(ctx context.Context) error
+}
+
 // Ports are the fault ports a Runner drives. A nil port fails the steps that
 // need it with an error, never a panic.
 type Ports struct {
@@ -72,6 +103,7 @@ type Ports struct {
 	Network   Network
 	Operator  Operator
 	Readiness Readiness
+	Cluster   Cluster // nil: a single broker
 }
 
 // Broker is something that implements every fault port (a broker
@@ -84,9 +116,13 @@ type Broker interface {
 	Readiness
 }
 
-// PortsOf uses b for every port.
+// PortsOf uses b for every port, and for Cluster when b is one.
 func PortsOf(b Broker) Ports {
-	return Ports{Lifecycle: b, Freezer: b, Network: b, Operator: b, Readiness: b}
+	p := Ports{Lifecycle: b, Freezer: b, Network: b, Operator: b, Readiness: b}
+	if c, ok := b.(Cluster); ok {
+		p.Cluster = c
+	}
+	return p
 }
 
 // LiveConsumers is a running set of live consumers.

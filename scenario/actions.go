@@ -70,6 +70,19 @@ const (
 	// (connection.blocked; https://www.rabbitmq.com/docs/disk-alarms,
 	// rabbitmq-server#880), and restores the limit read after Down.
 	DiskAlarm Action = "disk-alarm"
+	// Partition cuts inter-node links of a cluster in the step's shape
+	// (isolate, halves, majorities-ring, bridge) while every node keeps
+	// its client port, and heals them after Down. Cluster only.
+	Partition Action = "partition"
+	// RollingRestart stops and starts each node in turn (graceful, Grace),
+	// waiting after each until it accepts AMQP and the queue under test has
+	// all its members again (https://www.rabbitmq.com/docs/upgrade#rolling-upgrade).
+	// Cluster only; no Down.
+	RollingRestart Action = "rolling-restart"
+	// QuorumLoss stops a majority of the nodes (the queue's leader first)
+	// for Down, then starts them again: a quorum queue can confirm nothing
+	// meanwhile. Cluster only.
+	QuorumLoss Action = "quorum-loss"
 )
 
 // Param is a parameter a fault step may take beyond its trigger.
@@ -79,6 +92,7 @@ const (
 	ParamSignal Param = "signal" // kill: the signal to send
 	ParamGrace  Param = "grace"  // stop, restart: graceful shutdown time before SIGKILL
 	ParamDown   Param = "down"   // how long the fault lasts before its recovery runs
+	ParamShape  Param = "shape"  // partition: how the nodes are split
 )
 
 // ActionSpec is what one fault action is.
@@ -117,6 +131,11 @@ type ActionSpec struct {
 	// purpose (delete-queue, purge-queue): a confirmed id they removed is
 	// the scenario's doing, counted apart, not durability loss.
 	RemovesMessages bool
+	// ClusterOnly actions need broker.nodes > 1.
+	ClusterOnly bool
+	// DefaultTarget is what the step acts on in a cluster when it names no
+	// target ("" : every node, TargetAll).
+	DefaultTarget TargetKind
 }
 
 var (
@@ -124,11 +143,11 @@ var (
 	graceDown   = []Param{ParamGrace, ParamDown}
 	signalDown  = []Param{ParamSignal, ParamDown}
 	actionTable = map[Action]ActionSpec{
-		Kill:                     {Params: signalDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true},
-		Stop:                     {Params: graceDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true},
+		Kill:                     {Params: signalDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, DefaultTarget: TargetLeader},
+		Stop:                     {Params: graceDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, DefaultTarget: TargetLeader},
 		Restart:                  {Params: []Param{ParamGrace}, Leaves: "up", State: metrics.StateDown, FromTrigger: true, Repeatable: true},
-		Pause:                    {Params: downOnly, RecoveredBy: Unpause, Recovers: true, Leaves: "paused", State: metrics.StatePaused, Repeatable: true},
-		Disconnect:               {Params: downOnly, RecoveredBy: Reconnect, Recovers: true, Leaves: "disconnected", State: metrics.StateDisconnected, Repeatable: true},
+		Pause:                    {Params: downOnly, RecoveredBy: Unpause, Recovers: true, Leaves: "paused", State: metrics.StatePaused, Repeatable: true, DefaultTarget: TargetLeader},
+		Disconnect:               {Params: downOnly, RecoveredBy: Reconnect, Recovers: true, Leaves: "disconnected", State: metrics.StateDisconnected, Repeatable: true, DefaultTarget: TargetLeader},
 		Start:                    {IsRecovery: true, Leaves: "up"},
 		Unpause:                  {IsRecovery: true, Leaves: "up"},
 		Reconnect:                {IsRecovery: true, Leaves: "up"},
@@ -139,11 +158,14 @@ var (
 		DeleteQueue:              {Params: downOnly, Recovers: true, Leaves: "queue deleted", Repeatable: true, RemovesMessages: true},
 		PurgeQueue:               {Leaves: "up", Repeatable: true, RemovesMessages: true},
 		DiskAlarm:                {Params: downOnly, Recovers: true, Leaves: "alarmed", Repeatable: true},
+		Partition:                {Params: []Param{ParamShape, ParamDown}, Recovers: true, Leaves: "partitioned", Repeatable: true, ClusterOnly: true, DefaultTarget: TargetLeader},
+		RollingRestart:           {Params: []Param{ParamGrace}, Leaves: "up", Repeatable: true, ClusterOnly: true, DefaultTarget: TargetAll},
+		QuorumLoss:               {Params: graceDown, Recovers: true, Leaves: "stopped", Repeatable: true, ClusterOnly: true, DefaultTarget: TargetMajority},
 	}
 )
 
 // Actions lists every fault action.
-var Actions = []Action{Kill, Stop, Restart, Pause, Disconnect, Start, Unpause, Reconnect, MemoryAlarm, CloseConnections, PublishToMissingExchange, CrashConsumer, DeleteQueue, PurgeQueue, DiskAlarm}
+var Actions = []Action{Kill, Stop, Restart, Pause, Disconnect, Start, Unpause, Reconnect, MemoryAlarm, CloseConnections, PublishToMissingExchange, CrashConsumer, DeleteQueue, PurgeQueue, DiskAlarm, Partition, RollingRestart, QuorumLoss}
 
 // Spec returns what the action is, and false for an unknown action.
 func (a Action) Spec() (ActionSpec, bool) {
@@ -251,4 +273,38 @@ func TakesDown() []string {
 		}
 	}
 	return out
+}
+
+// ClusterOnly reports whether the action needs a cluster (broker.nodes > 1).
+func (a Action) ClusterOnly() bool { return actionTable[a].ClusterOnly }
+
+// TargetOf is what f acts on when the scenario's broker has nodes nodes
+// and queue is the queue under test: on a single broker, the broker; on a
+// cluster, the step's target (node when only node is set), else the
+// action's default (leader for kill, stop, pause, disconnect and
+// partition; all for the operator's commands and rolling-restart;
+// majority for quorum-loss). Leader, follower, minority and majority are
+// of queue.
+func (f Fault) TargetOf(nodes int, queue string) Target {
+	if nodes <= 1 {
+		return BrokerTarget()
+	}
+	kind := f.Target
+	if kind == "" && f.Node > 0 {
+		kind = TargetNode
+	}
+	if kind == "" {
+		kind = actionTable[f.Action].DefaultTarget
+	}
+	if kind == "" {
+		kind = TargetAll
+	}
+	t := Target{Kind: kind}
+	switch kind {
+	case TargetNode:
+		t.Node = f.Node
+	case TargetLeader, TargetFollower, TargetMinority, TargetMajority:
+		t.Queue = queue
+	}
+	return t
 }

@@ -61,7 +61,7 @@ func TestTargetString(t *testing.T) {
 	for want, tg := range map[string]Target{
 		"broker":                  BrokerTarget(),
 		"broker ":                 {}, // zero target is the broker
-		"node rmq2":               {Kind: TargetNode, Node: "rmq2"},
+		"node rmq2":               {Kind: TargetNode, Node: 2},
 		"leader of q":             {Kind: TargetLeader, Queue: "q"},
 		"follower of q":           {Kind: TargetFollower, Queue: "q"},
 		"minority":                {Kind: TargetMinority},

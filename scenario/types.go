@@ -347,6 +347,9 @@ type Broker struct {
 	// default 60000), how often a channel checks its consumers against
 	// consumer_timeout, so a timeout of seconds fires within seconds.
 	AdvancedConfig map[string]int `yaml:"advanced_config,omitempty"`
+	// Nodes is how many RabbitMQ nodes the run forms into one cluster
+	// (1, the default: a single broker; 3 or 5).
+	Nodes int `yaml:"nodes,omitempty"`
 }
 
 // HasConfig reports whether the scenario writes configuration into the
@@ -434,6 +437,11 @@ type Load struct {
 	Persistent *bool `yaml:"persistent,omitempty"`
 	// Rate limits publishing to this many msg/s (0: as fast as possible).
 	Rate float64 `yaml:"rate,omitempty"`
+	// ConnectTo is the node each client connects to first on a cluster
+	// (default leader); ConnectNode is the node (1-based) for connect_to
+	// node. Clients fail over to the other nodes when theirs is down.
+	ConnectTo   ConnectTo `yaml:"connect_to,omitempty"`
+	ConnectNode int       `yaml:"connect_node,omitempty"`
 	// MessageSizeBytes, when set, makes every body exactly this many bytes
 	// (0 to 1 MiB): the JSON order padded, or cut below its own size (the
 	// id travels in message_id and headers, never read from the body;
@@ -535,6 +543,16 @@ type Fault struct {
 	// AMQP logins: a fault on a node still booting, e.g. SIGTERM during
 	// recovery (rabbitmq-server PR #3099).
 	AfterStart *Duration `yaml:"after_start,omitempty"`
+	// Target is what the step acts on in a cluster (broker.nodes > 1):
+	// node (with Node), leader, follower, random, minority, majority or
+	// all. Unset: the action's default (TargetOf). A single broker accepts
+	// only all.
+	Target TargetKind `yaml:"target,omitempty"`
+	// Node is the node (1-based) a step with target node acts on; setting
+	// it alone means target node.
+	Node int `yaml:"node,omitempty"`
+	// Shape is how a partition step splits the nodes (default isolate).
+	Shape PartitionShape `yaml:"shape,omitempty"`
 }
 
 // Firings is how many times the step fires (1 unless it repeats).
