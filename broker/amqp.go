@@ -17,23 +17,53 @@ import (
 // burst's queue is bound to it with its own name as routing key.
 const Exchange = "rmqtorture.orders"
 
-// AMQP implements engine.Traffic against one broker over AMQP 0.9.1.
+// AMQP implements engine.Traffic against one broker, or a cluster's
+// nodes, over AMQP 0.9.1.
 type AMQP struct {
 	// URL returns the broker's current AMQP URL (it can change when an
 	// attached container starts again).
 	URL func() string
-	Log *slog.Logger
+	// URLs, set for a cluster, returns each node's AMQP URL in node order
+	// (index 0 is node 1). Every connection then fails over from its
+	// preferred node to the next ones in node order, as client libraries
+	// do with a list of URIs.
+	URLs func() []string
+	Log  *slog.Logger
 }
 
 // dialTimeout bounds the TCP connect and AMQP handshake of every connection.
 const dialTimeout = 3 * time.Second
 
 func (a *AMQP) dial(name string) (*amqp.Connection, error) {
-	return amqp.DialConfig(a.URL(), amqp.Config{
+	conn, _, err := a.dialFrom(name, 1)
+	return conn, err
+}
+
+// dialFrom connects to node prefer (1-based) of a cluster, else to the
+// next nodes in node order, wrapping around; it returns the node it
+// reached. On a single broker it dials URL and returns node 0. Each try is
+// bounded by dialTimeout; the error names every node tried.
+func (a *AMQP) dialFrom(name string, prefer int) (*amqp.Connection, int, error) {
+	cfg := amqp.Config{
 		Dial:       amqp.DefaultDial(dialTimeout),
 		Heartbeat:  10 * time.Second,
 		Properties: amqp.Table{"connection_name": "rmqtorture-" + name},
-	})
+	}
+	if a.URLs == nil {
+		conn, err := amqp.DialConfig(a.URL(), cfg)
+		return conn, 0, err
+	}
+	urls := a.URLs()
+	var errs []error
+	for k := range urls {
+		i := (max(prefer, 1) - 1 + k) % len(urls)
+		conn, err := amqp.DialConfig(urls[i], cfg)
+		if err == nil {
+			return conn, i + 1, nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", scenario.NodeName(i+1), err))
+	}
+	return nil, 0, errors.Join(errs...)
 }
 
 // closeConn closes a connection without waiting forever on a broker that

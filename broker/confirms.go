@@ -20,12 +20,13 @@ type session struct {
 	epoch      metrics.Epoch
 	publisher  int
 	connection int
+	node       int // the cluster node the connection went to (0: a single broker)
 }
 
 // event returns a timeline event of kind for this session, with a human
 // detail; code reads the typed fields only.
 func (s session) event(kind metrics.EventKind, detail string) metrics.Event {
-	return metrics.Event{Kind: kind, Epoch: s.epoch, Publisher: s.publisher, Connection: s.connection, Detail: detail}
+	return metrics.Event{Kind: kind, Epoch: s.epoch, Publisher: s.publisher, Connection: s.connection, Node: s.node, Detail: detail}
 }
 
 // firstConfirm records the epoch's first confirm (first-progress), once:
@@ -193,6 +194,7 @@ func (r *confirmReader) confirm(c amqp.Confirmation) {
 	p.statsMu.Lock()
 	if c.Ack {
 		p.stats.Acked++
+		p.stats.AckedOn(r.s.node)
 	}
 	p.stats.LastConfirm = now
 	p.statsMu.Unlock()
@@ -356,7 +358,7 @@ func (r *confirmReader) republishTimedOut(ctx context.Context, ch *amqp.Channel,
 			p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, "publish of a copy after a confirm timeout: "+err.Error()))
 			return errEpochOver
 		}
-		p.published(p.p.Ledger.Sent())
+		p.published(r.s, p.p.Ledger.Sent())
 		n++
 	}
 	if n > 0 {

@@ -172,7 +172,7 @@ func (p *publisher) run(ctx context.Context) error {
 func (p *publisher) runOne(ctx context.Context, first, channels int) error {
 	sessions := 0
 	for !p.finished() {
-		conn, err := p.connect(ctx, first)
+		conn, node, err := p.connect(ctx, first)
 		if err != nil {
 			return err
 		}
@@ -182,7 +182,7 @@ func (p *publisher) runOne(ctx context.Context, first, channels int) error {
 			p.stats.Reconnects++
 			p.statsMu.Unlock()
 		}
-		err = p.channels(ctx, conn, first, channels, sessions)
+		err = p.channels(ctx, conn, first, channels, sessions, node)
 		closeConn(conn)
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -200,15 +200,18 @@ func (p *publisher) runOne(ctx context.Context, first, channels int) error {
 // pending confirms go in doubt together (rabbitmq/amqp091-go#182). It
 // returns the first error other than errEpochOver, else errEpochOver if any
 // epoch ended that way.
-func (p *publisher) channels(ctx context.Context, conn *amqp.Connection, first, n, connection int) error {
+func (p *publisher) channels(ctx context.Context, conn *amqp.Connection, first, n, connection, node int) error {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for k := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := session{epoch: metrics.Epoch(p.epochs.Add(1)), publisher: first + k + 1, connection: connection}
+			s := session{epoch: metrics.Epoch(p.epochs.Add(1)), publisher: first + k + 1, connection: connection, node: node}
 			detail := fmt.Sprintf("epoch %d: publisher %d, connection %d", s.epoch, s.publisher, connection)
+			if node > 0 {
+				detail += " to " + scenario.NodeName(node)
+			}
 			if n > 1 {
 				detail += fmt.Sprintf(" (channel %d of %d on a connection shared by publishers %d–%d)", k+1, n, first+1, first+n)
 			}
@@ -378,20 +381,27 @@ func (p *publisher) settledC() <-chan struct{} {
 
 // connect dials with exponential backoff (50 ms doubling to 1 s) until it
 // succeeds or plan.ReconnectTimeout passes.
-func (p *publisher) connect(ctx context.Context, index int) (*amqp.Connection, error) {
+func (p *publisher) connect(ctx context.Context, index int) (*amqp.Connection, int, error) {
 	deadline := time.Now().Add(p.p.ReconnectTimeout)
 	backoff := 50 * time.Millisecond
+	prefer := 1
+	if p.p.PreferNode != nil {
+		prefer = p.p.PreferNode(index)
+	}
 	for {
-		conn, err := p.a.dial(fmt.Sprintf("publisher-%d", index))
+		conn, node, err := p.a.dialFrom(fmt.Sprintf("publisher-%d", index), prefer)
 		if err == nil {
-			return conn, nil
+			p.statsMu.Lock()
+			p.stats.ConnectedTo(node)
+			p.statsMu.Unlock()
+			return conn, node, nil
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("could not reconnect within %s: %w", p.p.ReconnectTimeout, err)
+			return nil, 0, fmt.Errorf("could not reconnect within %s: %w", p.p.ReconnectTimeout, err)
 		}
 		select {
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, 0, ctx.Err()
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, time.Second)
@@ -466,9 +476,10 @@ func (p *publisher) route(s session, seq int) (exchange, key string) {
 	return exchange, key
 }
 
-func (p *publisher) published(n int) {
+func (p *publisher) published(s session, n int) {
 	p.statsMu.Lock()
 	p.stats.Publishes++
+	p.stats.PublishedOn(s.node)
 	p.stats.LastPublish = time.Now()
 	p.statsMu.Unlock()
 	if p.p.OnPublished != nil {
@@ -577,7 +588,7 @@ func (p *publisher) handOff(ctx context.Context, ch *amqp.Channel, w *watcher, s
 	}
 	p.p.Ledger.Published(seq, false)
 	p.release()
-	p.published(p.p.Ledger.Sent())
+	p.published(s, p.p.Ledger.Sent())
 	return nil
 }
 
@@ -756,6 +767,6 @@ func (p *publisher) sendTracked(ctx context.Context, ch amqpPublisher, w *watche
 		p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, "publish: "+err.Error()))
 		return errEpochOver
 	}
-	p.published(p.p.Ledger.Sent())
+	p.published(r.s, p.p.Ledger.Sent())
 	return nil
 }

@@ -69,7 +69,8 @@ func (h *burstHistory) finish(res *scenario.ModeResult, cond scenario.Conditions
 		ReconcileErr: errText(cond.ReconcileErr), PublishErr: errText(cond.PublishErr), BrokerNotBack: errText(cond.BrokerNotBack),
 		FaultMissed: errText(cond.FaultMissed), DrainIncomplete: errText(cond.DrainIncomplete),
 		BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, LostAllowed: res.LostAllowed,
-		DeadLetterRule: h.ledger.DeadLetterRule(), DeadLetterLossAllowed: res.DeadLetterLossAllowed, DeadLetterGuarantee: res.DeadLetterGuarantee}
+		DeadLetterRule: h.ledger.DeadLetterRule(), DeadLetterLossAllowed: res.DeadLetterLossAllowed, DeadLetterGuarantee: res.DeadLetterGuarantee,
+		FalseAcks: falseAcks(res.Faults)}
 	var err error
 	if res.Consumers != nil {
 		t.Consumers, err = json.Marshal(res.Consumers)

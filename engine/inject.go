@@ -48,6 +48,13 @@ type injector struct {
 	// does not wait for AMQP logins; startedAt is when it last started.
 	nextOnStart bool
 	startedAt   time.Time
+	// cluster follows the queue's leader and members on a cluster (nil on
+	// a single broker); pick draws a node for target random from the
+	// run's seed; pendingTarget is the resolved target a manual_recovery
+	// step left for its recovery step.
+	cluster       *clusterView
+	pick          func(n int) int
+	pendingTarget scenario.Target
 	// burst is done when the burst gives up: the publisher stopped on an
 	// error (e.g. reconnect_timeout), load.burst_timeout passed, or Ctrl-C.
 	// A fault's down wait ends with it (nil: with Ctrl-C only). A burst
@@ -103,6 +110,22 @@ var (
 			n, err := in.removeMessages(ctx, rec, func(o Operator) (int, error) { return o.PurgeQueue(ctx, in.target, in.queue) })
 			return fmt.Sprintf("queue %s purged of %d messages (queue.purge-ok)", in.queue, n), err
 		},
+		scenario.Partition: func(in *injector, ctx context.Context, f *scenario.Fault, rec *scenario.FaultRecord) (string, error) {
+			if in.ports.Cluster == nil {
+				return string(f.Action), errNoPort
+			}
+			sides, err := in.ports.Cluster.Partition(ctx, in.target, f.Shape)
+			rec.Sides = sides
+			return fmt.Sprintf("partition (%s): %s cut apart; every node keeps its client port", f.Shape, sides), err
+		},
+		scenario.QuorumLoss: func(in *injector, ctx context.Context, f *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
+			began := time.Now()
+			err := withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Stop(ctx, in.target, f.Grace.D()) })
+			return fmt.Sprintf("quorum loss: %s stopped together (%s)", scenario.NodeNames(in.target.Nodes), stopDetail(f.Grace.D(), time.Since(began))), err
+		},
+		scenario.RollingRestart: func(in *injector, ctx context.Context, f *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
+			return in.rollingRestart(ctx, f)
+		},
 		scenario.CrashConsumer: func(in *injector, _ context.Context, f *scenario.Fault, rec *scenario.FaultRecord) (string, error) {
 			if in.consumers == nil {
 				return string(f.Action), errors.New("no live consumers to crash")
@@ -113,6 +136,12 @@ var (
 		},
 	}
 	unplay = map[scenario.Action]func(in *injector, ctx context.Context) (string, error){
+		scenario.Partition: func(in *injector, ctx context.Context) (string, error) {
+			if in.ports.Cluster == nil {
+				return "", errNoPort
+			}
+			return "partition healed: every inter-node link restored", in.ports.Cluster.Heal(ctx)
+		},
 		scenario.MemoryAlarm: func(in *injector, ctx context.Context) (string, error) {
 			return "memory alarm cleared (watermark restored)", withPort(in.ports.Operator, func() error { return in.ports.Operator.MemoryAlarm(ctx, in.target, false) })
 		},
@@ -164,7 +193,7 @@ func (in *injector) inject(ctx context.Context, f *scenario.Fault, trigger strin
 	rec.AtMS = metrics.Millis(at.Sub(in.start))
 	in.event(at, metrics.EvTrigger, f.Action, fmt.Sprintf("%s (%s)", f.Action, rec.Trigger))
 	if f.Action.IsRecovery() {
-		in.pending = ""
+		in.pending, in.target = "", in.pendingTarget
 		out, err := in.recoverBroker(ctx, f.Action)
 		out.Trigger, out.AtMS = rec.Trigger, rec.AtMS
 		if err != nil {
@@ -178,6 +207,14 @@ func (in *injector) inject(ctx context.Context, f *scenario.Fault, trigger strin
 	if !ok {
 		rec.Error = fmt.Sprintf("no way to play fault action %q", f.Action)
 		return rec, errors.New(rec.Error)
+	}
+	if err := in.aim(f, &rec); err != nil {
+		rec.Error = err.Error()
+		return rec, fmt.Errorf("fault %s: %w", f.Action, err)
+	}
+	if in.cluster != nil && !f.Action.ClientSide() {
+		in.cluster.faultBegins()
+		defer in.cluster.faultEnds()
 	}
 	if !f.Action.ClientSide() {
 		in.fault.Begin(f.Action)
@@ -239,7 +276,7 @@ func (in *injector) recoverStep(ctx, fctx context.Context, f *scenario.Fault, re
 	}
 	recovery, _ := f.Action.Recovery()
 	if f.ManualRecovery {
-		in.pending = recovery
+		in.pending, in.pendingTarget = recovery, in.target
 		return rec, nil
 	}
 	in.waitDown(ctx, f, applied)
@@ -403,4 +440,60 @@ func stopDetail(grace, took time.Duration) string {
 		return fmt.Sprintf("stop (SIGTERM, SIGKILL after %s): the broker did not exit on SIGTERM within %s; Docker sent SIGKILL", grace, grace)
 	}
 	return fmt.Sprintf("stop (SIGTERM, SIGKILL after %s): the broker exited on SIGTERM", grace)
+}
+
+// aim resolves the step's target for this firing: the broker on a single
+// broker; on a cluster, the nodes its target names now (the leader as the
+// cluster view last saw it: no exec delays the fault), recorded in rec
+// with the leader at that moment. Its recovery acts on the same nodes.
+func (in *injector) aim(f *scenario.Fault, rec *scenario.FaultRecord) error {
+	t := f.TargetOf(in.s.Broker.Nodes, in.queue)
+	if in.cluster == nil || f.Action.ClientSide() {
+		in.target = t
+		return nil
+	}
+	members, leader := in.cluster.snapshot()
+	r, err := t.Resolve(in.cluster.size(), members, in.pick)
+	if err != nil {
+		return fmt.Errorf("resolve target %s: %w", t, err)
+	}
+	in.target = r
+	rec.Target = r.String()
+	for _, n := range r.Nodes {
+		rec.Nodes = append(rec.Nodes, scenario.NodeName(n))
+	}
+	if leader > 0 {
+		rec.LeaderBefore = scenario.NodeName(leader)
+	}
+	return nil
+}
+
+// rollingRestart restarts the target's nodes one at a time, in node order
+// (graceful, f.Grace before SIGKILL), as an operator's rolling restart or
+// upgrade does (https://www.rabbitmq.com/docs/upgrade#rolling-upgrade):
+// after each it waits until the node accepts AMQP logins and, on a quorum
+// queue, until every node holds a member of the queue again, one leader
+// and the rest followers, before the next. Each node's restart, return
+// and the queue's replication go on the timeline.
+func (in *injector) rollingRestart(ctx context.Context, f *scenario.Fault) (string, error) {
+	all := in.target
+	defer func() { in.target = all }()
+	for _, n := range all.Nodes {
+		in.target = scenario.Target{Kind: scenario.TargetNode, Node: n, Nodes: []int{n}}
+		at := time.Now()
+		if err := withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Restart(ctx, in.target, f.Grace.D()) }); err != nil {
+			return "", fmt.Errorf("restart %s: %w", scenario.NodeName(n), err)
+		}
+		in.event(time.Time{}, metrics.EvBrokerStarted, f.Action, fmt.Sprintf("%s restarted (call took %s)", scenario.NodeName(n), time.Since(at).Round(time.Millisecond)))
+		if err := withPort(in.ports.Readiness, func() error { return in.ports.Readiness.WaitReady(ctx, in.target, in.s.Broker.ReadyTimeout.D()) }); err != nil {
+			return "", fmt.Errorf("%s not back: %w", scenario.NodeName(n), err)
+		}
+		in.event(time.Time{}, metrics.EvBrokerReady, f.Action, scenario.NodeName(n)+" accepts AMQP logins")
+		if in.cluster != nil && in.s.Queue.Type == scenario.Quorum {
+			if err := in.cluster.settle(ctx, in.s.Broker.ReadyTimeout.D()); err != nil {
+				return "", fmt.Errorf("after restarting %s: %w", scenario.NodeName(n), err)
+			}
+		}
+	}
+	return fmt.Sprintf("rolling restart of %s, one node at a time (graceful, %s grace), waiting for the queue's members between nodes", scenario.NodeNames(all.Nodes), f.Grace.D()), nil
 }

@@ -18,6 +18,7 @@ func measure(res *scenario.ModeResult, st PublishStats, tl *metrics.Timeline, st
 	res.Stalls = st.Stalls
 	res.ChannelCloses = st.ChannelCloses
 	res.AbsorbedRate = round1(st.AbsorbedRate)
+	res.ByNode = byNode(st.ByNode)
 	if end, ok := tl.First(metrics.EvBurstEnd, start); ok {
 		res.BurstMS = metrics.Millis(end.Sub(start))
 	}
@@ -91,7 +92,7 @@ func conclude(res *scenario.ModeResult, s *scenario.Scenario, ledger *metrics.Le
 	if removed {
 		res.LostAllowedReason = "removed by the scenario"
 	}
-	res.Verdict = scenario.Judge(res.Mode, counts, scenario.Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, LostAllowed: res.LostAllowed,
+	res.Verdict = scenario.Judge(res.Mode, counts, scenario.Observed{FalseAcks: falseAcks(res.Faults), BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, LostAllowed: res.LostAllowed,
 		Consumers: res.Consumers, DeadLetterLossAllowed: res.DeadLetterLossAllowed, DeadLetterGuarantee: res.DeadLetterGuarantee}, s.Expect, cond)
 	if !removed {
 		res.Notes = append(res.Notes, lossNotes(counts, allowed)...)

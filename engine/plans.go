@@ -32,6 +32,10 @@ type QueueSpec struct {
 // PublishPlan is everything a publisher needs for one burst. The publisher
 // records what it learns in Ledger, Latency and Timeline.
 type PublishPlan struct {
+	// PreferNode, set on a cluster, is the node (1-based) publisher index
+	// (0-based) connects to first (load.connect_to); it fails over to the
+	// next nodes when that one is down.
+	PreferNode       func(publisher int) int
 	Queue            string
 	Mode             scenario.Mode
 	Messages         int
@@ -191,6 +195,43 @@ type PublishStats struct {
 	// ChannelCloses lists why the broker closed channels or connections,
 	// with reply code and text (e.g. "404 NOT_FOUND - no exchange …").
 	ChannelCloses []string
+	// ByNode counts, per cluster node (1-based), the connections opened to
+	// it and the publishes and basic.acks on them (nil on a single broker).
+	ByNode map[int]*NodeStats
+}
+
+// NodeStats is what went through one cluster node's client port.
+type NodeStats struct{ Connections, Publishes, Acked int }
+
+func (s *PublishStats) on(node int) *NodeStats {
+	if s.ByNode == nil {
+		s.ByNode = map[int]*NodeStats{}
+	}
+	if s.ByNode[node] == nil {
+		s.ByNode[node] = &NodeStats{}
+	}
+	return s.ByNode[node]
+}
+
+// ConnectedTo counts a connection to node (0: a single broker, not counted).
+func (s *PublishStats) ConnectedTo(node int) {
+	if node > 0 {
+		s.on(node).Connections++
+	}
+}
+
+// PublishedOn counts a publish on a connection to node.
+func (s *PublishStats) PublishedOn(node int) {
+	if node > 0 {
+		s.on(node).Publishes++
+	}
+}
+
+// AckedOn counts a basic.ack on a connection to node.
+func (s *PublishStats) AckedOn(node int) {
+	if node > 0 {
+		s.on(node).Acked++
+	}
 }
 
 // DrainPlan says how to consume the queue after the burst.

@@ -94,6 +94,7 @@ func (r *Runner) RunMode(ctx context.Context, s *scenario.Scenario, m scenario.M
 		return b.conclude(ctx), false
 	}
 	b.armFaults(ctx)
+	defer b.stopView()
 	defer b.cancelPub()
 	defer b.cancelGaveUp()
 	b.publish(ctx)
@@ -137,6 +138,10 @@ type burst struct {
 	brokerErr, clientFaultErr error
 	stats                     PublishStats
 	hist                      *burstHistory // nil when the run records no history
+	// view follows the queue's leader and members on a cluster (nil on a
+	// single broker); stopView ends its polling after the faults.
+	view     *clusterView
+	stopView context.CancelFunc
 }
 
 func (r *Runner) newBurst(s *scenario.Scenario, m scenario.Mode) *burst {
@@ -154,6 +159,10 @@ func (r *Runner) newBurst(s *scenario.Scenario, m scenario.Mode) *burst {
 	}
 	b.res.DeadLetterQueue = b.spec.DeadLetterQueue
 	b.hist = r.openHistory(s, m, &b.res, b.ledger)
+	if r.Ports.Cluster != nil {
+		b.view = newClusterView(r.Ports.Cluster, queue, s.Queue.Type == scenario.Quorum, b.log)
+	}
+	b.stopView = func() {}
 	return b
 }
 
@@ -164,6 +173,15 @@ func (b *burst) declare(ctx context.Context) bool {
 		b.res.Error = err.Error()
 		b.cond.PublishErr = fmt.Errorf("declare queue %q: %w", b.spec.Name, err)
 		return false
+	}
+	if b.view != nil {
+		// A burst on a queue still forming its members would measure the
+		// formation, not the fault.
+		if err := b.view.settle(ctx, b.s.Broker.ReadyTimeout.D()); err != nil {
+			b.res.Error = err.Error()
+			b.cond.PublishErr = err
+			return false
+		}
 	}
 	b.log.Info("queue declared; settling before the burst", "queue", b.spec.Name, "settle", b.s.Queue.SettleBeforeBurst.D())
 	return Sleep(ctx, b.s.Queue.SettleBeforeBurst.D()) == nil
@@ -185,6 +203,13 @@ func (b *burst) startConsumers(ctx context.Context) bool {
 		b.consumers = c
 	}
 	b.timeline.AddAt(b.start, metrics.EvBurstStart, "")
+	if b.view != nil {
+		b.view.begin(b.timeline)
+		vctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		b.stopView = func() { cancel(); <-done }
+		go func() { defer close(done); b.view.run(vctx) }()
+	}
 	b.log.Info("burst started", "messages", b.s.Load.Messages)
 	b.series = metrics.NewSeries(b.start, b.r.Bucket)
 	b.ledger.Attach(b.series)
@@ -209,7 +234,7 @@ func (b *burst) armFaults(ctx context.Context) {
 	b.in = &injector{ports: b.r.Ports, log: b.log, s: b.s, tl: b.timeline, start: b.start, sent: b.ledger.Sent,
 		target: scenario.BrokerTarget(), consumers: b.consumers, misroute: make(chan struct{}), fault: &FaultState{},
 		queue: b.spec.Name, ledger: b.ledger, redeclare: func(ctx context.Context) error { return b.r.Traffic.Declare(ctx, b.spec) },
-		burst: b.gaveUpCtx}
+		burst: b.gaveUpCtx, cluster: b.view, pick: picker(b.r.Seed)}
 	b.sched.started = func() time.Time { return b.in.startedAt } // read on the fault goroutine, which sets it
 	if len(b.s.Faults) == 0 {
 		return
@@ -272,6 +297,9 @@ func (b *burst) publish(ctx context.Context) {
 	p := publishPlan(b.s, b.res.Mode, b.spec.Name)
 	p.Ledger, p.Latency, p.IntendedLatency, p.Timeline = b.ledger, b.latency, b.intended, b.timeline
 	p.OnPublished, p.Misroute, p.Faults = b.sched.OnPublished, b.in.misroute, b.in.fault
+	if b.view != nil {
+		p.PreferNode = b.view.preferNode(b.s.Load)
+	}
 	stats, err := b.tr.Publish(b.pubCtx, p)
 	b.stats = stats
 	b.sched.burstEnded(stats.LastPublish) // after_burst steps count from here
@@ -291,6 +319,11 @@ func (b *burst) publish(ctx context.Context) {
 // missed, what the injector noted, and the burst's measurements.
 func (b *burst) awaitFaults(ctx context.Context) {
 	b.faults.Wait()
+	if b.view != nil {
+		b.view.awaitSettled(ctx, b.s.Broker.ReadyTimeout.D())
+	}
+	b.stopView()
+	b.stopView = func() {}
 	b.cond.BrokerNotBack = b.brokerErr
 	if b.brokerErr == nil && b.in.altered != nil {
 		b.cond.BrokerNotBack = b.in.altered
@@ -346,6 +379,7 @@ func (b *burst) conclude(ctx context.Context) scenario.ModeResult {
 		b.res.Events = b.timeline.Events()
 		b.res.Series = seriesOf(b.series, b.res.Faults, b.res.Events, time.Now())
 		recoveries(b.res.Faults, b.res.Events, b.series, b.res.Mode.ConfirmMode())
+		quorumLossOutcomes(b.res.Faults, b.res.Events, b.res.Series)
 	}
 	cond := conclude(&b.res, b.s, b.ledger, b.latency, b.intended, b.cond, b.drained, b.r.BrokerVersion)
 	b.hist.finish(&b.res, cond, b.drained)

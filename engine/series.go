@@ -210,6 +210,9 @@ func recoveries(faults []scenario.FaultRecord, events []metrics.Event, s *metric
 				}
 			}
 		}
+		if faults[i].Target != "" {
+			clusterTimings(&faults[i], r, fault, window)
+		}
 		faults[i].Recovery = r
 	}
 }

@@ -148,6 +148,9 @@ type HistoryTrailer struct {
 	// the queue's dead-lettering guarantee in words.
 	DeadLetterLossAllowed bool   `json:"dead_letter_loss_allowed,omitempty"`
 	DeadLetterGuarantee   string `json:"dead_letter_guarantee,omitempty"`
+	// FalseAcks counts basic.acks received while a majority of a
+	// cluster's nodes was down (quorum-loss steps).
+	FalseAcks int `json:"false_acks,omitempty"`
 }
 
 // deltas is the per-kind state both ends keep to delta-encode records.

@@ -40,6 +40,11 @@ const (
 	// published again on the same channel (load.on_confirm_timeout:
 	// republish); Detail gives how many.
 	EvConfirmTimeout EventKind = "confirm-timeout"
+	// Clusters: EvLeader, a poll found a new leader of the quorum queue
+	// under test (Node; 0: none, quorum lost); EvReplicated, every node
+	// holds a member again, one leader and the rest followers.
+	EvLeader     EventKind = "leader"
+	EvReplicated EventKind = "replicated"
 )
 
 // Progress values of first-progress events (Event.Progress).
@@ -79,6 +84,10 @@ type Event struct {
 	// Progress says what first-progress saw first: ProgressPublish or
 	// ProgressConfirm.
 	Progress string `json:"progress,omitempty"`
+	// Node is the cluster node (1-based) a connected event's connection
+	// went to, or the leader a leader event found (0: a single broker, or
+	// no leader).
+	Node int `json:"node,omitempty"`
 }
 
 // Timeline is a goroutine-safe, append-only list of events of one burst.

@@ -160,7 +160,7 @@ var (
 		DiskAlarm:                {Params: downOnly, Recovers: true, Leaves: "alarmed", Repeatable: true},
 		Partition:                {Params: []Param{ParamShape, ParamDown}, Recovers: true, Leaves: "partitioned", Repeatable: true, ClusterOnly: true, DefaultTarget: TargetLeader},
 		RollingRestart:           {Params: []Param{ParamGrace}, Leaves: "up", Repeatable: true, ClusterOnly: true, DefaultTarget: TargetAll},
-		QuorumLoss:               {Params: graceDown, Recovers: true, Leaves: "stopped", Repeatable: true, ClusterOnly: true, DefaultTarget: TargetMajority},
+		QuorumLoss:               {Params: graceDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, ClusterOnly: true, DefaultTarget: TargetMajority},
 	}
 )
 

@@ -41,6 +41,10 @@ type Observed struct {
 	// its source (Scenario.DeadLetterPath).
 	DeadLetterLossAllowed bool
 	DeadLetterGuarantee   string
+	// FalseAcks counts basic.acks received while a majority of a
+	// cluster's nodes was down (QuorumLossOutcome.Acked): a quorum queue
+	// cannot have committed those messages.
+	FalseAcks int
 }
 
 // onlyValue checks that histogram h (value → messages) holds exactly one
@@ -113,6 +117,7 @@ var checks = []check{
 	{"lost", true, checkLost},
 	{"lost on the dead-letter path", true, checkDeadLetterPath},
 	{"unexpected", true, checkUnexpected},
+	{"false ack", true, checkFalseAcks},
 	{"limits", true, checkLimits},
 	{"mode expectations", true, checkModeExpectations},
 	{"channel closed with", true, checkChannelClosedWith},
@@ -131,6 +136,16 @@ func checkLost(in judgeInput) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("%d confirmed messages lost: basic.ack received, never delivered", in.c.Lost)}
+}
+
+// checkFalseAcks fails basic.acks received while a majority of the
+// cluster's nodes was down: a quorum queue commits (and confirms) only on
+// a majority (https://www.rabbitmq.com/docs/quorum-queues).
+func checkFalseAcks(in judgeInput) []string {
+	if in.obs.FalseAcks <= 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d basic.acks received while a majority of the nodes was down: a quorum queue cannot have committed them", in.obs.FalseAcks)}
 }
 
 // checkDeadLetterPath fails confirmed messages lost on the dead-letter path

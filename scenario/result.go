@@ -41,6 +41,10 @@ type Result struct {
 	Image         string    `json:"image"`
 	BrokerVersion string    `json:"broker_version,omitempty"` // as the broker reports it (server-properties)
 	Container     string    `json:"container"`
+	// Nodes is the cluster's size (omitted for a single broker) and
+	// NodeContainers its containers by node (node 1 first).
+	Nodes          int      `json:"nodes,omitempty"`
+	NodeContainers []string `json:"node_containers,omitempty"`
 	QueueType     QueueType `json:"queue_type"`
 	Topology      string    `json:"topology"` // queue and message settings, or the matrix, in words
 	Messages      int       `json:"messages"`
@@ -87,6 +91,9 @@ type ModeResult struct {
 	NotRun bool   `json:"not_run,omitempty"` // skipped: interrupted, or the broker was gone
 	Queue  string `json:"queue"`
 	Window int    `json:"window,omitempty"` // unconfirmed messages allowed in flight; 1 for confirm-each, 0 for fire-and-forget
+	// ByNode counts, per cluster node, the publishers' connections and what
+	// went through them (omitted for a single broker).
+	ByNode []NodeCount `json:"by_node,omitempty"`
 
 	metrics.Counts
 	// LostAllowed: transient messages, a non-durable queue, or a queue
@@ -231,6 +238,44 @@ type FaultRecord struct {
 	// published before the step returned: the only ones it can have
 	// removed. Held for the verdict (Result.RemovedByScenario), not written.
 	PublishedBefore []metrics.Range `json:"-"`
+	// Target is what the step acted on, resolved when it fired on a
+	// cluster: "leader of q (rmq1)", "node rmq2", "all"; "broker" on a
+	// single broker.
+	Target string `json:"target,omitempty"`
+	// Nodes are the cluster nodes the step acted on, by name.
+	Nodes []string `json:"nodes,omitempty"`
+	// Sides (partition) are the sides the step cut apart: "rmq1 | rmq2, rmq3".
+	Sides string `json:"sides,omitempty"`
+	// LeaderBefore is the node leading the queue under test when the step
+	// fired; LeaderAfter the first other leader seen after it ("" when
+	// none was seen, or on a single broker).
+	LeaderBefore string `json:"leader_before,omitempty"`
+	LeaderAfter  string `json:"leader_after,omitempty"`
+	// QuorumLoss (quorum-loss, and any step that left no majority) is what
+	// the broker did with the publishes made while a majority was down.
+	QuorumLoss *QuorumLossOutcome `json:"quorum_loss,omitempty"`
+}
+
+// NodeCount is what went through one cluster node's client port.
+type NodeCount struct {
+	Node        string `json:"node"`        // "rmq2"
+	Connections int    `json:"connections"` // publisher connections opened to it
+	Publishes   int    `json:"publishes"`   // publish calls that returned without error on them
+	Acked       int    `json:"acked"`       // basic.acks received on them
+}
+
+// QuorumLossOutcome is what the broker did while a majority of the nodes
+// was down: from the return of the call that stopped them until the call
+// that started them again, counted over the series' buckets that lie
+// wholly in that span. A quorum queue confirms nothing without a majority
+// (https://www.rabbitmq.com/docs/quorum-queues): its publishes wait, in
+// doubt, and are confirmed once a majority is back; a basic.ack received
+// while the majority was down is a false ack and fails the run.
+type QuorumLossOutcome struct {
+	DownMS    float64 `json:"down_ms"`   // the span counted, in ms
+	Published int     `json:"published"` // publish calls made in it (republishes included)
+	Acked     int     `json:"acked"`     // basic.acks received in it: must be 0
+	Nacked    int     `json:"nacked"`    // basic.nacks received in it
 }
 
 // ByteRange is the smallest and largest of some sizes, in bytes.
@@ -325,4 +370,12 @@ type Recovery struct {
 	// in doubt or republished and unconfirmed (confirm modes only; null when
 	// in-doubt ids were never republished).
 	BacklogDrainedMS *float64 `json:"backlog_drained_ms"`
+	// Clusters: LeaderElectedMS, a poll first found the queue led by a
+	// node the step did not act on (null when the leader was not among its
+	// targets); ReplicatedMS, every node held a member of the queue again,
+	// one leader and the rest followers. Polls run
+	// `rabbitmq-queues quorum_status` back to back: each takes about
+	// 1–2 s, which bounds their resolution.
+	LeaderElectedMS *float64 `json:"leader_elected_ms,omitempty"`
+	ReplicatedMS    *float64 `json:"replicated_ms,omitempty"`
 }

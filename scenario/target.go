@@ -2,6 +2,8 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -143,3 +145,129 @@ const (
 	ConnectRoundRobin ConnectTo = "round-robin" // publisher i (and consumer i) to node i mod N
 	ConnectNode       ConnectTo = "node"        // load.connect_node
 )
+
+// Healthy member states of a quorum queue's Raft members
+// (`rabbitmq-queues quorum_status`, "Raft State").
+const (
+	MemberLeader   = "leader"
+	MemberFollower = "follower"
+)
+
+// Resolve returns t with Nodes set to the node numbers (1..size,
+// ascending) it names on a cluster of size nodes whose queue members are
+// in the given Raft states (node → state, as Cluster.Members reports
+// them): all, node, random (pick(size)+1, pick drawing from the run's
+// seed in [0, n)), leader, follower (the first follower in node order),
+// minority (Count, or (size-1)/2 nodes: followers first, then nodes
+// holding no member, the leader last) and majority (Count, or size/2+1
+// nodes: the leader first, then followers). It fails for leader and
+// follower when no member has that state (quorum lost, or not a quorum
+// queue), and for a count out of 1..size.
+func (t Target) Resolve(size int, members map[int]string, pick func(n int) int) (Target, error) {
+	leader := 0
+	for n, st := range members {
+		if st == MemberLeader {
+			leader = n
+		}
+	}
+	var nodes []int
+	switch t.Kind {
+	case "", TargetBroker, TargetAll:
+		for n := 1; n <= size; n++ {
+			nodes = append(nodes, n)
+		}
+	case TargetNode:
+		if t.Node < 1 || t.Node > size {
+			return t, fmt.Errorf("node %d is not one of the cluster's %d nodes", t.Node, size)
+		}
+		nodes = []int{t.Node}
+	case TargetRandom:
+		nodes = []int{pick(size) + 1}
+	case TargetLeader:
+		if leader == 0 {
+			return t, fmt.Errorf("quorum queue %s has no leader (members: %s)", t.Queue, MemberStates(members))
+		}
+		nodes = []int{leader}
+	case TargetFollower:
+		for n := 1; n <= size; n++ {
+			if members[n] == MemberFollower {
+				nodes = []int{n}
+				break
+			}
+		}
+		if nodes == nil {
+			return t, fmt.Errorf("quorum queue %s has no follower (members: %s)", t.Queue, MemberStates(members))
+		}
+	case TargetMinority, TargetMajority:
+		count := (size - 1) / 2
+		if t.Kind == TargetMajority {
+			count = size/2 + 1
+		}
+		if t.Count > 0 {
+			count = t.Count
+		}
+		if count < 1 || count > size {
+			return t, fmt.Errorf("%s: %d nodes is not within 1..%d", t, count, size)
+		}
+		nodes = rankNodes(size, members, leader, t.Kind == TargetMajority)[:count]
+	default:
+		return t, fmt.Errorf("unknown target %q", t.Kind)
+	}
+	slices.Sort(nodes)
+	t.Nodes = nodes
+	return t, nil
+}
+
+// rankNodes orders nodes 1..size for minority (followers, then nodes with
+// no member or an unhealthy one, the leader last) or, leaderFirst, for
+// majority (the leader, then followers, then the rest).
+func rankNodes(size int, members map[int]string, leader int, leaderFirst bool) []int {
+	rank := func(n int) int {
+		switch {
+		case n == leader && leaderFirst:
+			return 0
+		case n == leader:
+			return 3
+		case members[n] == MemberFollower:
+			return 1
+		}
+		return 2
+	}
+	out := make([]int, 0, size)
+	for n := 1; n <= size; n++ {
+		out = append(out, n)
+	}
+	slices.SortStableFunc(out, func(a, b int) int { return rank(a) - rank(b) })
+	return out
+}
+
+// MemberStates spells members as "rmq1 leader, rmq2 follower, rmq3
+// timeout" in node order ("none" when empty).
+func MemberStates(members map[int]string) string {
+	nodes := slices.Sorted(maps.Keys(members))
+	if len(nodes) == 0 {
+		return "none"
+	}
+	parts := make([]string, len(nodes))
+	for i, n := range nodes {
+		parts[i] = NodeName(n) + " " + members[n]
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Replicated reports whether every node 1..size holds a member of the
+// queue and they are one leader and size-1 followers: the queue is fully
+// replicated again.
+func Replicated(size int, members map[int]string) bool {
+	leaders := 0
+	for n := 1; n <= size; n++ {
+		switch members[n] {
+		case MemberLeader:
+			leaders++
+		case MemberFollower:
+		default:
+			return false
+		}
+	}
+	return leaders == 1
+}
