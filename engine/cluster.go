@@ -151,8 +151,13 @@ func (v *clusterView) run(ctx context.Context) {
 			continue
 		}
 		v.observe(time.Now(), m)
+		_ = Sleep(ctx, pollGap)
 	}
 }
+
+// pollGap separates polls: a real poll (an exec of rabbitmq-queues) takes
+// 1–2 s by itself.
+const pollGap = 100 * time.Millisecond
 
 // observe records a poll's members seen at: a new leader (or none) as
 // EvLeader, a return to full replication as EvReplicated.
