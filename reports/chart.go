@@ -288,6 +288,10 @@ func timelineSection(w io.Writer, i int, m scenario.ModeResult) error {
 		p("\nBars: buckets in which the broker was down, paused, disconnected or blocked; first line published msg/s (republishes included), second line acked msg/s (basic.acks received; none in fire-and-forget). Full chart with deliveries and fault marks: [%s](%s). Counts per bucket are in result.json (`series`).\n", ChartFile(i, m), ChartFile(i, m))
 	}
 	var rows [][]string
+	cluster := false
+	for _, f := range m.Faults {
+		cluster = cluster || f.Target != ""
+	}
 	for _, f := range m.Faults {
 		r := f.Recovery
 		if r == nil {
@@ -299,11 +303,19 @@ func timelineSection(w io.Writer, i int, m scenario.ModeResult) error {
 			}
 			return ms(*v)
 		}
-		rows = append(rows, []string{string(f.Action), opt(r.ContainerRunningMS), opt(r.AMQPAcceptingMS), opt(r.PublisherReconnectedMS), opt(r.FirstConfirmMS), opt(r.BacklogDrainedMS)})
+		row := []string{string(f.Action), opt(r.ContainerRunningMS), opt(r.AMQPAcceptingMS), opt(r.PublisherReconnectedMS), opt(r.FirstConfirmMS), opt(r.BacklogDrainedMS)}
+		if cluster {
+			row = append(row, clusterRecovery(r, opt)...)
+		}
+		rows = append(rows, row)
 	}
-	if rows == nil {
-		return nil
+	if err := nodeLines(w, m); err != nil || rows == nil {
+		return err
 	}
 	p("\nRecovery, ms since the fault was applied (- did not happen):\n\n")
-	return table(w, true, []string{"fault", "container running", "AMQP accepting", "publisher reconnected", "first confirm", "backlog drained"}, rows)
+	header := []string{"fault", "container running", "AMQP accepting", "publisher reconnected", "first confirm", "backlog drained"}
+	if cluster {
+		header = append(header, "new leader seen", "queue replicated")
+	}
+	return table(w, true, header, rows)
 }

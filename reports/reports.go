@@ -391,6 +391,9 @@ func faultLines(w io.Writer, m scenario.ModeResult) {
 			p("; planned down time %s ms", ms(f.DownMS))
 		}
 		p("%s", faultExtra(f))
+		if line := clusterFaultLine(f); line != "" {
+			p(". On the cluster: %s", line)
+		}
 		if f.Error != "" {
 			p(". Error: %s", f.Error)
 		}
