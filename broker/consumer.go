@@ -308,7 +308,11 @@ func (s *consumerSession) flush() error {
 // ended the connection. Cancelling ctx closes the connection, so no broker
 // call outlives it.
 func (c *consumer) session(ctx context.Context, sessions *int, downUntil *time.Time) error {
-	conn, err := c.set.a.dial(fmt.Sprintf("consumer-%d", c.index))
+	prefer := 1
+	if c.set.plan.PreferNode != nil {
+		prefer = c.set.plan.PreferNode(c.index)
+	}
+	conn, node, err := c.set.a.dialFrom(fmt.Sprintf("consumer-%d", c.index), prefer)
 	if err != nil {
 		return err
 	}
@@ -325,7 +329,7 @@ func (c *consumer) session(ctx context.Context, sessions *int, downUntil *time.T
 		close(c.ready)
 	}
 	c.watchCloses(s, *sessions)
-	c.set.plan.Timeline.Record(metrics.Event{Kind: metrics.EvConsumerConnected, Consumer: c.index + 1, Connection: *sessions,
+	c.set.plan.Timeline.Record(metrics.Event{Kind: metrics.EvConsumerConnected, Consumer: c.index + 1, Connection: *sessions, Node: node,
 		Detail: fmt.Sprintf("consumer %d", c.index)})
 	idle := time.NewTicker(200 * time.Millisecond)
 	defer idle.Stop()

@@ -289,6 +289,9 @@ type ConsumePlan struct {
 	DeadLetterQueue string
 	Ledger          *metrics.Ledger
 	Timeline        *metrics.Timeline
+	// PreferNode, set on a cluster, is the node (1-based) consumer index
+	// (0-based) connects to first, as for publishers (load.connect_to).
+	PreferNode func(consumer int) int
 }
 
 // queueName is the queue a burst in mode m publishes to: "rmqt.<run>.<mode>",

@@ -193,8 +193,12 @@ func (b *burst) startConsumers(ctx context.Context) bool {
 	b.start = time.Now()
 	b.timeline = metrics.NewTimeline(b.start)
 	if b.s.Consumers.Enabled() {
-		c, err := b.tr.Consume(ctx, ConsumePlan{Queue: b.spec.Name, Consumers: b.s.Consumers,
-			RetryQueue: b.spec.RetryQueue, DeadLetterQueue: b.spec.DeadLetterQueue, Ledger: b.ledger, Timeline: b.timeline})
+		plan := ConsumePlan{Queue: b.spec.Name, Consumers: b.s.Consumers,
+			RetryQueue: b.spec.RetryQueue, DeadLetterQueue: b.spec.DeadLetterQueue, Ledger: b.ledger, Timeline: b.timeline}
+		if b.view != nil {
+			plan.PreferNode = b.view.preferNode(b.s.Load)
+		}
+		c, err := b.tr.Consume(ctx, plan)
 		if err != nil {
 			b.res.Error = err.Error()
 			b.cond.PublishErr = fmt.Errorf("start consumers: %w", err)
