@@ -143,3 +143,6 @@ const (
 	ConnectRoundRobin ConnectTo = "round-robin" // publisher i (and consumer i) to node i mod N
 	ConnectNode       ConnectTo = "node"        // load.connect_node
 )
+
+// ConnectTos lists every ConnectTo, for messages and the schema's enum.
+var ConnectTos = []ConnectTo{ConnectLeader, ConnectFollower, ConnectRoundRobin, ConnectNode}
