@@ -357,6 +357,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(head + "    load: {messages: 10, window: 0}\n"))
 	f.Add([]byte("version: 1\nscenarios: [{name: x, faults: [{action: kill, after: 1s}]}]\n"))
 	f.Add([]byte("&a [*a]"))
+	f.Add([]byte(cluster + "    load: {messages: 10, connect_to: node, connect_node: 2}\n    faults: [{action: partition, after: 1s, shape: halves, target: minority}, {action: kill, after: 9s, node: 3}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse("fuzz.yaml", data)
 		if err == nil && len(file.Scenarios) == 0 {
