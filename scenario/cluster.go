@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -49,7 +50,7 @@ func (p *parser) validateNodes(sp string, s *Scenario) {
 	n := s.Broker.Nodes
 	np := sp + ".broker.nodes"
 	switch {
-	case !p.has(np) || n == 1 || n == 3 || n == 5:
+	case !p.has(np) || slices.Contains(ClusterSizes, n):
 	case n == 2 || n == 4:
 		below := fmt.Sprintf("%d nodes do", n-1)
 		if n == 2 {
