@@ -122,3 +122,45 @@ func TestModeFlagWarnsOfUncheckedExpectations(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want exit 4 (no Docker) after the warning", code, errOut)
 	}
 }
+
+// --nodes and --containers set broker.nodes and the defaults that depend on
+// it, as the file would; --containers keeps its names, trimmed, in node
+// order for provisioning; --nodes 1 runs a cluster scenario that relied on
+// the defaults on one broker.
+func TestRunClusterFlagsApplied(t *testing.T) {
+	f, err := scenario.LoadFile("../scenarios.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.Find("../scenarios.yaml", "kill-mid-burst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args       []string
+		nodes      int
+		connect    scenario.ConnectTo
+		containers []string
+	}{
+		{[]string{"--nodes", "3"}, 3, scenario.ConnectLeader, nil},
+		{[]string{"--nodes", "5"}, 5, scenario.ConnectLeader, nil},
+		{[]string{"--containers", "rmq-a, rmq-b,rmq-c"}, 3, scenario.ConnectLeader, []string{"rmq-a", "rmq-b", "rmq-c"}},
+		{[]string{"--nodes", "1"}, 1, "", nil},
+	} {
+		sc := *s
+		o := &runOpts{}
+		c := newRunWith(&globalOpts{}, o)
+		if err := c.ParseFlags(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.apply(c, "../scenarios.yaml", &sc); err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		if sc.Broker.Nodes != tc.nodes || sc.Load.ConnectTo != tc.connect || strings.Join(o.containers, "|") != strings.Join(tc.containers, "|") {
+			t.Errorf("%v: nodes %d connect_to %q containers %q, want %d %q %q", tc.args, sc.Broker.Nodes, sc.Load.ConnectTo, o.containers, tc.nodes, tc.connect, tc.containers)
+		}
+		if s.Broker.Nodes != 1 || s.Load.ConnectTo != "" {
+			t.Fatalf("%v changed the loaded scenario: nodes %d connect_to %q", tc.args, s.Broker.Nodes, s.Load.ConnectTo)
+		}
+	}
+}

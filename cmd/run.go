@@ -26,11 +26,15 @@ import (
 )
 
 type runOpts struct {
-	modes       []string
-	messages    int
-	window      int
-	image       string
-	container   string
+	modes     []string
+	messages  int
+	window    int
+	image     string
+	container string
+	// containers are the running containers --containers names as the
+	// nodes of a cluster, in node order (rmq1 first); nil without it.
+	containers  []string
+	nodes       int
 	keep        bool
 	out         string
 	hostPort    int
@@ -52,10 +56,12 @@ func newRunWith(g *globalOpts, o *runOpts) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "run SCENARIO [SCENARIO...] | run --all",
 		Short: "Run scenarios against a real broker and write report.md and result.json",
-		Long: `run starts a labelled RabbitMQ container (or uses the one --container names),
-runs each named scenario's publishing modes in turn on fresh queues, injects the
-planned faults through the Docker Engine API, restores the broker, drains the
-queue, reconciles every message id and judges the result.
+		Long: `run starts a labelled RabbitMQ container (or uses the one --container names;
+with --nodes 3 or 5, or broker.nodes in the scenario, a cluster of that many
+nodes, or the running ones --containers names), runs each named scenario's
+publishing modes in turn on fresh queues, injects the planned faults through
+the Docker Engine API, restores the broker, drains the queue, reconciles
+every message id and judges the result.
 
 Per scenario it prints the ledger and speed tables on stdout and writes
 report.md and result.json to a folder under --out, whose path it prints.
@@ -71,7 +77,8 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 130 interrupted.`,
 		Example: `  rmqtorture run kill-mid-burst
   rmqtorture run kill-mid-burst --mode confirm-window --messages 5000
-  rmqtorture run kill-mid-burst --image rabbitmq:4 --keep`,
+  rmqtorture run kill-mid-burst --image rabbitmq:4 --keep
+  rmqtorture run kill-mid-burst --nodes 3`,
 		Args: func(c *cobra.Command, args []string) error {
 			if o.all != (len(args) == 0) {
 				return usageErr(errors.New("name one or more scenarios, or --all (not both)"))
@@ -86,6 +93,8 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	fl.IntVar(&o.window, "window", 0, "confirm-window: unconfirmed messages in flight (overrides load.window)")
 	fl.StringVar(&o.image, "image", "", "broker image (overrides broker.image; default "+scenario.DefaultImage+")")
 	fl.StringVar(&o.container, "container", "", "use this running container as the broker instead of creating one; rmqtorture will kill and restart it but never remove it")
+	fl.IntVar(&o.nodes, "nodes", 0, "RabbitMQ nodes to form into one cluster: 1, 3 or 5 (overrides broker.nodes)")
+	fl.StringSliceVar(&o.containers, "containers", nil, "use these running containers, comma-separated, as the nodes of a cluster instead of creating them (3 or 5; sets broker.nodes; not with --container or --nodes); rmqtorture will kill and restart them but never remove them")
 	fl.BoolVar(&o.keep, "keep", false, "keep the broker container at the end")
 	fl.StringVar(&o.out, "out", "rmqtorture-results", "folder under which each run writes its report folder")
 	fl.IntVar(&o.hostPort, "port", 0, "host port on 127.0.0.1 to publish AMQP on (default: a free one)")
@@ -105,6 +114,7 @@ var scenarioFlags = []struct{ flag, field string }{
 	{"mode", "load.modes"}, {"messages", "load.messages"}, {"window", "load.window"}, {"image", "broker.image"},
 	{"queue-types", "queue.type"}, {"queue-types", "matrix.queue_types"},
 	{"persistence", "load.persistent"}, {"persistence", "matrix.persistent"}, {"repeat", "matrix.repeat"},
+	{"nodes", "broker.nodes"}, {"containers", "broker.nodes"},
 }
 
 // apply sets the overrides of the flags that were set on s, then checks s
@@ -119,11 +129,14 @@ func (o *runOpts) apply(c *cobra.Command, file string, s *scenario.Scenario) ([]
 	if fl.Changed("port") && (o.hostPort <= 0 || o.hostPort > 65535) {
 		return nil, fmt.Errorf("--port must be within 1–65535, got %d", o.hostPort)
 	}
+	if err := o.checkContainers(c); err != nil {
+		return nil, err
+	}
 	if err := o.set(c, s); err != nil {
 		return nil, err
 	}
-	if o.container != "" && s.Broker.HasConfig() {
-		return nil, fmt.Errorf("--container %s: scenario %q sets broker.config or broker.advanced_config, which rmqtorture writes into a broker container it creates, before its first start; a container you name keeps its own configuration (run without --container, or configure that broker yourself)", o.container, s.Name)
+	if named := o.namedContainers(); named != "" && s.Broker.HasConfig() {
+		return nil, fmt.Errorf("%s: scenario %q sets broker.config or broker.advanced_config, which rmqtorture writes into a broker container it creates, before its first start; a container you name keeps its own configuration (run without %s, or configure that broker yourself)", named, s.Name, strings.Fields(named)[0])
 	}
 	var warnings []string
 	if fl.Changed("mode") {
@@ -192,6 +205,16 @@ func (o *runOpts) set(c *cobra.Command, s *scenario.Scenario) error {
 			}
 		}
 	}
+	if fl.Changed("nodes") {
+		if o.nodes == 0 {
+			// broker.nodes 0 reads as unset (1), so the schema cannot see it.
+			return errors.New("--nodes must be 1, 3 or 5, got 0")
+		}
+		s.SetNodes(o.nodes)
+	}
+	if fl.Changed("containers") {
+		s.SetNodes(len(o.containers))
+	}
 	if fl.Changed("repeat") {
 		if o.repeat == 0 {
 			// matrix.repeat 0 reads as unset (1), so the schema cannot see it.
@@ -200,6 +223,53 @@ func (o *runOpts) set(c *cobra.Command, s *scenario.Scenario) error {
 		s.Matrix.Repeat = o.repeat
 	}
 	return nil
+}
+
+// checkContainers checks --containers on its own and beside --container
+// and --nodes, and trims its names: each a container to attach to as one
+// node of a cluster, in node order.
+func (o *runOpts) checkContainers(c *cobra.Command) error {
+	fl := c.Flags()
+	if !fl.Changed("containers") {
+		return nil
+	}
+	switch {
+	case o.container != "":
+		return errors.New("--containers and --container both name the broker: give one (--container for a single broker, --containers for the nodes of a cluster)")
+	case fl.Changed("nodes"):
+		return errors.New("--containers sets the cluster's size, one node per container named: leave --nodes out")
+	}
+	if len(o.containers) == 0 {
+		return errors.New("--containers needs the names of the cluster's running containers, comma-separated (3 or 5)")
+	}
+	seen := map[string]bool{}
+	for i, name := range o.containers {
+		name = strings.TrimSpace(name)
+		switch {
+		case name == "":
+			return fmt.Errorf("--containers: name %d of %q is empty", i+1, strings.Join(o.containers, ","))
+		case seen[name]:
+			return fmt.Errorf("--containers: %q named twice: each node is its own container", name)
+		}
+		seen[name] = true
+		o.containers[i] = name
+	}
+	if len(o.containers) == 1 {
+		return fmt.Errorf("--containers %s names one container: the nodes of a cluster are 3 or 5; for a single broker use --container %s", o.containers[0], o.containers[0])
+	}
+	return nil
+}
+
+// namedContainers is the flag and value that name the broker's containers
+// ("--container b", "--containers a,b,c"), "" when rmqtorture creates them.
+func (o *runOpts) namedContainers() string {
+	switch {
+	case o.container != "":
+		return "--container " + o.container
+	case len(o.containers) > 0:
+		return "--containers " + strings.Join(o.containers, ",")
+	}
+	return ""
 }
 
 // blame names the flags (with their values) an error at path comes from:
@@ -263,6 +333,9 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 		warnings, err := o.apply(c, g.file, &sc)
 		if err != nil {
 			return usageErr(err)
+		}
+		if o.hostPort != 0 && sc.Broker.Nodes > 1 {
+			return usageErr(fmt.Errorf("--port %d: scenario %q runs %d nodes, each with its own AMQP port: --port names one broker's; leave it out for a cluster", o.hostPort, sc.Name, sc.Broker.Nodes))
 		}
 		plans = append(plans, sc)
 		o.warnings = append(o.warnings, warnings)
@@ -334,7 +407,7 @@ func runOutcome(worst Cause) error {
 // container is to be created with it) and that --out and --summary-file
 // can be written.
 func (o *runOpts) preflight() error {
-	if o.hostPort != 0 && o.container == "" {
+	if o.hostPort != 0 && o.namedContainers() == "" {
 		if err := checkPortFree(o.hostPort); err != nil {
 			return err
 		}

@@ -145,7 +145,7 @@ var (
 	actionTable = map[Action]ActionSpec{
 		Kill:                     {Params: signalDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, DefaultTarget: TargetLeader},
 		Stop:                     {Params: graceDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, DefaultTarget: TargetLeader},
-		Restart:                  {Params: []Param{ParamGrace}, Leaves: "up", State: metrics.StateDown, FromTrigger: true, Repeatable: true},
+		Restart:                  {Params: []Param{ParamGrace}, Leaves: "up", State: metrics.StateDown, FromTrigger: true, Repeatable: true, DefaultTarget: TargetLeader},
 		Pause:                    {Params: downOnly, RecoveredBy: Unpause, Recovers: true, Leaves: "paused", State: metrics.StatePaused, Repeatable: true, DefaultTarget: TargetLeader},
 		Disconnect:               {Params: downOnly, RecoveredBy: Reconnect, Recovers: true, Leaves: "disconnected", State: metrics.StateDisconnected, Repeatable: true, DefaultTarget: TargetLeader},
 		Start:                    {IsRecovery: true, Leaves: "up"},

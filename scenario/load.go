@@ -296,6 +296,9 @@ func (d defaulter) broker(s *Scenario) {
 		s.Broker.Image = DefaultImage
 	}
 	d.dur("broker.ready_timeout", &s.Broker.ReadyTimeout, 60*time.Second)
+	if !d.at("broker.nodes") {
+		s.Broker.Nodes = 1
+	}
 }
 
 func (d defaulter) queue(s *Scenario) {
@@ -342,6 +345,11 @@ func (d defaulter) load(s *Scenario) {
 		t := true
 		s.Load.Persistent = &t
 	}
+	// Only on a cluster: a single broker's results and plans stay as they
+	// were (no connect_to).
+	if s.Broker.Nodes > 1 && !d.at("load.connect_to") {
+		s.Load.ConnectTo = s.defaultConnectTo()
+	}
 }
 
 // faults fills each fault's defaults, which depend on its action.
@@ -355,8 +363,11 @@ func (d defaulter) faults(s *Scenario) {
 		if f.Action.Recovers() && !f.ManualRecovery {
 			d.dur(fp+"down", &f.Down, 5*time.Second)
 		}
-		if a := f.Action; a == Stop || a == Restart {
+		if f.Action.Takes(ParamGrace) { // stop, restart, rolling-restart, quorum-loss
 			d.dur(fp+"grace", &f.Grace, 10*time.Second)
+		}
+		if f.Action == Partition && !d.at(fp+"shape") {
+			f.Shape = PartitionIsolate
 		}
 		if f.Action == CrashConsumer {
 			d.dur(fp+"down", &f.Down, 2*time.Second)

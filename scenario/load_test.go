@@ -20,7 +20,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"unknown key names line, column, path and the known keys",
 			head + "    load:\n      messages: 10\n      windw: 5\n",
-			[]string{"s.yaml:6:7: scenarios[0].load.windw: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout, unroutable_every, stall_timeout, burst_timeout, message_deadline, persistent, rate, message_size_bytes, confirm_listener_buffer, publishers, channels_per_connection, tx_size, on_confirm_timeout, burst)"}},
+			[]string{"s.yaml:6:7: scenarios[0].load.windw: unknown field (known: messages, modes, window, confirm_timeout, republish, reconnect_timeout, unroutable_every, stall_timeout, burst_timeout, message_deadline, persistent, rate, connect_to, connect_node, message_size_bytes, confirm_listener_buffer, publishers, channels_per_connection, tx_size, on_confirm_timeout, burst)"}},
 		{"window zero and kill point outside 0-100, both at once",
 			head + "    load:\n      messages: 10\n      window: 0\n    faults:\n      - action: kill\n        published_percent: 150\n",
 			[]string{
@@ -59,7 +59,7 @@ func TestParseErrors(t *testing.T) {
 			[]string{"s.yaml:5:40: scenarios[0].faults[0].published: must be within 0–10 (load.messages), got 11"}},
 		{"unknown action",
 			head + "    load: {messages: 10}\n    faults: [{action: explode, after: 1s}]\n",
-			[]string{"s.yaml:5:23: scenarios[0].faults[0].action: \"explode\" is not a fault action (kill, stop, restart, pause, disconnect, start, unpause, reconnect, memory-alarm, close-connections, publish-to-missing-exchange, crash-consumer, delete-queue, purge-queue, disk-alarm)"}},
+			[]string{"s.yaml:5:23: scenarios[0].faults[0].action: \"explode\" is not a fault action (kill, stop, restart, pause, disconnect, start, unpause, reconnect, memory-alarm, close-connections, publish-to-missing-exchange, crash-consumer, delete-queue, purge-queue, disk-alarm, partition, rolling-restart, quorum-loss)"}},
 		{"signal and down where they make no sense",
 			head + "    load: {messages: 10}\n    faults: [{action: close-connections, signal: SIGKILL, down: 1s, after: 1s}]\n",
 			[]string{
@@ -357,6 +357,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(head + "    load: {messages: 10, window: 0}\n"))
 	f.Add([]byte("version: 1\nscenarios: [{name: x, faults: [{action: kill, after: 1s}]}]\n"))
 	f.Add([]byte("&a [*a]"))
+	f.Add([]byte(cluster + "    load: {messages: 10, connect_to: node, connect_node: 2}\n    faults: [{action: partition, after: 1s, shape: halves, target: minority}, {action: kill, after: 9s, node: 3}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse("fuzz.yaml", data)
 		if err == nil && len(file.Scenarios) == 0 {

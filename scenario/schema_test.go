@@ -124,6 +124,7 @@ func TestSchemaEnumsMatchGo(t *testing.T) {
 		"mode": str(Modes), "action": str(Actions), "signal": Signals, "consumerAction": str(ConsumerActions),
 		"queueType": {string(Quorum), string(Classic), string(Stream)}, "matrixQueueType": {string(Quorum), string(Classic)}, "republish": {string(RepublishInDoubt), string(RepublishNone)},
 		"confirmTimeoutAction": str(ConfirmTimeoutActions),
+		"faultTarget":          str(TargetKinds), "partitionShape": str(PartitionShapes), "connectTo": str(ConnectTos),
 	} {
 		if got := enum(def); !slices.Equal(got, want) {
 			t.Errorf("$defs/%s enum %v, Go %v", def, got, want)

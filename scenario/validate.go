@@ -100,6 +100,7 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 	p.validateDrain(sp, s)
 	p.validateExpect(sp, s)
 	p.validateStream(sp, s)
+	p.validateCluster(sp, s)
 }
 
 // atLeastMS reports a duration below 1ms, which no timer can honour.
@@ -237,13 +238,13 @@ func (p *parser) validateConsumers(sp string, s *Scenario) {
 func (p *parser) validateFault(fp string, s *Scenario, f Fault) {
 	known := slices.Contains(Actions, f.Action)
 	if f.Action == "" {
-		p.fail(fp+".action", "missing; every step names its action (%s)", actionList())
+		p.fail(fp+".action", "missing; every step names its action (%s)", strings.Join(forBroker(actionNames(), s.Broker.Nodes), ", "))
 	}
 	if f.Action != Kill && p.has(fp+".signal") {
 		p.fail(fp+".signal", "only kill takes a signal, not %s", f.Action)
 	}
 	if known && !f.Action.Takes(ParamDown) && p.has(fp+".down") {
-		p.fail(fp+".down", "%s has nothing to recover; down applies to %s", f.Action, strings.Join(TakesDown(), ", "))
+		p.fail(fp+".down", "%s has nothing to recover; down applies to %s", f.Action, strings.Join(forBroker(TakesDown(), s.Broker.Nodes), ", "))
 	}
 	if f.Action == CrashConsumer && s.Consumers.Count == 0 {
 		p.fail(fp+".action", "crash-consumer needs live consumers: set consumers.count")
@@ -256,10 +257,10 @@ func (p *parser) validateFault(fp string, s *Scenario, f Fault) {
 		p.fail(fp+".down", "manual_recovery: a later step recovers, so down has no meaning")
 	}
 	if rec, _ := f.Action.Recovery(); f.ManualRecovery && rec == "" {
-		p.fail(fp+".manual_recovery", "only %s can be recovered by a later step", strings.Join(RecoverableLater(), ", "))
+		p.fail(fp+".manual_recovery", "only %s can be recovered by a later step", strings.Join(forBroker(RecoverableLater(), s.Broker.Nodes), ", "))
 	}
-	if p.has(fp+".grace") && f.Action != Stop && f.Action != Restart {
-		p.fail(fp+".grace", "only stop and restart take a grace period, not %s", f.Action)
+	if p.has(fp+".grace") && !f.Action.Takes(ParamGrace) {
+		p.fail(fp+".grace", "only %s take a grace period, not %s", andList(forBroker(takesGrace(), s.Broker.Nodes)), f.Action)
 	} else if p.has(fp+".grace") && f.Grace < 0 {
 		p.fail(fp+".grace", "must not be negative")
 	}
@@ -400,9 +401,13 @@ func (p *parser) validateTriggerKinds(sp string, s *Scenario) {
 }
 
 // validateStates follows the broker's state (up, stopped, paused,
-// disconnected) through the steps.
+// disconnected) through the steps. On a cluster the state is that of the
+// nodes a step with manual_recovery left down, which its recovery step
+// brings back (whichever nodes its target resolved to), and a later fault
+// waits for them as on a single broker.
 func (p *parser) validateStates(sp string, s *Scenario) {
 	state, pending := "up", Action("")
+	w := stateWords{cluster: s.Broker.Nodes > 1}
 	for j, f := range s.Faults {
 		fp := fmt.Sprintf("%s.faults[%d]", sp, j)
 		if !slices.Contains(Actions, f.Action) {
@@ -411,16 +416,17 @@ func (p *parser) validateStates(sp string, s *Scenario) {
 		switch f.Action {
 		case Start, Unpause, Reconnect:
 			if f.After == nil {
-				p.fail(fp, "%s must be triggered by after: nothing is published while the broker is %s", f.Action, recoveredState(f.Action))
+				p.fail(fp, "%s must be triggered by after%s", f.Action, w.pick(": nothing is published while the broker is "+recoveredState(f.Action),
+					", as the step it recovers is, so it cannot come due before that step"))
 			}
 			if f.Action != pending {
-				p.fail(fp+".action", "%s needs a broker left %s by an earlier step with manual_recovery, but it is %s here", f.Action, recoveredState(f.Action), state)
+				p.fail(fp+".action", "%s needs %s left %s by an earlier step with manual_recovery, but %s here", f.Action, w.pick("a broker", "nodes"), recoveredState(f.Action), w.is(state))
 			} else {
 				state, pending = "up", ""
 			}
 		default:
 			if state != "up" {
-				p.fail(fp+".action", "%s needs a running broker, but it is %s here (recover it with %s first)", f.Action, state, pending)
+				p.fail(fp+".action", "%s needs %s, but %s here (recover %s with %s first)", f.Action, w.pick("a running broker", "every node running"), w.is(state), w.pick("it", "them"), pending)
 			}
 			if rec, _ := f.Action.Recovery(); f.ManualRecovery && rec != "" { // else refused as a step of its own
 				pending, state = f.Action.Recovery()
@@ -428,8 +434,31 @@ func (p *parser) validateStates(sp string, s *Scenario) {
 		}
 	}
 	if state != "up" {
-		p.fail(fmt.Sprintf("%s.faults[%d]", sp, len(s.Faults)-1), "the broker would stay %s at the end: add a %s step", state, pending)
+		p.fail(fmt.Sprintf("%s.faults[%d]", sp, len(s.Faults)-1), "%s would stay %s at the end: add a %s step", w.pick("the broker", "nodes"), state, pending)
 	}
+}
+
+// stateWords are validateStates' words for a single broker, or for the
+// nodes of a cluster.
+type stateWords struct{ cluster bool }
+
+// is names what is in state: "it is stopped", "nodes are stopped",
+// "every node is up".
+func (w stateWords) is(state string) string {
+	switch {
+	case !w.cluster:
+		return "it is " + state
+	case state == "up":
+		return "every node is up"
+	}
+	return "nodes are " + state
+}
+
+func (w stateWords) pick(single, cluster string) string {
+	if w.cluster {
+		return cluster
+	}
+	return single
 }
 
 // validateOrder checks that count triggers never go back and that timed
@@ -570,13 +599,13 @@ func (s *Scenario) UncheckedExpectations() []string {
 	return out
 }
 
-// actionList is every fault action, comma-separated, for messages.
-func actionList() string {
+// actionNames is every fault action, in table order, for messages.
+func actionNames() []string {
 	s := make([]string, len(Actions))
 	for i, a := range Actions {
 		s[i] = string(a)
 	}
-	return strings.Join(s, ", ")
+	return s
 }
 
 func modeList() string {
