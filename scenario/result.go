@@ -30,24 +30,24 @@ type Verdict struct {
 // Result is everything one `rmqtorture run` of one scenario measured; it is
 // written as result.json and rendered by the reports package.
 type Result struct {
-	SchemaVersion int       `json:"schema_version"`
-	Tool          string    `json:"tool"`   // rmqtorture version
-	Client        string    `json:"client"` // AMQP client library and version
-	Scenario      string    `json:"scenario"`
-	Description   string    `json:"description,omitempty"`
-	File          string    `json:"file"`
-	Command       string    `json:"command"`
-	RunID         string    `json:"run_id"`
-	Image         string    `json:"image"`
-	BrokerVersion string    `json:"broker_version,omitempty"` // as the broker reports it (server-properties)
-	Container     string    `json:"container"`
+	SchemaVersion int    `json:"schema_version"`
+	Tool          string `json:"tool"`   // rmqtorture version
+	Client        string `json:"client"` // AMQP client library and version
+	Scenario      string `json:"scenario"`
+	Description   string `json:"description,omitempty"`
+	File          string `json:"file"`
+	Command       string `json:"command"`
+	RunID         string `json:"run_id"`
+	Image         string `json:"image"`
+	BrokerVersion string `json:"broker_version,omitempty"` // as the broker reports it (server-properties)
+	Container     string `json:"container"`
 	// Nodes is the cluster's size (omitted for a single broker) and
 	// NodeContainers its containers by node (node 1 first).
-	Nodes          int      `json:"nodes,omitempty"`
-	NodeContainers []string `json:"node_containers,omitempty"`
-	QueueType     QueueType `json:"queue_type"`
-	Topology      string    `json:"topology"` // queue and message settings, or the matrix, in words
-	Messages      int       `json:"messages"`
+	Nodes          int       `json:"nodes,omitempty"`
+	NodeContainers []string  `json:"node_containers,omitempty"`
+	QueueType      QueueType `json:"queue_type"`
+	Topology       string    `json:"topology"` // queue and message settings, or the matrix, in words
+	Messages       int       `json:"messages"`
 	// Seed drove the run's random choices (fault jitter); `run --seed` with
 	// it replays them.
 	Seed        uint64       `json:"seed"`

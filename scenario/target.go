@@ -271,5 +271,6 @@ func Replicated(size int, members map[int]string) bool {
 	}
 	return leaders == 1
 }
+
 // ConnectTos lists every ConnectTo, for messages and the schema's enum.
 var ConnectTos = []ConnectTo{ConnectLeader, ConnectFollower, ConnectRoundRobin, ConnectNode}
