@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -427,4 +428,73 @@ func disconnectFollower(t *testing.T, cli *client.Client, c *Cluster) {
 	}
 	back := until(t, 60*time.Second, scenario.NodeName(i)+" back as a follower", settled(c, i))
 	t.Logf("measured: reconnect -> %s follower again in %s", scenario.NodeName(i), back.Round(100*time.Millisecond))
+}
+
+// A cluster that never forms is a clean error naming the node that never
+// joined, with its log tail. Staged on one real broker attached twice as
+// a 2-node cluster, its second node given a name no node has.
+func TestAttachedClusterNotFormedNamesTheMissingNode(t *testing.T) {
+	cli, ctr := startBroker(t)
+	ctx := context.Background()
+	c, err := AttachCluster(ctx, cli, quiet, []string{ctr.Name, ctr.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"rabbit@" + ctr.Name, "rabbit@" + ctr.Name}; !reflect.DeepEqual(c.erlang, want) {
+		t.Fatalf("node names %v, want %v", c.erlang, want)
+	}
+	if c.Owned() || c.Size() != 2 || c.Name() != ctr.Name+", "+ctr.ID+" (2 nodes)" || c.URLs()[1] != ctr.URL() {
+		t.Errorf("owned %v size %d name %q", c.Owned(), c.Size(), c.Name())
+	}
+	c.erlang[1] = "rabbit@rmq9"
+	start := time.Now()
+	err = c.WaitFormed(ctx, 8*time.Second)
+	want := regexp.MustCompile(`^cluster ` + regexp.QuoteMeta(c.Name()) + ` did not form within 8s: rabbit@rmq9 never joined \(running: rabbit@` + regexp.QuoteMeta(ctr.Name) + `\); ` + regexp.QuoteMeta(ctr.ID) + `'s last log lines: .+`)
+	if err == nil || !want.MatchString(err.Error()) {
+		t.Fatalf("%v", err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("took %s with an 8 s timeout", took)
+	}
+	if err := c.Remove(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.ContainerInspect(ctx, ctr.ID); err != nil {
+		t.Errorf("an attached cluster's container was removed: %v", err)
+	}
+}
+
+// A second Ctrl-C (RemoveCreated) removes the networks this process
+// created too.
+func TestRemoveCreatedRemovesNetworks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs Docker")
+	}
+	ctx := context.Background()
+	cli, err := Docker(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	runID := "testnets-" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
+	c := &Cluster{cli: cli, log: quiet, runID: runID, owned: true}
+	t.Cleanup(func() { _ = c.Remove(context.Background()) })
+	for _, internal := range []bool{false, true} {
+		if _, err := c.createNetwork(ctx, fmt.Sprintf("rmqt-%s-%v", runID, internal), internal, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, errs := RemoveCreated(ctx)
+	if len(removed) != 0 || len(errs) != 0 {
+		t.Errorf("removed %v errors %v, want no container and no error", removed, errs)
+	}
+	nets, err := cli.NetworkList(ctx, network.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelRun+"="+runID))})
+	if err != nil || len(nets) != 0 {
+		t.Errorf("networks left: %d %v", len(nets), err)
+	}
+	createdNets.Lock()
+	defer createdNets.Unlock()
+	if len(createdNets.m) != 0 {
+		t.Errorf("still tracked: %v", createdNets.m)
+	}
 }

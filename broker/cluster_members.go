@@ -99,7 +99,9 @@ func (m quorumMember) state() string {
 // "candidate", "timeout" for a member that did not answer, "nodedown"
 // for one on a node it cannot reach, "noproc"….
 // A node that holds no member is absent. Measured here: one call takes
-// ~1.5-3 s, mostly the CLI's start-up.
+// 1-2 s, mostly the CLI's start-up, but ~7.3 s while a member is
+// unreachable and not yet declared down (the node's wait for its answer),
+// so a leader elected during a partition is seen a call or two late.
 func (c *Cluster) Members(ctx context.Context, queue string) (map[int]string, error) {
 	out, err := c.ask(ctx, "rabbitmq-queues", "-q", "quorum_status", queue, "--formatter", "json")
 	if err != nil {
