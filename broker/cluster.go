@@ -40,18 +40,20 @@ import (
 // network it joins (the client network included), so with hostname rmqN
 // the nodes would still find each other over the client network and no
 // partition would hold. The hostname is the container's name instead
-// (Docker adds no alias for it), and the node name comes from
-// RABBITMQ_NODENAME (https://www.rabbitmq.com/docs/configure#supported-environment-variables).
+// (which every network resolves anyway, and no node looks up), and the
+// node name comes from RABBITMQ_NODENAME
+// (https://www.rabbitmq.com/docs/configure#supported-environment-variables).
 //
 // Measured on a 2-core machine, RabbitMQ 4.0.5, 3 nodes (TestCluster logs
-// them): formed 20-28 s after creation began (5 nodes: 32 s); ~100-110 MiB
-// per idle node. Leader SIGKILL: its peers see the connection close, and a
+// them): formed 20-41 s after creation began, the slower when other
+// containers share the cores (5 nodes: 32 s); ~100-110 MiB per idle
+// node. Leader SIGKILL: its peers see the connection close, and a
 // new leader is elected 0.4 s later (broker log); the killed node accepts
 // a login 6-9 s after its start and is a follower ~1 s after that. Leader
 // isolated by a partition: a new leader 6.6 s later (broker log); the
 // isolated node keeps serving its clients (a connection opened before
 // held through a 90 s partition); after heal it is a follower again
-// within 1.4-3.7 s.
+// within 1.4-6.1 s.
 
 // rabbitHome is the rabbitmq user's HOME in the broker images, where the
 // Erlang cookie lives (https://www.rabbitmq.com/docs/cli#erlang-cookie).
@@ -441,7 +443,7 @@ type clusterStatus struct {
 // running_nodes names every node, or timeout passes. A node whose
 // container has exited fails the wait at once; at the timeout the error
 // names the nodes that never joined, with each one's last log lines.
-// Measured on 3 nodes here: formed ~16-20 s after start.
+// Measured on 3 nodes here: formed 18-37 s after start.
 func (c *Cluster) WaitFormed(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
