@@ -18,6 +18,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
 	"github.com/docker/go-connections/nat"
@@ -76,8 +77,10 @@ type Container struct {
 	// watermark is the vm_memory_high_watermark before a memory alarm, as an
 	// Erlang term.
 	watermark string
-	// networks the broker was disconnected from, for Reconnect.
+	// networks the broker was disconnected from, for Reconnect, and the
+	// aliases it had on each: a cluster's nodes find each other by them.
 	networks []string
+	aliases  map[string][]string
 	// attached is set on a container the user named: the faults' changes
 	// to undo should this process die first (state.go).
 	attached *attachment
@@ -116,11 +119,8 @@ type CreateOptions struct {
 // restart) and AMQP published on 127.0.0.1 only. It fails with ErrImageMissing
 // and a hint when the image is not present.
 func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts CreateOptions) (*Container, error) {
-	if _, err := cli.ImageInspect(ctx, opts.Image); err != nil {
-		if client.IsErrNotFound(err) {
-			return nil, fmt.Errorf("%w: %q is not in the local Docker Engine; build it with scripts/build-broker-image.sh (no registry needed), or pull an image such as rabbitmq:4 and pass --image", ErrImageMissing, opts.Image)
-		}
-		return nil, fmt.Errorf("inspect image %q: %w", opts.Image, err)
+	if err := imagePresent(ctx, cli, opts.Image); err != nil {
+		return nil, err
 	}
 	port := opts.HostPort
 	if port == 0 {
@@ -167,6 +167,18 @@ func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts Crea
 	}
 	log.Info("broker container started", "name", name, "image", opts.Image, "amqp", c.Addr())
 	return c, nil
+}
+
+// imagePresent fails with ErrImageMissing and a hint when image is not in
+// the local engine.
+func imagePresent(ctx context.Context, cli *client.Client, image string) error {
+	if _, err := cli.ImageInspect(ctx, image); err != nil {
+		if client.IsErrNotFound(err) {
+			return fmt.Errorf("%w: %q is not in the local Docker Engine; build it with scripts/build-broker-image.sh (no registry needed), or pull an image such as rabbitmq:4 and pass --image", ErrImageMissing, image)
+		}
+		return fmt.Errorf("inspect image %q: %w", image, err)
+	}
+	return nil
 }
 
 // Attach uses a running container the user named as the broker. rmqtorture
@@ -314,10 +326,13 @@ func (c *Container) Disconnect(ctx context.Context, target scenario.Target) erro
 	if err != nil {
 		return fmt.Errorf("inspect container %q: %w", c.Name, err)
 	}
-	c.networks = c.networks[:0]
+	c.networks, c.aliases = c.networks[:0], map[string][]string{}
 	if info.NetworkSettings != nil {
-		for name := range info.NetworkSettings.Networks {
+		for name, ep := range info.NetworkSettings.Networks {
 			c.networks = append(c.networks, name)
+			if ep != nil {
+				c.aliases[name] = ep.Aliases
+			}
 		}
 	}
 	slices.Sort(c.networks)
@@ -335,8 +350,9 @@ func (c *Container) Disconnect(ctx context.Context, target scenario.Target) erro
 	return nil
 }
 
-// Reconnect reattaches the broker to the networks Disconnect removed it from
-// and re-reads its published port (an ephemeral one changes).
+// Reconnect reattaches the broker to the networks Disconnect removed it
+// from, with the aliases it had there (the default bridge network has
+// none), and re-reads its published port (an ephemeral one changes).
 func (c *Container) Reconnect(ctx context.Context, target scenario.Target) error {
 	if err := single(target); err != nil {
 		return err
@@ -349,7 +365,7 @@ func (c *Container) Reconnect(ctx context.Context, target scenario.Target) error
 		if info.NetworkSettings != nil && info.NetworkSettings.Networks[n] != nil {
 			continue // still attached (a disconnect that failed part-way)
 		}
-		if err := c.cli.NetworkConnect(ctx, n, c.ID, nil); err != nil {
+		if err := c.cli.NetworkConnect(ctx, n, c.ID, &network.EndpointSettings{Aliases: c.aliases[n]}); err != nil {
 			return fmt.Errorf("reconnect container %q to network %q: %w", c.Name, n, err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -158,12 +159,39 @@ func untrack(id string) {
 	delete(created.m, id)
 }
 
+// createdNets holds the networks this process created (a cluster's) and
+// has not removed (--keep ones are not held), by id.
+var createdNets = struct {
+	sync.Mutex
+	m map[string]trackedNet
+}{m: map[string]trackedNet{}}
+
+type trackedNet struct {
+	cli  *client.Client
+	name string
+}
+
+func trackNet(cli *client.Client, id, name string) {
+	createdNets.Lock()
+	defer createdNets.Unlock()
+	createdNets.m[id] = trackedNet{cli, name}
+}
+
+func untrackNet(id string) {
+	createdNets.Lock()
+	defer createdNets.Unlock()
+	delete(createdNets.m, id)
+}
+
 // RemoveCreated force-removes, in parallel, every container this process
 // created and has not removed (nor kept with --keep), within ctx: the last
 // act of a process told to exit at once (a second Ctrl-C). A removal the
 // ordinary path already started counts once the container is gone. It
-// returns the names removed and the errors of those that were not.
+// returns the names removed and the errors of those that were not. The
+// networks this process created (a cluster's) go next, once their
+// containers are gone; only their errors are returned.
 func RemoveCreated(ctx context.Context) (removed []string, errs []error) {
+	defer func() { errs = append(errs, removeCreatedNets(ctx)...) }()
 	created.Lock()
 	list := make([]*Container, 0, len(created.m))
 	for _, c := range created.m {
@@ -188,6 +216,40 @@ func RemoveCreated(ctx context.Context) (removed []string, errs []error) {
 	wg.Wait()
 	slices.Sort(removed)
 	return removed, errs
+}
+
+// removeCreatedNets removes, in parallel, every network this process
+// created and has not removed, retrying (every 100 ms, within ctx) while
+// a container the ordinary path is removing still holds an endpoint on it.
+func removeCreatedNets(ctx context.Context) (errs []error) {
+	createdNets.Lock()
+	ids := slices.Collect(maps.Keys(createdNets.m))
+	nets := maps.Clone(createdNets.m)
+	createdNets.Unlock()
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		wg.Go(func() {
+			n := nets[id]
+			for {
+				err := n.cli.NetworkRemove(ctx, id)
+				if err == nil || client.IsErrNotFound(err) {
+					untrackNet(id)
+					return
+				}
+				select {
+				case <-ctx.Done():
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("remove network %q: %w", n.name, err))
+					mu.Unlock()
+					return
+				case <-time.After(100 * time.Millisecond):
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return errs
 }
 
 // removeNow force-removes c, then waits (polling every 100 ms) until it is

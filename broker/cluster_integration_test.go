@@ -1,0 +1,503 @@
+package broker
+
+// Integration tests of a real 3-node cluster from the project's image,
+// shared by the subtests of TestCluster to keep the run short. -short
+// skips them.
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// clusterQueue is the quorum queue the cluster tests declare through rmq1.
+const clusterQueue = "rmqt.it.cluster"
+
+// startCluster creates and forms a labelled 3-node cluster for one test
+// and removes it (containers and networks) when the test ends.
+func startCluster(t *testing.T, conf map[string]string) (*client.Client, *Cluster, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs Docker and the broker image")
+	}
+	ctx := context.Background()
+	cli, err := Docker(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	runID := "testcluster-" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
+	start := time.Now()
+	c, err := CreateCluster(ctx, cli, quiet, ClusterOptions{Image: testImage(), RunID: runID, Nodes: 3, Config: conf})
+	if c != nil {
+		t.Cleanup(func() {
+			if err := c.Remove(context.Background()); err != nil {
+				t.Errorf("remove: %v", err)
+			}
+		})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := time.Since(start)
+	if err := c.WaitFormed(ctx, 2*time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("measured: created in %s, formed %s after creation began", created.Round(10*time.Millisecond), time.Since(start).Round(100*time.Millisecond))
+	return cli, c, runID
+}
+
+// dialNode logs in to node i's published port.
+func dialNode(c *Cluster, i int) (*amqp.Connection, error) {
+	return amqp.DialConfig(c.URLs()[i-1], amqp.Config{Dial: amqp.DefaultDial(3 * time.Second), Heartbeat: 10 * time.Second})
+}
+
+// depth reads the queue's message count through node i (queue.declare
+// passive), bounded.
+func depth(c *Cluster, i int, queue string) (int, error) {
+	conn, err := dialNode(c, i)
+	if err != nil {
+		return 0, err
+	}
+	defer conn.CloseDeadline(time.Now().Add(2 * time.Second))
+	var n int
+	err = bounded(context.Background(), 10*time.Second, func() { conn.CloseDeadline(time.Now()) }, func() error {
+		ch, err := conn.Channel()
+		if err != nil {
+			return err
+		}
+		q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+		n = q.Messages
+		return err
+	})
+	return n, err
+}
+
+// until polls cond every 200 ms until it holds or within passes, and
+// returns how long it took.
+func until(t *testing.T, within time.Duration, what string, cond func() (bool, string)) time.Duration {
+	t.Helper()
+	start := time.Now()
+	last := ""
+	for time.Since(start) < within {
+		ok, state := cond()
+		if ok {
+			return time.Since(start)
+		}
+		last = state
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Fatalf("%s: not within %s (last: %s)", what, within, last)
+	return 0
+}
+
+// settled reports whether the queue has its 3 members again: one leader,
+// the others followers, follower among them.
+func settled(c *Cluster, follower int) func() (bool, string) {
+	return func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		defer cancel()
+		m, err := c.Members(ctx, clusterQueue)
+		if err != nil {
+			return false, err.Error()
+		}
+		leaders, followers := 0, 0
+		for _, s := range m {
+			switch s {
+			case "leader":
+				leaders++
+			case "follower":
+				followers++
+			}
+		}
+		return len(m) == 3 && leaders == 1 && followers == 2 && m[follower] == "follower", membersText(m)
+	}
+}
+
+// leaderIn reports whether the queue's leader resolves to one of nodes.
+func leaderIn(c *Cluster, nodes ...int) func() (bool, string) {
+	return func() (bool, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+		defer cancel()
+		r, err := c.Resolve(ctx, scenario.Target{Kind: scenario.TargetLeader, Queue: clusterQueue}, nil)
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(r.Nodes) == 1 && slices.Contains(nodes, r.Nodes[0]), fmt.Sprint(r.Nodes)
+	}
+}
+
+func TestCluster(t *testing.T) {
+	cli, c, runID := startCluster(t, nil)
+	ctx := context.Background()
+	leader := scenario.Target{Kind: scenario.TargetLeader, Queue: clusterQueue}
+
+	t.Run("layout", func(t *testing.T) { clusterLayout(t, cli, c, runID) })
+	t.Run("members", func(t *testing.T) {
+		conn, err := dialNode(c, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		ch, err := conn.Channel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ch.QueueDeclare(clusterQueue, true, false, false, false, amqp.Table{"x-queue-type": "quorum"}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ch.Confirm(false); err != nil {
+			t.Fatal(err)
+		}
+		for k := range 100 {
+			dc, err := ch.PublishWithDeferredConfirm("", clusterQueue, true, false, amqp.Publishing{DeliveryMode: amqp.Persistent, Body: []byte(strconv.Itoa(k))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ok, err := dc.WaitContext(ctx); !ok || err != nil {
+				t.Fatalf("publish %d: ack %v %v", k, ok, err)
+			}
+		}
+		start := time.Now()
+		m, err := c.Members(ctx, clusterQueue)
+		t.Logf("measured: rabbitmq-queues quorum_status took %s", time.Since(start).Round(10*time.Millisecond))
+		if err != nil || !reflect.DeepEqual(m, map[int]string{1: "leader", 2: "follower", 3: "follower"}) {
+			t.Fatalf("members %v (%v), want rmq1 leader, rmq2 and rmq3 followers", m, err)
+		}
+	})
+	t.Run("resolve", func(t *testing.T) {
+		for _, tc := range []struct {
+			target scenario.Target
+			pick   int
+			want   []int
+		}{
+			{leader, 0, []int{1}},
+			{scenario.Target{Kind: scenario.TargetFollower, Queue: clusterQueue}, 0, []int{2}},
+			{scenario.Target{Kind: scenario.TargetMinority, Queue: clusterQueue}, 0, []int{2}},
+			{scenario.Target{Kind: scenario.TargetMinority, Queue: clusterQueue, Count: 2}, 0, []int{2, 3}},
+			{scenario.Target{Kind: scenario.TargetMajority, Queue: clusterQueue}, 0, []int{1, 2}},
+			{scenario.Target{Kind: scenario.TargetMajority}, 0, []int{1, 2}},
+			{scenario.Target{Kind: scenario.TargetMinority}, 0, []int{3}},
+			{scenario.Target{Kind: scenario.TargetRandom}, 2, []int{3}},
+			{scenario.Target{Kind: scenario.TargetRandom}, 0, []int{1}},
+			{scenario.Target{Kind: scenario.TargetNode, Node: 2}, 0, []int{2}},
+			{scenario.Target{Kind: scenario.TargetAll}, 0, []int{1, 2, 3}},
+		} {
+			r, err := c.Resolve(ctx, tc.target, func(n int) int {
+				if n != 3 {
+					t.Errorf("pick(%d), want pick(3)", n)
+				}
+				return tc.pick
+			})
+			if err != nil || !reflect.DeepEqual(r.Nodes, tc.want) {
+				t.Errorf("%s: %v (%v), want %v", tc.target, r.Nodes, err, tc.want)
+			}
+		}
+		err := c.Kill(ctx, leader, "SIGKILL")
+		if err == nil || err.Error() != "target leader of "+clusterQueue+" is not resolved to nodes: resolve it (Cluster.Resolve) when the fault fires" {
+			t.Errorf("kill of an unresolved leader: %v", err)
+		}
+		if _, err := c.Resolve(ctx, scenario.Target{Kind: scenario.TargetLeader, Queue: "rmqt.it.absent"}, nil); err == nil || !strings.Contains(err.Error(), `read the members of quorum queue "rmqt.it.absent"`) {
+			t.Errorf("leader of a queue that does not exist: %v", err)
+		}
+	})
+	t.Run("kill-leader", func(t *testing.T) {
+		r, err := c.Resolve(ctx, leader, nil)
+		if err != nil || !reflect.DeepEqual(r.Nodes, []int{1}) {
+			t.Fatalf("leader %v %v, want rmq1", r.Nodes, err)
+		}
+		if err := c.Kill(ctx, r, "SIGKILL"); err != nil {
+			t.Fatal(err)
+		}
+		took := until(t, 30*time.Second, "a new leader after the kill", leaderIn(c, 2, 3))
+		t.Logf("measured: leader killed -> new leader resolved in %s", took.Round(100*time.Millisecond))
+		// A passive declare can answer 0 for a quorum queue while its new
+		// leader settles (BROKER-FACTS.md): poll.
+		until(t, 20*time.Second, "100 messages through rmq2 after the kill", func() (bool, string) {
+			n, err := depth(c, 2, clusterQueue)
+			return err == nil && n == 100, fmt.Sprint(n, err)
+		})
+		start := time.Now()
+		if err := c.Start(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.WaitReady(ctx, r, 60*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		ready := time.Since(start)
+		back := until(t, 60*time.Second, "rmq1 back as a follower", settled(c, 1))
+		t.Logf("measured: start -> AMQP login on rmq1 %s, then rmq1 follower %s later", ready.Round(100*time.Millisecond), back.Round(100*time.Millisecond))
+	})
+	t.Run("disconnect-follower", func(t *testing.T) { disconnectFollower(t, cli, c) })
+	t.Run("partition-isolate-leader", func(t *testing.T) { isolateLeader(t, c) })
+	t.Run("remove", func(t *testing.T) {
+		if err := c.Remove(ctx); err != nil {
+			t.Fatal(err)
+		}
+		f := filters.NewArgs(filters.Arg("label", LabelRun+"="+runID))
+		ctrs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: f})
+		if err != nil || len(ctrs) != 0 {
+			t.Errorf("containers left: %d %v", len(ctrs), err)
+		}
+		nets, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
+		if err != nil || len(nets) != 0 {
+			t.Errorf("networks left: %d %v", len(nets), err)
+		}
+	})
+}
+
+// clusterLayout checks the containers and networks CreateCluster made.
+func clusterLayout(t *testing.T, cli *client.Client, c *Cluster, runID string) {
+	ctx := context.Background()
+	if c.Size() != 3 || c.Name() != "rmqt-"+runID+" (3 nodes)" {
+		t.Errorf("size %d name %q", c.Size(), c.Name())
+	}
+	urls := c.URLs()
+	if len(urls) != 3 || urls[0] != c.URL() || urls[0] == urls[1] || !strings.HasPrefix(urls[2], "amqp://guest:guest@127.0.0.1:") {
+		t.Errorf("urls %d, first %v", len(urls), urls[0] == c.URL())
+	}
+	f := filters.NewArgs(filters.Arg("label", LabelRun+"="+runID))
+	nets, err := cli.NetworkList(ctx, network.ListOptions{Filters: f})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range nets {
+		names = append(names, strings.TrimPrefix(n.Name, "rmqt-"+runID+"-"))
+		if n.Internal != (n.Name != "rmqt-"+runID+"-client") || n.Labels[LabelManaged] != "true" {
+			t.Errorf("network %s internal %v labels %v", n.Name, n.Internal, n.Labels)
+		}
+	}
+	slices.Sort(names)
+	if want := []string{"client", "link-1-2", "link-1-3", "link-2-3"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("networks %v, want %v", names, want)
+	}
+	for i, n := range c.Nodes() {
+		info, err := cli.ContainerInspect(ctx, n.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b := info.HostConfig.PortBindings[amqpPort]; len(b) != 1 || b[0].HostIP != "127.0.0.1" || c.Addr(i+1) != "127.0.0.1:"+b[0].HostPort {
+			t.Errorf("node %d bindings %v addr %s", i+1, b, c.Addr(i+1))
+		}
+		if n.Name != fmt.Sprintf("rmqt-%s-%d", runID, i+1) || info.Config.Labels[LabelRun] != runID {
+			t.Errorf("node %d name %s labels %v", i+1, n.Name, info.Config.Labels)
+		}
+		out, err := n.Exec(ctx, "stat", "-c", "%a %U", rabbitHome+"/.erlang.cookie")
+		if err != nil || out != "400 rabbitmq\n" {
+			t.Errorf("node %d cookie %q %v", i+1, out, err)
+		}
+	}
+	one, err := c.Node(1).Exec(ctx, "cat", rabbitHome+"/.erlang.cookie")
+	two, err2 := c.Node(2).Exec(ctx, "cat", rabbitHome+"/.erlang.cookie")
+	if err != nil || err2 != nil || one != two || len(one) != 26 {
+		t.Errorf("cookies %d and %d characters, equal %v (%v %v)", len(one), len(two), one == two, err, err2)
+	}
+}
+
+// isolateLeader partitions the queue's leader off from the two other
+// nodes: the majority elects a new leader, the isolated node keeps its
+// client port, and heal brings it back as a follower.
+func isolateLeader(t *testing.T, c *Cluster) {
+	ctx := context.Background()
+	r, err := c.Resolve(ctx, scenario.Target{Kind: scenario.TargetLeader, Queue: clusterQueue}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := r.Nodes[0]
+	rest := others(3, []int{old})
+	conn, err := dialNode(c, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	start := time.Now()
+	sides, err := c.Partition(ctx, r, scenario.PartitionIsolate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := scenario.NodeName(old) + " | " + scenario.NodeNames(rest); sides != want {
+		t.Errorf("sides %q, want %q", sides, want)
+	}
+	t.Logf("partition %s applied in %s", sides, time.Since(start).Round(10*time.Millisecond))
+	until(t, 60*time.Second, "a new leader on the majority side", leaderIn(c, rest...))
+	t.Logf("measured: isolate leader -> new leader resolved on the majority side in %s", time.Since(start).Round(100*time.Millisecond))
+	// A passive declare can answer 0 for a quorum queue while its new
+	// leader settles (BROKER-FACTS.md): poll.
+	until(t, 30*time.Second, "100 messages through "+scenario.NodeName(rest[0]), func() (bool, string) {
+		n, err := depth(c, rest[0], clusterQueue)
+		return err == nil && n == 100, fmt.Sprint(n, err)
+	})
+	mctx, cancel := context.WithTimeout(ctx, 40*time.Second)
+	defer cancel()
+	m, err := c.Members(mctx, clusterQueue)
+	if err != nil || (m[old] != "timeout" && m[old] != "nodedown") {
+		t.Errorf("members during the partition %s (%v): want the isolated %s timeout or nodedown", membersText(m), err, scenario.NodeName(old))
+	}
+	if _, err := c.Partition(ctx, scenario.Target{Kind: scenario.TargetNode, Node: rest[0]}, scenario.PartitionIsolate); err == nil || err.Error() != "the cluster is already partitioned ("+sides+"): heal it first" {
+		t.Errorf("second partition: %v", err)
+	}
+	// The isolated node keeps its client port: the connection opened
+	// before the partition still works, and a new login succeeds.
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatalf("channel on the connection to the isolated node after %s: %v", time.Since(start), err)
+	}
+	ch.Close()
+	if err := c.WaitReady(ctx, scenario.Target{Kind: scenario.TargetNode, Node: old}, 10*time.Second); err != nil {
+		t.Fatalf("login to the isolated node: %v", err)
+	}
+	t.Logf("measured: client connection to the isolated node still works %s into the partition", time.Since(start).Round(100*time.Millisecond))
+
+	if err := c.Heal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	back := until(t, 60*time.Second, "the isolated node back as a follower", settled(c, old))
+	t.Logf("measured: heal -> %s follower again in %s", scenario.NodeName(old), back.Round(100*time.Millisecond))
+	ch, err = conn.Channel()
+	if err != nil {
+		t.Fatalf("channel on the connection to the once isolated node after the heal: %v", err)
+	}
+	ch.Close()
+}
+
+// networksOf maps each network node i is on to its aliases there (without
+// the container's short id Docker adds).
+func networksOf(t *testing.T, cli *client.Client, n *Container) map[string][]string {
+	info, err := cli.ContainerInspect(context.Background(), n.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for name, ep := range info.NetworkSettings.Networks {
+		aliases := slices.DeleteFunc(slices.Clone(ep.Aliases), func(a string) bool { return strings.HasPrefix(n.ID, a) || a == n.Name })
+		slices.Sort(aliases)
+		out[name] = aliases
+	}
+	return out
+}
+
+// disconnectFollower cuts a follower from every network and puts it back:
+// its client port refuses logins meanwhile, and it comes back on the same
+// networks with its alias, a follower again.
+func disconnectFollower(t *testing.T, cli *client.Client, c *Cluster) {
+	ctx := context.Background()
+	f, err := c.Resolve(ctx, scenario.Target{Kind: scenario.TargetFollower, Queue: clusterQueue}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := f.Nodes[0]
+	n := c.Node(i)
+	before := networksOf(t, cli, n)
+	prefix := strings.TrimSuffix(n.Name, "-"+strconv.Itoa(i))
+	want := map[string][]string{prefix + "-client": {}}
+	for _, j := range others(3, []int{i}) {
+		want[fmt.Sprintf("%s-link-%d-%d", prefix, min(i, j), max(i, j))] = []string{scenario.NodeName(i)}
+	}
+	if !reflect.DeepEqual(before, want) {
+		t.Fatalf("%s on %v, want %v", n.Name, before, want)
+	}
+	if err := c.Disconnect(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	if on := networksOf(t, cli, n); len(on) != 0 {
+		t.Errorf("disconnected %s still on %v", n.Name, on)
+	}
+	if err := n.WaitReady(ctx, self, time.Second); err == nil {
+		t.Error("a disconnected node accepted a login")
+	}
+	if err := c.Reconnect(ctx, f); err != nil {
+		t.Fatal(err)
+	}
+	if after := networksOf(t, cli, n); !reflect.DeepEqual(after, want) {
+		t.Errorf("reconnected %s on %v, want %v", n.Name, after, want)
+	}
+	if err := c.WaitReady(ctx, f, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	back := until(t, 60*time.Second, scenario.NodeName(i)+" back as a follower", settled(c, i))
+	t.Logf("measured: reconnect -> %s follower again in %s", scenario.NodeName(i), back.Round(100*time.Millisecond))
+}
+
+// A cluster that never forms is a clean error naming the node that never
+// joined, with its log tail. Staged on one real broker attached twice as
+// a 2-node cluster, its second node given a name no node has.
+func TestAttachedClusterNotFormedNamesTheMissingNode(t *testing.T) {
+	cli, ctr := startBroker(t)
+	ctx := context.Background()
+	c, err := AttachCluster(ctx, cli, quiet, []string{ctr.Name, ctr.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"rabbit@" + ctr.Name, "rabbit@" + ctr.Name}; !reflect.DeepEqual(c.erlang, want) {
+		t.Fatalf("node names %v, want %v", c.erlang, want)
+	}
+	if c.Owned() || c.Size() != 2 || c.Name() != ctr.Name+", "+ctr.ID+" (2 nodes)" || c.URLs()[1] != ctr.URL() {
+		t.Errorf("owned %v size %d name %q", c.Owned(), c.Size(), c.Name())
+	}
+	c.erlang[1] = "rabbit@rmq9"
+	start := time.Now()
+	err = c.WaitFormed(ctx, 8*time.Second)
+	want := regexp.MustCompile(`^cluster ` + regexp.QuoteMeta(c.Name()) + ` did not form within 8s: rabbit@rmq9 never joined \(running: rabbit@` + regexp.QuoteMeta(ctr.Name) + `\); ` + regexp.QuoteMeta(ctr.ID) + `'s last log lines: .+`)
+	if err == nil || !want.MatchString(err.Error()) {
+		t.Fatalf("%v", err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("took %s with an 8 s timeout", took)
+	}
+	if err := c.Remove(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cli.ContainerInspect(ctx, ctr.ID); err != nil {
+		t.Errorf("an attached cluster's container was removed: %v", err)
+	}
+}
+
+// A second Ctrl-C (RemoveCreated) removes the networks this process
+// created too.
+func TestRemoveCreatedRemovesNetworks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs Docker")
+	}
+	ctx := context.Background()
+	cli, err := Docker(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	runID := "testnets-" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
+	c := &Cluster{cli: cli, log: quiet, runID: runID, owned: true}
+	t.Cleanup(func() { _ = c.Remove(context.Background()) })
+	for _, internal := range []bool{false, true} {
+		if _, err := c.createNetwork(ctx, fmt.Sprintf("rmqt-%s-%v", runID, internal), internal, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	removed, errs := RemoveCreated(ctx)
+	if len(removed) != 0 || len(errs) != 0 {
+		t.Errorf("removed %v errors %v, want no container and no error", removed, errs)
+	}
+	nets, err := cli.NetworkList(ctx, network.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelRun+"="+runID))})
+	if err != nil || len(nets) != 0 {
+		t.Errorf("networks left: %d %v", len(nets), err)
+	}
+	createdNets.Lock()
+	defer createdNets.Unlock()
+	if len(createdNets.m) != 0 {
+		t.Errorf("still tracked: %v", createdNets.m)
+	}
+}
