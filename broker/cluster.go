@@ -210,7 +210,7 @@ func CreateCluster(ctx context.Context, cli *client.Client, log *slog.Logger, op
 	if err != nil {
 		return c, err
 	}
-	log.Info("cluster started", "name", c.Name(), "image", opts.Image, "amqp", c.addrs())
+	log.Info("cluster started", "name", c.Name(), "image", opts.Image, "amqp", c.Addrs())
 	return c, nil
 }
 
@@ -398,8 +398,8 @@ func (c *Cluster) Addr(i int) string {
 	return ""
 }
 
-// addrs lists the nodes' AMQP addresses (no credentials), for logs.
-func (c *Cluster) addrs() string {
+// Addrs lists the nodes' AMQP addresses (no credentials), for logs.
+func (c *Cluster) Addrs() string {
 	out := make([]string, len(c.nodes))
 	for i, n := range c.nodes {
 		out[i] = n.Addr()

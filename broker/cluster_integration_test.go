@@ -124,7 +124,7 @@ func settled(c *Cluster, follower int) func() (bool, string) {
 				followers++
 			}
 		}
-		return len(m) == 3 && leaders == 1 && followers == 2 && m[follower] == "follower", membersText(m)
+		return len(m) == 3 && leaders == 1 && followers == 2 && m[follower] == "follower", scenario.MemberStates(m)
 	}
 }
 
@@ -346,7 +346,7 @@ func isolateLeader(t *testing.T, c *Cluster) {
 	defer cancel()
 	m, err := c.Members(mctx, clusterQueue)
 	if err != nil || (m[old] != "timeout" && m[old] != "nodedown") {
-		t.Errorf("members during the partition %s (%v): want the isolated %s timeout or nodedown", membersText(m), err, scenario.NodeName(old))
+		t.Errorf("members during the partition %s (%v): want the isolated %s timeout or nodedown", scenario.MemberStates(m), err, scenario.NodeName(old))
 	}
 	if _, err := c.Partition(ctx, scenario.Target{Kind: scenario.TargetNode, Node: rest[0]}, scenario.PartitionIsolate); err == nil || err.Error() != "the cluster is already partitioned ("+sides+"): heal it first" {
 		t.Errorf("second partition: %v", err)

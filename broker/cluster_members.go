@@ -120,131 +120,26 @@ func (c *Cluster) Members(ctx context.Context, queue string) (map[int]string, er
 	return members, nil
 }
 
-// membersText renders members as "rmq1 leader, rmq2 follower" for errors.
-func membersText(members map[int]string) string {
-	var parts []string
-	for i := 1; i <= 64; i++ {
-		if s, ok := members[i]; ok {
-			parts = append(parts, scenario.NodeName(i)+" "+s)
-		}
-	}
-	if len(parts) == 0 {
-		return "none"
-	}
-	return strings.Join(parts, ", ")
-}
-
-// Resolve returns t with Nodes set to the nodes it names now, ascending
-// (a resolved t as it is):
-//   - node: that node; all (and broker): every node;
-//   - random: node pick(Size())+1 (pick draws from the run's seed);
-//   - leader: the member Members reports as "leader"; follower: the
-//     lowest-numbered "follower";
-//   - minority (floor((N-1)/2) nodes: 1 of 3, 2 of 5) and majority
-//     (floor(N/2)+1: 2 of 3, 3 of 5), Count nodes when set: with a queue,
-//     minority takes its followers first, then its other members, then
-//     nodes without a member, its leader last; majority takes its leader
-//     first, then the same order. Without a queue, minority takes the
-//     highest-numbered nodes and majority the lowest.
-//
-// It fails when leader or follower has no such member, or when the queue's
-// members cannot be read.
+// Resolve returns t with Nodes set to the nodes it names now, ascending,
+// as scenario.Target.Resolve does from the queue's members read now
+// (Members; no read for node, random and all, nor for minority and
+// majority without a queue). A resolved t is checked and returned as it
+// is. It fails when leader or follower has no such member, or when the
+// queue's members cannot be read.
 func (c *Cluster) Resolve(ctx context.Context, t scenario.Target, pick func(n int) int) (scenario.Target, error) {
-	n := len(c.nodes)
-	switch t.Kind {
-	case scenario.TargetLeader, scenario.TargetFollower, scenario.TargetMinority, scenario.TargetMajority, scenario.TargetRandom:
-		if t.Resolved() {
-			_, err := c.nodesOf(t)
-			return t, err
-		}
-	default:
-		nodes, err := c.nodesOf(t)
-		if err != nil {
-			return t, err
-		}
-		t.Nodes = nodes
-		return t, nil
+	if t.Resolved() {
+		_, err := c.nodesOf(t)
+		return t, err
 	}
-	switch t.Kind {
-	case scenario.TargetRandom:
-		if pick == nil {
-			return t, errors.New("target random node: no seeded pick given")
-		}
-		k := pick(n)
-		if k < 0 || k >= n {
-			return t, fmt.Errorf("target random node: pick(%d) gave %d, not in [0, %d)", n, k, n)
-		}
-		t.Nodes = []int{k + 1}
-		return t, nil
-	case scenario.TargetLeader, scenario.TargetFollower:
-		if t.Queue == "" {
-			return t, fmt.Errorf("target %s names no queue", t.Kind)
-		}
-		members, err := c.Members(ctx, t.Queue)
-		if err != nil {
-			return t, err
-		}
-		want := "leader"
-		if t.Kind == scenario.TargetFollower {
-			want = "follower"
-		}
-		for i := 1; i <= n; i++ {
-			if members[i] == want {
-				t.Nodes = []int{i}
-				return t, nil
-			}
-		}
-		return t, fmt.Errorf("quorum queue %q has no %s now (members: %s)", t.Queue, want, membersText(members))
-	}
-	count := n/2 + 1
-	if t.Kind == scenario.TargetMinority {
-		count = (n - 1) / 2
-	}
-	if t.Count > 0 {
-		count = t.Count
-	}
-	if count < 1 || count > n {
-		return t, fmt.Errorf("target %s: %d nodes asked of a %d-node cluster", t, count, n)
+	if t.Kind == scenario.TargetRandom && pick == nil {
+		return t, errors.New("target random node: no seeded pick given")
 	}
 	var members map[int]string
-	if t.Queue != "" {
+	if t.Queue != "" && t.Kind != scenario.TargetNode && t.Kind != scenario.TargetRandom && t.Kind != scenario.TargetAll {
 		var err error
 		if members, err = c.Members(ctx, t.Queue); err != nil {
 			return t, err
 		}
 	}
-	t.Nodes = sortedSet(rankNodes(n, members, t.Kind)[:count])
-	return t, nil
-}
-
-// rankNodes orders the nodes 1..n for minority or majority (see Resolve).
-// With no members known, minority counts down from node n and majority up
-// from node 1.
-func rankNodes(n int, members map[int]string, kind scenario.TargetKind) []int {
-	nodes := make([]int, n)
-	for i := range nodes {
-		nodes[i] = i + 1
-	}
-	if members == nil {
-		if kind == scenario.TargetMinority {
-			slices.Reverse(nodes)
-		}
-		return nodes
-	}
-	rank := func(i int) int {
-		s, ok := members[i]
-		switch {
-		case s == "leader" && kind == scenario.TargetMajority:
-			return 0
-		case s == "follower":
-			return 1
-		case ok && s != "leader":
-			return 2
-		case !ok:
-			return 3
-		}
-		return 4 // the leader, last for a minority
-	}
-	slices.SortStableFunc(nodes, func(a, b int) int { return cmp.Compare(rank(a), rank(b)) })
-	return nodes
+	return t.Resolve(len(c.nodes), members, pick)
 }

@@ -87,24 +87,11 @@ func TestClusterResolveWithoutQueue(t *testing.T) {
 	if _, err := c.Resolve(ctx, scenario.Target{Kind: scenario.TargetRandom}, func(int) int { return 3 }); err == nil || err.Error() != "target random node: pick(3) gave 3, not in [0, 3)" {
 		t.Errorf("pick out of range: %v", err)
 	}
-	if _, err := c.Resolve(ctx, scenario.Target{Kind: scenario.TargetMinority, Count: 4}, nil); err == nil || err.Error() != "target 4 nodes (minority): 4 nodes asked of a 3-node cluster" {
+	if _, err := c.Resolve(ctx, scenario.Target{Kind: scenario.TargetMinority, Count: 4}, nil); err == nil || err.Error() != "4 nodes (minority): 4 nodes is not within 1..3" {
 		t.Errorf("count above size: %v", err)
 	}
 	if _, err := c.Resolve(ctx, scenario.Target{Kind: scenario.TargetLeader}, nil); err == nil || err.Error() != "target leader names no queue" {
 		t.Errorf("leader of no queue: %v", err)
-	}
-}
-
-// Minority takes followers first and the leader last; majority the leader
-// first; a node without a member comes after the members that are not the
-// leader.
-func TestRankNodes(t *testing.T) {
-	members := map[int]string{1: "follower", 2: "timeout", 4: "leader", 5: "follower"}
-	if got := rankNodes(5, members, scenario.TargetMinority); !reflect.DeepEqual(got, []int{1, 5, 2, 3, 4}) {
-		t.Errorf("minority order %v", got)
-	}
-	if got := rankNodes(5, members, scenario.TargetMajority); !reflect.DeepEqual(got, []int{4, 1, 5, 2, 3}) {
-		t.Errorf("majority order %v", got)
 	}
 }
 

@@ -486,16 +486,16 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 
 	sr := o.watch(ctx, c, log, s, res, dir)
 	defer sr.stop()
-	ctr, cause, err := o.provision(ctx, c, log, cli, s, res, dir, sr)
-	if ctr == nil {
+	ut, cause, err := o.provision(ctx, c, log, cli, s, res, dir, sr)
+	if ut == nil {
 		return cause, err
 	}
 	runner := &engine.Runner{
-		Ports:        engine.PortsOf(ctr),
-		Traffic:      &broker.AMQP{URL: ctr.URL, Log: log},
+		Ports:        engine.PortsOf(ut.broker),
+		Traffic:      ut.traffic(log),
 		Log:          log,
 		RunID:        runID,
-		DeleteQueues: !ctr.Owned,
+		DeleteQueues: !ut.owned,
 		Seed:         seed,
 		Bucket:       o.bucket,
 		OnBurst:      o.prog.onBurst,
@@ -505,9 +505,11 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		BrokerVersion: res.BrokerVersion,
 	}
 	res.Warnings = append(res.Warnings, settingWarnings(c, s, res.BrokerVersion)...)
-	runner.StreamTraffic = &broker.Stream{AMQP: &broker.AMQP{URL: ctr.URL, Log: log}, Addr: ctr.StreamAddr}
+	if ut.streamAddr != nil {
+		runner.StreamTraffic = &broker.Stream{AMQP: ut.traffic(log), Addr: ut.streamAddr}
+	}
 	runCells(ctx, log, runner, s, res, sr.modeDone)
-	scanBrokerLog(ctx, log, ctr, res)
+	scanBrokerLog(ctx, log, ut.logs, res)
 	return o.finish(ctx, c, log, dir, res, sr)
 }
 
@@ -533,80 +535,6 @@ func (o *runOpts) scenarioSeed(c *cobra.Command, s *scenario.Scenario) uint64 {
 		seed = o.seed
 	}
 	return seed
-}
-
-// provision creates the broker container (or attaches to --container) and
-// waits until it accepts AMQP, recording the container, image and broker
-// version in res and the container's release in sr. When no ready broker
-// could be had, ctr is nil and cause and err are what the scenario
-// returns: a broker that never became ready (or Ctrl-C while waiting for
-// it) is first written to dir as an inconclusive (interrupted) result.
-func (o *runOpts) provision(ctx context.Context, c *cobra.Command, log *slog.Logger, cli *client.Client, s *scenario.Scenario, res *scenario.Result, dir string, sr *scenarioRun) (ctr *broker.Container, cause Cause, err error) {
-	ctr, release, err := o.createOrAttach(ctx, log, cli, s, res.RunID)
-	if err != nil {
-		sr.provisionedWith(release, res)
-		if errors.Is(err, broker.ErrImageMissing) {
-			return nil, CauseImageMissing, err
-		}
-		return nil, CauseOperational, err
-	}
-	res.Container, res.Image = ctr.Name, ctr.Image
-	if ctr.Owned {
-		res.BrokerConfig, res.BrokerAdvancedConfig = s.Broker.Config, s.Broker.AdvancedConfig
-	}
-	sr.provisionedWith(release, res)
-	log.Info("waiting for AMQP", "addr", ctr.Addr(), "timeout", s.Broker.ReadyTimeout.D())
-	if err := ctr.WaitReady(ctx, scenario.BrokerTarget(), s.Broker.ReadyTimeout.D()); err != nil {
-		cause, reason := CauseBrokerNotReady, err.Error()
-		if ctx.Err() != nil {
-			cause, reason = CauseInterrupted, fmt.Sprintf("interrupted while waiting for the broker to accept an AMQP login on %s", ctr.Addr())
-			res.Interrupted = true
-		}
-		res.Error = reason
-		res.Verdict = scenario.Verdict{Status: scenario.Inconclusive, Reasons: []string{reason}}
-		res.DurationMS = float64(time.Since(res.StartedAt).Milliseconds())
-		if _, err := sr.writeOnce(func() error { return o.write(c, log, dir, res) }); err != nil {
-			return nil, CauseWriteFailed, fmt.Errorf("%s; and its report could not be written: %w", reason, err)
-		}
-		log.Error("no broker to run against", "err", reason)
-		return nil, cause, nil
-	}
-	res.BrokerVersion = ctr.ServerVersion()
-	sr.setHeader(res)
-	return ctr, CausePass, nil
-}
-
-// createOrAttach creates the run's broker container, or attaches to
-// --container. Creation ignores Ctrl-C: an interrupt inside ContainerCreate
-// could otherwise leave a container that nobody removes. release, never nil,
-// removes the container (also ignoring Ctrl-C) unless --keep, in which case
-// it logs where a container this run created is kept.
-func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *client.Client, s *scenario.Scenario, runID string) (*broker.Container, func(), error) {
-	var ctr *broker.Container
-	var err error
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-	defer cancel()
-	if o.container != "" {
-		ctr, err = broker.Attach(cctx, cli, log, o.container)
-	} else {
-		ctr, err = broker.Create(cctx, cli, log, broker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort, Keep: o.keep,
-			Config: s.Broker.Config, AdvancedConfig: s.Broker.AdvancedConfig, Streams: s.Queue.Type == scenario.Stream})
-	}
-	release := func() {}
-	if ctr != nil && !o.keep {
-		release = func() {
-			// Removal ignores Ctrl-C: a run never leaves its container behind.
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-			defer cancel()
-			if err := ctr.Remove(rctx); err != nil {
-				log.Error("remove broker container", "err", err)
-			}
-		}
-	} else if ctr != nil && ctr.Owned {
-		name, url := ctr.Name, redact.URL(ctr.URL())
-		release = func() { log.Info("keeping broker container", "name", name, "amqp", url) }
-	}
-	return ctr, release, err
 }
 
 // runCells runs the scenario's modes into res.Modes: once, or once per

@@ -160,7 +160,8 @@ const (
 // seed in [0, n)), leader, follower (the first follower in node order),
 // minority (Count, or (size-1)/2 nodes: followers first, then nodes
 // holding no member, the leader last) and majority (Count, or size/2+1
-// nodes: the leader first, then followers). It fails for leader and
+// nodes: the leader first, then followers); without members, minority
+// takes the last nodes and majority the first. It fails for leader and
 // follower when no member has that state (quorum lost, or not a quorum
 // queue), and for a count out of 1..size.
 func (t Target) Resolve(size int, members map[int]string, pick func(n int) int) (Target, error) {
@@ -182,7 +183,18 @@ func (t Target) Resolve(size int, members map[int]string, pick func(n int) int) 
 		}
 		nodes = []int{t.Node}
 	case TargetRandom:
-		nodes = []int{pick(size) + 1}
+		k := pick(size)
+		if k < 0 || k >= size {
+			return t, fmt.Errorf("target random node: pick(%d) gave %d, not in [0, %d)", size, k, size)
+		}
+		nodes = []int{k + 1}
+	case TargetLeader, TargetFollower:
+		if t.Queue == "" {
+			return t, fmt.Errorf("target %s names no queue", t.Kind)
+		}
+	}
+	switch t.Kind {
+	case "", TargetBroker, TargetAll, TargetNode, TargetRandom: // named above
 	case TargetLeader:
 		if leader == 0 {
 			return t, fmt.Errorf("quorum queue %s has no leader (members: %s)", t.Queue, MemberStates(members))
@@ -220,8 +232,20 @@ func (t Target) Resolve(size int, members map[int]string, pick func(n int) int) 
 
 // rankNodes orders nodes 1..size for minority (followers, then nodes with
 // no member or an unhealthy one, the leader last) or, leaderFirst, for
-// majority (the leader, then followers, then the rest).
+// majority (the leader, then followers, then the rest). Without members
+// (no quorum queue) minority counts down from the last node and majority
+// up from node 1, where the run declares its queues.
 func rankNodes(size int, members map[int]string, leader int, leaderFirst bool) []int {
+	if len(members) == 0 {
+		out := make([]int, 0, size)
+		for n := 1; n <= size; n++ {
+			out = append(out, n)
+		}
+		if !leaderFirst {
+			slices.Reverse(out)
+		}
+		return out
+	}
 	rank := func(n int) int {
 		switch {
 		case n == leader && leaderFirst:

@@ -1,0 +1,173 @@
+package cmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/docker/docker/client"
+	"github.com/spf13/cobra"
+
+	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/engine"
+	"github.com/rmqtorture/rmqtorture/redact"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// underTest is the broker a run acts on: one container (created, or named
+// with --container) or the nodes of a cluster (created with broker.nodes /
+// --nodes, or named with --containers). The run sees it through the fault
+// ports and these few facts.
+type underTest struct {
+	broker engine.Broker
+	name   string // container name, or the cluster's ("rmqt-RUN (3 nodes)")
+	image  string
+	owned  bool     // created by this run: removed afterwards unless --keep
+	nodes  []string // a cluster's node containers, node 1 first
+	// url is the (first) node's AMQP URL; urls, set for a cluster, every
+	// node's in node order. Both carry credentials: print redact.URL.
+	url  func() string
+	urls func() []string
+	// addr says where AMQP is awaited, for logs and messages (no
+	// credentials).
+	addr string
+	// streamAddr is the stream port's address (nil: a cluster, which runs
+	// no stream scenario).
+	streamAddr func() string
+	// ready waits until the broker accepts AMQP logins (every node, and the
+	// cluster formed) or timeout passes.
+	ready   func(ctx context.Context, timeout time.Duration) error
+	version func() string
+	remove  func(ctx context.Context) error
+	logs    logScanner
+}
+
+// traffic is the AMQP traffic against the broker, failing over across a
+// cluster's nodes.
+func (u *underTest) traffic(log *slog.Logger) *broker.AMQP {
+	return &broker.AMQP{URL: u.url, URLs: u.urls, Log: log}
+}
+
+func single(ctr *broker.Container) *underTest {
+	return &underTest{broker: ctr, name: ctr.Name, image: ctr.Image, owned: ctr.Owned, url: ctr.URL, addr: ctr.Addr(),
+		streamAddr: ctr.StreamAddr, version: ctr.ServerVersion, remove: ctr.Remove, logs: ctr,
+		ready: func(ctx context.Context, timeout time.Duration) error {
+			return ctr.WaitReady(ctx, scenario.BrokerTarget(), timeout)
+		}}
+}
+
+func cluster(c *broker.Cluster) *underTest {
+	u := &underTest{broker: c, name: c.Name(), image: c.Image, owned: c.Owned(), url: c.URL, urls: c.URLs, addr: c.Addrs(),
+		version: c.ServerVersion, remove: c.Remove, logs: c,
+		ready: func(ctx context.Context, timeout time.Duration) error {
+			start := time.Now()
+			if err := c.WaitReady(ctx, scenario.Target{Kind: scenario.TargetAll}, timeout); err != nil {
+				return err
+			}
+			return c.WaitFormed(ctx, max(timeout-time.Since(start), 10*time.Second))
+		}}
+	for _, n := range c.Nodes() {
+		u.nodes = append(u.nodes, n.Name)
+	}
+	return u
+}
+
+// provision creates the broker (or attaches to the containers named) and
+// waits until it accepts AMQP (a cluster: every node, formed into one
+// cluster), recording the container(s), image and broker version in res
+// and the release in sr. When no ready broker could be had, it returns nil
+// and the cause and error the scenario returns: a broker that never became
+// ready (or Ctrl-C while waiting for it) is first written to dir as an
+// inconclusive (interrupted) result.
+func (o *runOpts) provision(ctx context.Context, c *cobra.Command, log *slog.Logger, cli *client.Client, s *scenario.Scenario, res *scenario.Result, dir string, sr *scenarioRun) (*underTest, Cause, error) {
+	ut, release, err := o.createOrAttach(ctx, log, cli, s, res.RunID)
+	if err != nil {
+		sr.provisionedWith(release, res)
+		if errors.Is(err, broker.ErrImageMissing) {
+			return nil, CauseImageMissing, err
+		}
+		return nil, CauseOperational, err
+	}
+	res.Container, res.Image, res.NodeContainers = ut.name, ut.image, ut.nodes
+	if len(ut.nodes) > 0 {
+		res.Nodes = len(ut.nodes)
+	}
+	if ut.owned {
+		res.BrokerConfig, res.BrokerAdvancedConfig = s.Broker.Config, s.Broker.AdvancedConfig
+	}
+	sr.provisionedWith(release, res)
+	log.Info("waiting for AMQP", "addr", ut.addr, "timeout", s.Broker.ReadyTimeout.D())
+	if err := ut.ready(ctx, s.Broker.ReadyTimeout.D()); err != nil {
+		cause, reason := CauseBrokerNotReady, err.Error()
+		if ctx.Err() != nil {
+			cause, reason = CauseInterrupted, fmt.Sprintf("interrupted while waiting for the broker to accept an AMQP login on %s", ut.addr)
+			res.Interrupted = true
+		}
+		res.Error = reason
+		res.Verdict = scenario.Verdict{Status: scenario.Inconclusive, Reasons: []string{reason}}
+		res.DurationMS = float64(time.Since(res.StartedAt).Milliseconds())
+		if _, err := sr.writeOnce(func() error { return o.write(c, log, dir, res) }); err != nil {
+			return nil, CauseWriteFailed, fmt.Errorf("%s; and its report could not be written: %w", reason, err)
+		}
+		log.Error("no broker to run against", "err", reason)
+		return nil, cause, nil
+	}
+	res.BrokerVersion = ut.version()
+	sr.setHeader(res)
+	return ut, CausePass, nil
+}
+
+// createOrAttach creates the run's broker container or cluster, or
+// attaches to --container / --containers. Creation ignores Ctrl-C: an
+// interrupt inside ContainerCreate could otherwise leave a container that
+// nobody removes. release, never nil, removes what this run created (also
+// ignoring Ctrl-C) unless --keep, in which case it logs where it is kept.
+func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *client.Client, s *scenario.Scenario, runID string) (*underTest, func(), error) {
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+	defer cancel()
+	var ut *underTest
+	var err error
+	switch {
+	case len(o.containers) > 0:
+		var c *broker.Cluster
+		if c, err = broker.AttachCluster(cctx, cli, log, o.containers); c != nil {
+			ut = cluster(c)
+		}
+	case o.container != "":
+		var ctr *broker.Container
+		if ctr, err = broker.Attach(cctx, cli, log, o.container); ctr != nil {
+			ut = single(ctr)
+		}
+	case s.Broker.Nodes > 1:
+		var c *broker.Cluster
+		c, err = broker.CreateCluster(cctx, cli, log, broker.ClusterOptions{Image: s.Broker.Image, RunID: runID, Nodes: s.Broker.Nodes, Keep: o.keep,
+			Config: s.Broker.Config, AdvancedConfig: s.Broker.AdvancedConfig})
+		if c != nil {
+			ut = cluster(c)
+		}
+	default:
+		var ctr *broker.Container
+		ctr, err = broker.Create(cctx, cli, log, broker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort, Keep: o.keep,
+			Config: s.Broker.Config, AdvancedConfig: s.Broker.AdvancedConfig, Streams: s.Queue.Type == scenario.Stream})
+		if ctr != nil {
+			ut = single(ctr)
+		}
+	}
+	release := func() {}
+	if ut != nil && !o.keep {
+		release = func() {
+			// Removal ignores Ctrl-C: a run never leaves its containers behind.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+			defer cancel()
+			if err := ut.remove(rctx); err != nil {
+				log.Error("remove broker", "err", err)
+			}
+		}
+	} else if ut != nil && ut.owned {
+		name, url := ut.name, redact.URL(ut.url())
+		release = func() { log.Info("keeping broker", "name", name, "amqp", url) }
+	}
+	return ut, release, err
+}
