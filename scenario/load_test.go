@@ -100,7 +100,7 @@ func TestParseErrors(t *testing.T) {
 `,
 			[]string{
 				"s.yaml:6:7: scenarios[0].faults: mixes trigger kinds (after, published): use either published/published_percent or after for every fault step",
-				"s.yaml:6:64: scenarios[0].faults[0].manual_recovery: a step recovered by a later one must be triggered by after, so its recovery cannot come due before it",
+				"s.yaml:6:64: scenarios[0].faults[0].manual_recovery: a step recovered by a later one must be triggered by after (or after_burst), so its recovery cannot come due before it",
 				"s.yaml:7:18: scenarios[0].faults[1].action: pause needs a running broker, but it is stopped here (recover it with start first)",
 				"s.yaml:8:9: scenarios[0].faults[2]: start must be triggered by after: nothing is published while the broker is stopped",
 				"s.yaml:10:37: scenarios[0].faults[4].after: 12s overlaps the previous step, which lasts until 15s after burst start",
