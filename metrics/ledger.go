@@ -474,6 +474,13 @@ func (l *Ledger) Sent() int {
 	return l.sentCount
 }
 
+// Attempts returns how many publish attempts of seq were recorded.
+func (l *Ledger) Attempts(seq int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int(l.attempts[seq])
+}
+
 // Outcome returns the latest outcome of seq.
 func (l *Ledger) Outcome(seq int) Outcome {
 	l.mu.Lock()
