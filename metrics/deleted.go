@@ -7,32 +7,42 @@ package metrics
 // that was down during the delete can rejoin the new queue's group and
 // replay its old log (rabbitmq-server#12366). The ledger tells those
 // deliveries apart by publish attempts: it remembers, at the delete, how
-// many attempts of each id were made by then, and an id delivered with no
-// attempt made after the delete is resurrected.
+// many attempts of each id had reached the broker by then, and an id
+// delivered with no attempt made after the delete is resurrected.
 
 // QueueDeleted records that the queue under test was deleted now (its
-// queue.delete-ok came back): every attempt made so far and already
-// confirmed, nacked, returned or given up (in doubt: its channel is gone)
-// was in the queue, or never reached it, when it was deleted. An attempt
-// still awaiting its confirm is not counted: the broker may route it after
-// the delete, to the queue declared again. A later QueueDeleted replaces
-// the earlier record: an id with no attempt after the last delete was
-// published before every delete. Costs 2 bytes per id from the first call.
-func (l *Ledger) QueueDeleted() {
+// queue.delete-ok came back). It remembers, per id, the publish attempts
+// that were in the queue, or never reached it, when it was deleted: those
+// the broker had answered (basic.ack, basic.nack, basic.return with its
+// ack). An attempt still awaiting its confirm, one whose channel closed
+// first (in doubt) and a fire-and-forget publish may sit unrouted in the
+// broker's socket or channel and reach the queue declared again, so
+// mid-burst they do not count. Once the burst is over (burstOver: every
+// publish call returned, every channel closed, a fire-and-forget one only
+// after connection.close-ok, which the broker sends after every earlier
+// frame) every attempt but one awaiting a confirm counts. A later
+// QueueDeleted replaces the earlier record: an id with no attempt after the
+// last delete was published before every delete. Costs 2 bytes per id from
+// the first call.
+func (l *Ledger) QueueDeleted(burstOver bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.hist.w != nil {
-		l.hist.w.Write(HistoryRecord{Kind: HQueueDeleted})
+		l.hist.w.Write(HistoryRecord{Kind: HQueueDeleted, BurstOver: burstOver})
 	}
 	if l.atDelete == nil {
 		l.atDelete = make([]uint16, len(l.attempts))
 	}
 	for seq, a := range l.attempts {
-		pending := l.copies[seq]
-		if l.outcome[seq] == InFlight {
-			pending++
+		o := l.outcome[seq]
+		answered := o == Acked || o == Nacked || o == ReturnedAcked
+		if !answered && !(burstOver && o != InFlight) {
+			l.atDelete[seq] = 0
+			continue
 		}
-		l.atDelete[seq] = a - uint16(min(int(a), pending))
+		// Copies still awaiting their confirm (on_confirm_timeout:
+		// republish) did not count either.
+		l.atDelete[seq] = a - uint16(min(int(a), l.copies[seq]))
 	}
 }
 

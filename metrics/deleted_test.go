@@ -86,7 +86,7 @@ func deletedRun(t testing.TB) func(l *Ledger, tr *ConfirmTracker) {
 		if p, ok := tr.Settle(1, 4); !ok || !l.MarkInDoubt(p.Seq) {
 			t.Fatal("tag 4")
 		}
-		l.QueueDeleted()
+		l.QueueDeleted(false)
 		confirm(t, l, tr, 1, 5, true)
 		pubConfirm(t, l, tr, 2, 1, 3)
 		pubConfirm(t, l, tr, 2, 2, 5)
@@ -127,12 +127,12 @@ func TestQueueDeletedTwice(t *testing.T) {
 	if err := l.Settle(0, true); err != nil {
 		t.Fatal(err)
 	}
-	l.QueueDeleted()
+	l.QueueDeleted(false)
 	l.Published(1, true)
 	if err := l.Settle(1, true); err != nil {
 		t.Fatal(err)
 	}
-	l.QueueDeleted()
+	l.QueueDeleted(false)
 	l.Delivered("a-1", false)
 	c, ids, err := l.Reconcile(true)
 	if err != nil || c.Resurrected != 1 || c.Lost != 1 || !reflect.DeepEqual(ids.Resurrected, []Range{{1, 1}}) {
@@ -146,5 +146,34 @@ func TestQueueDeletedTwice(t *testing.T) {
 	l2.Delivered("a-0", false)
 	if c, _, _ := l2.Reconcile(true); c.Resurrected != 0 || c.Confirmed != 1 {
 		t.Fatalf("no delete: %+v", c)
+	}
+}
+
+// Mid-burst, only what the broker had answered counts as deleted with the
+// queue: an in-doubt id and a fire-and-forget one may still reach the
+// queue declared again. After the burst every attempt does.
+func TestQueueDeletedMidBurstOrAfter(t *testing.T) {
+	for _, tc := range []struct {
+		burstOver bool
+		want      Counts
+	}{
+		{false, Counts{Sent: 3, Resurrected: 1, InDoubt: 1, InDoubtDelivered: 1, WentInDoubt: 1, UnconfirmedDelivered: 1, Delivered: 3, Deliveries: 3}},
+		{true, Counts{Sent: 3, Resurrected: 3, WentInDoubt: 1, Delivered: 3, Deliveries: 3}},
+	} {
+		l := NewLedger("a-", 3)
+		l.Published(0, true)
+		if err := l.Settle(0, true); err != nil {
+			t.Fatal(err)
+		}
+		l.Published(1, true)
+		l.MarkInDoubt(1)
+		l.Published(2, false)
+		l.QueueDeleted(tc.burstOver)
+		for seq := range 3 {
+			l.Delivered(l.MessageID(seq), false)
+		}
+		if c, _, err := l.Reconcile(true); err != nil || c != tc.want {
+			t.Errorf("burst over %v: %v\n got %+v\nwant %+v", tc.burstOver, err, c, tc.want)
+		}
 	}
 }

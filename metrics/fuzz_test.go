@@ -128,7 +128,7 @@ func FuzzLedgerInvariants(f *testing.F) {
 					everDelivered[seq] = true
 				}
 			case 9: // the scenario deleted the queue
-				l.QueueDeleted()
+				l.QueueDeleted(arg%2 == 1)
 			}
 		}
 		inFlight := 0

@@ -82,8 +82,8 @@ const (
 	// HDrainEnd: the ledger was reconciled; Drained says whether the drain
 	// completed.
 	HDrainEnd
-	// HQueueDeleted: the queue under test was deleted (Ledger.QueueDeleted);
-	// no fields.
+	// HQueueDeleted: the queue under test was deleted (Ledger.QueueDeleted;
+	// BurstOver: after the burst).
 	HQueueDeleted
 	hKinds
 )
@@ -114,6 +114,7 @@ type HistoryRecord struct {
 	Redelivered bool      // HDelivered, HUnexpected
 	DeadLetter  bool      // HUnexpected
 	Drained     bool      // HDrainEnd
+	BurstOver   bool      // HQueueDeleted
 	ID          string    // HUnexpected
 }
 
@@ -290,6 +291,7 @@ func appendRecord(b []byte, d *deltas, start time.Time, r *HistoryRecord) []byte
 	case HDrainEnd:
 		b = append(b, flags(r.Drained, false))
 	case HQueueDeleted:
+		b = append(b, flags(r.BurstOver, false))
 	default: // every other kind carries a sequence number only
 		seq()
 	}
@@ -477,6 +479,7 @@ func (r *HistoryReader) decode(k HistoryKind) (HistoryRecord, error) {
 	case HDrainEnd:
 		rec.Drained = bt()&1 != 0
 	case HQueueDeleted:
+		rec.BurstOver = bt()&1 != 0
 	default:
 		seq()
 	}

@@ -117,7 +117,7 @@ func (p *replayer) apply(rec HistoryRecord) error {
 		p.Drained = rec.Drained
 		return nil
 	case HQueueDeleted:
-		l.QueueDeleted()
+		l.QueueDeleted(rec.BurstOver)
 		return nil
 	}
 	if rec.Seq < 0 || rec.Seq >= l.Size() {
