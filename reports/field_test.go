@@ -34,6 +34,10 @@ func TestFieldCasesRendered(t *testing.T) {
 			t.Errorf("id lists lack %q:\n%s", want, buf.String())
 		}
 	}
+	md := render(t, Markdown, &scenario.Result{Modes: []scenario.ModeResult{m}})
+	if !bytes.Contains(md, []byte(", resurrected (deleted with the queue by the scenario's delete-queue, delivered anyway from the queue declared again: rabbitmq-server#12366; shown beside *unexpected*). Figures are")) {
+		t.Errorf("markdown names no resurrected class:\n%s", md)
+	}
 	m.IDs.Republished = m.IDs.WentNacked
 	buf.Reset()
 	idLists(&buf, m)

@@ -341,6 +341,9 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	if hasDeadLetter(r) {
 		p(", lost on the dead-letter path (confirmed, in neither the queue nor its dead-letter queue, and may have been dead-lettered before the broker went down). *dead-lettered*: ids found in the dead-letter queue, counted in delivered")
 	}
+	if slices.ContainsFunc(r.Modes, func(m scenario.ModeResult) bool { return m.Resurrected > 0 }) {
+		p(", resurrected (deleted with the queue by the scenario's delete-queue, delivered anyway from the queue declared again: rabbitmq-server#12366; shown beside *unexpected*)")
+	}
 	p(". Figures are numbers of message ids.\n\n")
 	var speed [][]string
 	for _, m := range r.Modes {
