@@ -44,11 +44,7 @@ func (a *AMQP) dial(name string) (*amqp.Connection, error) {
 // reached. On a single broker it dials URL and returns node 0. Each try is
 // bounded by dialTimeout; the error names every node tried.
 func (a *AMQP) dialFrom(name string, prefer int) (*amqp.Connection, int, error) {
-	cfg := amqp.Config{
-		Dial:       amqp.DefaultDial(dialTimeout),
-		Heartbeat:  10 * time.Second,
-		Properties: amqp.Table{"connection_name": "rmqtorture-" + name},
-	}
+	cfg := dialConfig(name)
 	if a.URLs == nil {
 		conn, err := amqp.DialConfig(a.URL(), cfg)
 		return conn, 0, err
@@ -64,6 +60,16 @@ func (a *AMQP) dialFrom(name string, prefer int) (*amqp.Connection, int, error) 
 		errs = append(errs, fmt.Errorf("%s: %w", scenario.NodeName(i+1), err))
 	}
 	return nil, 0, errors.Join(errs...)
+}
+
+// dialConfig is every client connection's configuration: bounded dial,
+// 10 s heartbeat, named rmqtorture-<name>.
+func dialConfig(name string) amqp.Config {
+	return amqp.Config{
+		Dial:       amqp.DefaultDial(dialTimeout),
+		Heartbeat:  10 * time.Second,
+		Properties: amqp.Table{"connection_name": "rmqtorture-" + name},
+	}
 }
 
 // closeConn closes a connection without waiting forever on a broker that
@@ -99,12 +105,35 @@ func bounded(ctx context.Context, d time.Duration, abort func(), fn func() error
 	return err
 }
 
+// dialNode connects to node (1-based) of a cluster and to no other: what
+// is declared through the connection must land on that node. Node 0, or a
+// single broker, dials as dial does.
+func (a *AMQP) dialNode(name string, node int) (*amqp.Connection, error) {
+	if node <= 0 || a.URLs == nil {
+		return a.dial(name)
+	}
+	urls := a.URLs()
+	if node > len(urls) {
+		return nil, fmt.Errorf("no node %d: the cluster has %d", node, len(urls))
+	}
+	conn, err := amqp.DialConfig(urls[node-1], dialConfig(name))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", scenario.NodeName(node), err)
+	}
+	return conn, nil
+}
+
 // withChannel runs fn on a fresh connection and channel, closed afterwards.
 func (a *AMQP) withChannel(ctx context.Context, name string, fn func(*amqp.Channel) error) error {
+	return a.withChannelOn(ctx, name, 0, fn)
+}
+
+// withChannelOn is withChannel on a connection to node (dialNode).
+func (a *AMQP) withChannelOn(ctx context.Context, name string, node int, fn func(*amqp.Channel) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	conn, err := a.dial(name)
+	conn, err := a.dialNode(name, node)
 	if err != nil {
 		return fmt.Errorf("connect to broker: %w", err)
 	}
@@ -126,9 +155,15 @@ func (a *AMQP) withChannel(ctx context.Context, name string, fn func(*amqp.Chann
 
 // Declare declares the durable exchange and a durable queue of the given
 // type bound to it, and refuses a queue that already holds messages: a stale
-// queue makes every count a lie.
+// queue makes every count a lie. On a cluster the queue is declared through
+// a connection to q.Node and its ".also" companion through one to
+// q.AlsoBindNode (node 1 when unset), to those nodes only: a classic
+// queue lives on the node it was declared through, as queue_leader_locator
+// defaults to client-local, "the node the client is connected to"
+// (https://www.rabbitmq.com/docs/4.0/clustering#replica-placement).
 func (a *AMQP) Declare(ctx context.Context, q engine.QueueSpec) error {
-	return a.withChannel(ctx, "setup", func(ch *amqp.Channel) error {
+	alsoApart := q.AlsoBindType != "" && max(q.AlsoBindNode, 1) != max(q.Node, 1)
+	err := a.withChannelOn(ctx, "setup", q.Node, func(ch *amqp.Channel) error {
 		if err := ch.ExchangeDeclare(Exchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
 			return fmt.Errorf("declare exchange %q: %w", Exchange, err)
 		}
@@ -156,11 +191,20 @@ func (a *AMQP) Declare(ctx context.Context, q engine.QueueSpec) error {
 		if err := declareBound(ch, q.Name, q.Name, q.Durable, args); err != nil {
 			return err
 		}
-		if q.AlsoBindType != "" {
-			return declareBound(ch, q.Name+".also", q.Name, true, amqp.Table{"x-queue-type": string(q.AlsoBindType)})
+		if q.AlsoBindType != "" && !alsoApart {
+			return declareAlso(ch, q)
 		}
 		return nil
 	})
+	if err != nil || !alsoApart {
+		return err
+	}
+	return a.withChannelOn(ctx, "setup", q.AlsoBindNode, func(ch *amqp.Channel) error { return declareAlso(ch, q) })
+}
+
+// declareAlso declares q's ".also" companion, bound with q's routing key.
+func declareAlso(ch *amqp.Channel, q engine.QueueSpec) error {
+	return declareBound(ch, q.Name+".also", q.Name, true, amqp.Table{"x-queue-type": string(q.AlsoBindType)})
 }
 
 // setArguments adds a scenario's x-arguments to t and returns it.

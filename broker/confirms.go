@@ -159,6 +159,12 @@ func (r *confirmReader) publishFailed(tag uint64, seq int) {
 // close their copy.
 func (r *confirmReader) confirm(c amqp.Confirmation) {
 	p := r.p
+	if !c.Ack && p.p.Republish == scenario.RepublishNackedAndInDoubt {
+		// Held until the id is queued again (or not): a publisher finding
+		// nothing in flight meanwhile must not end the burst without it.
+		p.held.Add(1)
+		defer p.release()
+	}
 	if r.timeouts != nil {
 		// Serialised with trackCopy: a copy is published only while its id
 		// is still in flight.
@@ -198,6 +204,9 @@ func (r *confirmReader) confirm(c amqp.Confirmation) {
 	}
 	p.stats.LastConfirm = now
 	p.statsMu.Unlock()
+	if settled && !c.Ack {
+		p.nacked(pend.Seq)
+	}
 	if settled || err != nil {
 		<-r.slots // a bookkeeping error still frees the slot: never a hang
 	}

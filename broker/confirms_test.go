@@ -414,3 +414,64 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// Under republish: nacked-and-in-doubt a basic.nack queues its id to be
+// published again (same message id, next attempt) until it has had
+// scenario.NackRepublishLimit attempts; an id republished after its nack
+// and then acked ends confirmed. Under in-doubt a nack stays a nack. The
+// hold a nack takes while its id is queued is released every time.
+func TestConfirmReaderRepublishesNacked(t *testing.T) {
+	h := newHarness(t, 2, 2, scenario.RepublishNackedAndInDoubt)
+	take := func() []int {
+		h.p.mu.Lock()
+		defer h.p.mu.Unlock()
+		out := h.p.retry
+		h.p.retry = nil
+		return out
+	}
+	var tag uint64
+	for k := 1; k <= scenario.NackRepublishLimit; k++ {
+		tag++
+		h.publish(tag, 0)
+		h.r.confirm(amqp.Confirmation{DeliveryTag: tag, Ack: false})
+		want := []int{0}
+		if k == scenario.NackRepublishLimit {
+			want = nil // its last attempt: it stays nacked
+		}
+		if got := take(); !reflect.DeepEqual(got, want) || h.p.held.Load() != 0 {
+			t.Fatalf("attempt %d nacked: queued %v, held %d; want %v, 0", k, got, h.p.held.Load(), want)
+		}
+	}
+	h.publish(tag+1, 1)
+	h.r.confirm(amqp.Confirmation{DeliveryTag: tag + 1, Ack: false})
+	if got := take(); !reflect.DeepEqual(got, []int{1}) {
+		t.Fatalf("queued %v, want [1]", got)
+	}
+	h.publish(tag+2, 1)
+	h.ack(true, tag+2)
+	h.finish(true)
+	h.wantOutcomes(metrics.Nacked, metrics.Acked)
+	h.p.p.Ledger.Delivered("t-1", false)
+	h.p.p.Ledger.Delivered("t-1", false)
+	c, ids, err := h.p.p.Ledger.Reconcile(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := metrics.Counts{Sent: 2, Confirmed: 1, Nacked: 1, WentNacked: 2, Republished: scenario.NackRepublishLimit - 1 + 1,
+		Delivered: 1, Deliveries: 2, Duplicates: 1, DuplicatesFromRepublish: 1}
+	if c != want || !reflect.DeepEqual(ids.WentNacked, []metrics.Range{{First: 0, Last: 1}}) {
+		t.Fatalf("counts\n got %+v\nwant %+v\nids %+v", c, want, ids)
+	}
+	if h.p.stats.Acked != 1 {
+		t.Errorf("%d acks counted, want 1", h.p.stats.Acked)
+	}
+
+	h2 := newHarness(t, 1, 1, scenario.RepublishInDoubt)
+	h2.publish(1, 0)
+	h2.r.confirm(amqp.Confirmation{DeliveryTag: 1, Ack: false})
+	if len(h2.p.retry) != 0 {
+		t.Fatalf("in-doubt policy queued a nacked id: %v", h2.p.retry)
+	}
+	h2.finish(true)
+	h2.wantOutcomes(metrics.Nacked)
+}

@@ -355,13 +355,30 @@ func (p *publisher) inDoubt(seq int) bool {
 	return true
 }
 
-// requeue queues seq, in doubt, for a republish under republish: in-doubt.
+// requeue queues seq, in doubt, for a republish under republish: in-doubt
+// (or nacked-and-in-doubt).
 func (p *publisher) requeue(seq int) {
-	if p.p.Republish == scenario.RepublishInDoubt {
-		p.mu.Lock()
-		p.retry = append(p.retry, seq)
-		p.mu.Unlock()
+	if p.p.Republish.RepublishesInDoubt() {
+		p.retry1(seq)
 	}
+}
+
+// nacked queues seq, which a basic.nack settled, for a republish (same
+// message id, next attempt) under republish: nacked-and-in-doubt, as an
+// application that resends refused messages does (rabbitmq-server PR
+// #4888), while it has had fewer than scenario.NackRepublishLimit
+// attempts.
+func (p *publisher) nacked(seq int) {
+	if p.p.Republish.RepublishesNacked(p.p.Ledger.Attempts(seq)) {
+		p.retry1(seq)
+	}
+}
+
+// retry1 queues seq to be published again, after the ids queued before it.
+func (p *publisher) retry1(seq int) {
+	p.mu.Lock()
+	p.retry = append(p.retry, seq)
+	p.mu.Unlock()
 }
 
 func (p *publisher) signalSettled() {

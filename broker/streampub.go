@@ -14,7 +14,6 @@ import (
 
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
-	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
 // StreamProducerName names the stream producer under queue.deduplication:
@@ -142,7 +141,7 @@ func (p *streamPublisher) putBack(seq int) {
 
 // requeue queues an in-doubt id for a republish under republish: in-doubt.
 func (p *streamPublisher) requeue(seq int) {
-	if p.p.Republish == scenario.RepublishInDoubt {
+	if p.p.Republish.RepublishesInDoubt() {
 		p.putBack(seq)
 	}
 }

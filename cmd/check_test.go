@@ -291,3 +291,33 @@ func TestCheckRealRun(t *testing.T) {
 	}
 	assertCheckReproduces(t, dir)
 }
+
+// A history that records the queue deleted after the burst, before the
+// drain delivered its ids, re-judges them as resurrected
+// (rabbitmq-server#12366): check reads the delete from the history alone.
+func TestCheckQueueDeletedResurrects(t *testing.T) {
+	dir := writeCheckRun(t)
+	inserted := false
+	editHistory(t, dir, func(r metrics.HistoryRecord) []metrics.HistoryRecord {
+		if (r.Kind == metrics.HDelivered || r.Kind == metrics.HDeadLettered) && !inserted {
+			inserted = true
+			return []metrics.HistoryRecord{{Kind: metrics.HQueueDeleted, BurstOver: true}, r}
+		}
+		return []metrics.HistoryRecord{r}
+	})
+	code, stdout, _ := runCLI(t, "check", dir)
+	for _, want := range []string{
+		"  confirmed: history 0, result.json 6",
+		"  resurrected: history 7, result.json 0",
+		"  ids.resurrected: history [0-4 6-7], result.json []",
+		"  verdict: history fail, result.json pass",
+		`  verdict reasons: history ["unexpected: 7 messages deleted with the queue by delete-queue were delivered after it was declared again (rabbitmq-server#12366)"], result.json []`,
+	} {
+		if !strings.Contains(stdout, want+"\n") {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	if code != ExitFail {
+		t.Fatalf("exit %d, want 1", code)
+	}
+}

@@ -104,6 +104,12 @@ var (
 		},
 		scenario.DeleteQueue: func(in *injector, ctx context.Context, f *scenario.Fault, rec *scenario.FaultRecord) (string, error) {
 			n, err := in.removeMessages(ctx, rec, func(o Operator) (int, error) { return o.DeleteQueue(ctx, in.target, in.queue) })
+			if err == nil && in.ledger != nil {
+				// What the broker had by now went with the queue: a copy
+				// delivered later came back from it (rabbitmq-server#12366).
+				// An after_burst step fires once the publisher is done.
+				in.ledger.QueueDeleted(f.AfterBurst != nil)
+			}
 			return fmt.Sprintf("queue %s deleted with %d messages (queue.delete-ok); declared again after %s", in.queue, n, f.Down.D()), err
 		},
 		scenario.PurgeQueue: func(in *injector, ctx context.Context, _ *scenario.Fault, rec *scenario.FaultRecord) (string, error) {

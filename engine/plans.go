@@ -18,6 +18,11 @@ type QueueSpec struct {
 	// AlsoBindType, when set, binds a second queue of this type (named
 	// Name+".also") with the same routing key.
 	AlsoBindType scenario.QueueType
+	// Node and AlsoBindNode (a cluster; 1-based, 0: node 1) are the nodes
+	// the queue and its ".also" companion are declared through: a classic
+	// queue lives on the node it was declared through (queue.node,
+	// queue.also_bind_node).
+	Node, AlsoBindNode int
 	// DeadLetterQueue, when set, is declared as a durable queue of the same
 	// type bound to the dead-letter exchange, and the queue dead-letters to it.
 	DeadLetterQueue string
@@ -320,7 +325,8 @@ func window(s *scenario.Scenario, m scenario.Mode) int {
 // queueSpec is the queue under test, with its dead-letter and retry queues
 // when the scenario asks for them.
 func queueSpec(s *scenario.Scenario, queue string) QueueSpec {
-	spec := QueueSpec{Name: queue, Type: s.Queue.Type, Durable: s.Queue.IsDurable(), Arguments: s.Queue.Arguments, AlsoBindType: s.Queue.AlsoBindType}
+	spec := QueueSpec{Name: queue, Type: s.Queue.Type, Durable: s.Queue.IsDurable(), Arguments: s.Queue.Arguments, AlsoBindType: s.Queue.AlsoBindType,
+		Node: s.Queue.Node, AlsoBindNode: s.Queue.AlsoBindNode}
 	if s.Queue.DeadLetterQueue {
 		spec.DeadLetterQueue = queue + ".dlq"
 		spec.DeadLetterArguments = s.Queue.DeadLetterArguments

@@ -85,3 +85,22 @@ scenarios:
 		t.Fatalf("defaults: plan %+v", p)
 	}
 }
+
+// queue.node and queue.also_bind_node reach the queue spec, and the
+// republish policy the publish plan.
+func TestPlansCarryQueueNodesAndRepublish(t *testing.T) {
+	f := mustParse(t, `version: 1
+scenarios:
+  - name: t
+    broker: {nodes: 3}
+    queue: {type: classic, node: 2, also_bind_type: classic, also_bind_node: 1}
+    load: {messages: 10, republish: nacked-and-in-doubt, connect_to: node, connect_node: 2}
+`)
+	spec := queueSpec(&f.Scenarios[0], "q")
+	if spec.Node != 2 || spec.AlsoBindNode != 1 || spec.AlsoBindType != scenario.Classic || spec.Type != scenario.Classic {
+		t.Fatalf("spec %+v", spec)
+	}
+	if p := publishPlan(&f.Scenarios[0], scenario.ConfirmWindow, "q"); p.Republish != scenario.RepublishNackedAndInDoubt {
+		t.Fatalf("plan %+v", p)
+	}
+}

@@ -82,6 +82,9 @@ const (
 	// HDrainEnd: the ledger was reconciled; Drained says whether the drain
 	// completed.
 	HDrainEnd
+	// HQueueDeleted: the queue under test was deleted (Ledger.QueueDeleted;
+	// BurstOver: after the burst).
+	HQueueDeleted
 	hKinds
 )
 
@@ -89,7 +92,7 @@ const (
 const hTrailer = 0xFF
 
 var kindNames = [...]string{"", "publish", "ack", "nack", "ack-seq", "nack-seq", "returned", "publish-failed", "in-doubt",
-	"epoch-closed", "delivered", "dead-lettered", "unexpected", "retried", "parked", "not-published", "past-deadline", "drain-end"}
+	"epoch-closed", "delivered", "dead-lettered", "unexpected", "retried", "parked", "not-published", "past-deadline", "drain-end", "queue-deleted"}
 
 func (k HistoryKind) String() string {
 	if k < hKinds {
@@ -111,6 +114,7 @@ type HistoryRecord struct {
 	Redelivered bool      // HDelivered, HUnexpected
 	DeadLetter  bool      // HUnexpected
 	Drained     bool      // HDrainEnd
+	BurstOver   bool      // HQueueDeleted
 	ID          string    // HUnexpected
 }
 
@@ -286,6 +290,8 @@ func appendRecord(b []byte, d *deltas, start time.Time, r *HistoryRecord) []byte
 		b = append(b, r.ID...)
 	case HDrainEnd:
 		b = append(b, flags(r.Drained, false))
+	case HQueueDeleted:
+		b = append(b, flags(r.BurstOver, false))
 	default: // every other kind carries a sequence number only
 		seq()
 	}
@@ -472,6 +478,8 @@ func (r *HistoryReader) decode(k HistoryKind) (HistoryRecord, error) {
 		}
 	case HDrainEnd:
 		rec.Drained = bt()&1 != 0
+	case HQueueDeleted:
+		rec.BurstOver = bt()&1 != 0
 	default:
 		seq()
 	}

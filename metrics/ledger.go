@@ -52,6 +52,7 @@ type Ledger struct {
 	returned     []bool   // a basic.return was seen for the latest attempt of this id
 	pastDeadline []bool   // written, and unconfirmed when its deadline passed
 	everInDoubt  []bool   // at some point this id was in doubt
+	flags        []uint8  // per id: flagBacklog, flagNacked
 	attempts     []uint16 // publish attempts (first publish + republishes)
 	deliveries   []uint32
 	seenAttempts []uint64 // bit a-1 set once a copy from publish attempt a (1–64) was delivered
@@ -81,7 +82,21 @@ type Ledger struct {
 	// dlRule, when set, tells a confirmed id lost on the dead-letter path
 	// from a plain loss (see DeadLetterRule).
 	dlRule *DeadLetterRule
+	// atDelete holds, per id, the publish attempts made before the last
+	// QueueDeleted, less those still awaiting their confirm then (nil
+	// until a queue is deleted: 2 bytes per id after).
+	atDelete []uint16
 }
+
+// Per-id flags (Ledger.flags).
+const (
+	// flagBacklog: the id is in the series' in-doubt backlog: in doubt, or
+	// republished after being in doubt and not settled since.
+	flagBacklog uint8 = 1 << iota
+	// flagNacked: a basic.nack settled an attempt of the id at some point,
+	// whatever came later.
+	flagNacked
+)
 
 // NewLedger returns a ledger for n orders whose message ids are prefix+seq
 // (see MessageID).
@@ -92,6 +107,7 @@ func NewLedger(prefix string, n int) *Ledger {
 		returned:     make([]bool, n),
 		pastDeadline: make([]bool, n),
 		everInDoubt:  make([]bool, n),
+		flags:        make([]uint8, n),
 		attempts:     make([]uint16, n),
 		deliveries:   make([]uint32, n),
 		seenAttempts: make([]uint64, n),
@@ -120,14 +136,28 @@ func (l *Ledger) Attach(s *Series) {
 	l.series = s
 }
 
-// backlogDelta is how leaving in-flight changes the series' in-doubt
-// backlog: a first attempt joins it, a republish (attempts > 1, only ever of
-// an id that was in doubt) is in it already.
-func (l *Ledger) backlogDelta(seq int) int {
-	if l.attempts[seq] > 1 {
+// joinBacklog puts seq in the series' in-doubt backlog and returns 1, or
+// returns 0 when it is in already (a republished in-doubt id); the caller
+// holds l.mu.
+func (l *Ledger) joinBacklog(seq int) int {
+	if l.flags[seq]&flagBacklog != 0 {
 		return 0
 	}
+	l.flags[seq] |= flagBacklog
 	return 1
+}
+
+// leaveBacklog takes seq out of the backlog (a confirm settled it) and
+// returns -1, or 0 when it was not in it; the caller holds l.mu. A bit per
+// id, not the attempt count, says who is in: under republish:
+// nacked-and-in-doubt an id published again after a basic.nack was never
+// in doubt.
+func (l *Ledger) leaveBacklog(seq int) int {
+	if l.flags[seq]&flagBacklog == 0 {
+		return 0
+	}
+	l.flags[seq] &^= flagBacklog
+	return -1
 }
 
 // Size is the number of orders in the burst.
@@ -181,9 +211,7 @@ func (l *Ledger) publishedAt(seq int, confirmMode bool, at time.Time) (attempt i
 			l.copies = map[int]int{}
 		}
 		l.copies[seq]++
-		if l.attempts[seq] == 2 {
-			backlog = 1
-		}
+		backlog = l.joinBacklog(seq)
 	}
 	l.series.published(flight, backlog)
 	if confirmMode {
@@ -229,7 +257,7 @@ func (l *Ledger) PublishFailed(seq int, confirmMode bool) {
 	}
 	if confirmMode {
 		if l.outcome[seq] == InFlight {
-			l.series.event(nil, -1, l.backlogDelta(seq))
+			l.series.event(nil, -1, l.joinBacklog(seq))
 		}
 		l.outcome[seq] = InDoubt
 		l.everInDoubt[seq] = true
@@ -293,10 +321,11 @@ func (l *Ledger) dropCopy(seq int) {
 // settleLocked records the ack or nack that settles in-flight seq; the
 // caller holds l.mu.
 func (l *Ledger) settleLocked(seq int, ack bool) {
-	l.series.settled(ack, l.backlogDelta(seq)-1)
+	l.series.settled(ack, l.leaveBacklog(seq))
 	switch {
 	case !ack:
 		l.outcome[seq] = Nacked
+		l.flags[seq] |= flagNacked
 	case l.returned[seq]:
 		l.outcome[seq] = ReturnedAcked
 	default:
@@ -316,7 +345,7 @@ func (l *Ledger) MarkInDoubt(seq int) bool {
 		l.hist.seq(HInDoubt, seq)
 	}
 	if l.outcome[seq] == InFlight {
-		l.series.event(nil, -1, l.backlogDelta(seq))
+		l.series.event(nil, -1, l.joinBacklog(seq))
 		l.outcome[seq] = InDoubt
 		l.everInDoubt[seq] = true
 		return true
@@ -443,6 +472,13 @@ func (l *Ledger) Sent() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.sentCount
+}
+
+// Attempts returns how many publish attempts of seq were recorded.
+func (l *Ledger) Attempts(seq int) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int(l.attempts[seq])
 }
 
 // Outcome returns the latest outcome of seq.

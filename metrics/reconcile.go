@@ -8,7 +8,7 @@ import (
 
 // Counts is the reconciled ledger of one burst. The classes Confirmed, Lost,
 // LostDeadLetterPath, Unverified, Nacked, Returned, InDoubt,
-// UnconfirmedDelivered and UnconfirmedMissing partition the sent ids: they
+// UnconfirmedDelivered, UnconfirmedMissing and Resurrected partition the sent ids: they
 // add up to Sent (Reconcile checks it). The other fields are counters beside
 // the partition.
 type Counts struct {
@@ -25,7 +25,7 @@ type Counts struct {
 	UnconfirmedMissing   int `json:"unconfirmed_missing"`   // fire-and-forget, never delivered: lost silently
 
 	WentInDoubt             int `json:"went_in_doubt"`             // ids in doubt at some point (e.g. at a kill), whatever came later
-	Republished             int `json:"republished"`               // republish attempts (same message id) after in-doubt
+	Republished             int `json:"republished"`               // republish attempts (same message id) after in-doubt (or basic.nack, under republish: nacked-and-in-doubt)
 	PublishErrors           int `json:"publish_errors"`            // publish calls that returned an error
 	Delivered               int `json:"delivered"`                 // distinct sent ids delivered at least once
 	Deliveries              int `json:"deliveries"`                // all deliveries of sent ids
@@ -56,6 +56,16 @@ type Counts struct {
 	// basic.nack'd (x-overflow reject-publish-dlx refuses a publish and
 	// dead-letters it).
 	DeadLetteredNacked int `json:"dead_lettered_nacked,omitempty"`
+	// WentNacked counts the ids a basic.nack settled at some point,
+	// whatever came later: under republish: nacked-and-in-doubt a nacked id
+	// is published again and may end confirmed.
+	WentNacked int `json:"went_nacked,omitempty"`
+	// Resurrected is the class of ids the scenario's delete-queue deleted
+	// with the queue (every publish attempt made before the delete) that
+	// were delivered anyway, from the queue declared again: messages
+	// from the deleted queue came back (rabbitmq-server#12366). Never a
+	// normal delivery: the queue they were in is gone.
+	Resurrected int `json:"resurrected,omitempty"`
 }
 
 // DeadLetterRule tells a confirmed id lost on the dead-letter path from a
@@ -138,6 +148,12 @@ type IDSets struct {
 	Republished []Range `json:"republished,omitempty"`
 	// DeadLettered: ids found in the dead-letter queue.
 	DeadLettered []Range `json:"dead_lettered,omitempty"`
+	// WentNacked lists the ids a basic.nack settled at some point
+	// (Counts.WentNacked counts them).
+	WentNacked []Range `json:"went_nacked,omitempty"`
+	// Resurrected lists the ids of the class Counts.Resurrected: deleted
+	// with the queue by the scenario's delete-queue, delivered anyway.
+	Resurrected []Range `json:"resurrected,omitempty"`
 }
 
 // Range is an inclusive run of sequence numbers [First, Last].
@@ -196,11 +212,20 @@ func (l *Ledger) Reconcile(drained bool) (Counts, IDSets, error) {
 			r.c.WentInDoubt++
 			r.wentDoubt.add(seq)
 		}
+		if l.flags[seq]&flagNacked != 0 {
+			r.c.WentNacked++
+			r.wentNacked.add(seq)
+		}
 		if l.attempts[seq] > 1 {
 			r.republished.add(seq)
 		}
 		if l.deadLettered[seq] > 0 && o == Nacked {
 			r.c.DeadLetteredNacked++
+		}
+		if l.resurrected(seq, d) {
+			r.c.Resurrected++
+			r.resurrected.add(seq)
+			continue
 		}
 		r.classify(seq, o, d, o == HandedOff && l.returned[seq], o == Acked && d == 0 && l.onDeadLetterPath(seq))
 	}
@@ -208,6 +233,7 @@ func (l *Ledger) Reconcile(drained bool) (Counts, IDSets, error) {
 	sets := IDSets{Lost: r.lost.out, LostDeadLetterPath: r.dlPath.out, Unverified: r.unverified.out, UnconfirmedMissing: r.missing.out, InDoubt: r.doubt.out,
 		Nacked: r.nacked.out, Returned: r.returned.out, Duplicated: r.dup.out, NotPublished: r.unpublished.out, DeadLettered: r.deadLettered.out}
 	sets.WentInDoubt, sets.Republished = r.wentDoubt.out, r.republished.out
+	sets.WentNacked, sets.Resurrected = r.wentNacked.out, r.resurrected.out
 	if sum := c.ClassSum(); sum != c.Sent {
 		return c, sets, fmt.Errorf("ledger does not reconcile: classes add up to %d, sent %d", sum, c.Sent)
 	}
@@ -221,9 +247,10 @@ type reconciliation struct {
 	c       Counts
 
 	lost, dlPath, unverified, missing, doubt, nacked, returned, dup, unpublished, deadLettered rangeBuilder
-	// wentDoubt and republished are the ids behind Counts.WentInDoubt and
-	// those published more than once.
-	wentDoubt, republished rangeBuilder
+	// wentDoubt, wentNacked and republished are the ids behind
+	// Counts.WentInDoubt and Counts.WentNacked, and those published more
+	// than once; resurrected is the class Counts.Resurrected.
+	wentDoubt, wentNacked, republished, resurrected rangeBuilder
 }
 
 // countCopies counts the deliveries of sent id seq (work queue and
@@ -312,5 +339,5 @@ func (r *reconciliation) classify(seq int, o Outcome, d int, wasReturned, dlPath
 
 // ClassSum adds the classes that partition the sent ids.
 func (c Counts) ClassSum() int {
-	return c.Confirmed + c.Lost + c.LostDeadLetterPath + c.Unverified + c.Nacked + c.Returned + c.InDoubt + c.UnconfirmedDelivered + c.UnconfirmedMissing
+	return c.Confirmed + c.Lost + c.LostDeadLetterPath + c.Unverified + c.Nacked + c.Returned + c.InDoubt + c.UnconfirmedDelivered + c.UnconfirmedMissing + c.Resurrected
 }

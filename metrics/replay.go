@@ -116,6 +116,9 @@ func (p *replayer) apply(rec HistoryRecord) error {
 	case HDrainEnd:
 		p.Drained = rec.Drained
 		return nil
+	case HQueueDeleted:
+		l.QueueDeleted(rec.BurstOver)
+		return nil
 	}
 	if rec.Seq < 0 || rec.Seq >= l.Size() {
 		return fmt.Errorf("sequence number %d outside 0..%d", rec.Seq, l.Size()-1)

@@ -8,15 +8,23 @@ import (
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
-// doubtLists writes the ids that went in doubt and those republished.
-// Under republish: in-doubt they should be one set (streadway/amqp#396):
-// the report says whether they are, rather than printing it twice.
+// doubtLists writes the ids that went in doubt, those basic.nack'd at
+// some point, and those republished. Under republish: in-doubt the first
+// and the last should be one set (streadway/amqp#396): the report says
+// whether they are, rather than printing it twice; likewise the nacked
+// ids under nacked-and-in-doubt, where an id nacked on its last allowed
+// attempt is nacked without a republish after it.
 func doubtLists(w io.Writer, m scenario.ModeResult) {
 	idList(w, "Went in doubt", m.IDs.WentInDoubt)
+	idList(w, "Went nacked (basic.nack at some point)", m.IDs.WentNacked)
 	switch {
 	case len(m.IDs.Republished) == 0:
 	case slices.Equal(m.IDs.WentInDoubt, m.IDs.Republished):
 		fmt.Fprintln(w, "\nRepublished: exactly the ids that went in doubt.")
+	case len(m.IDs.WentInDoubt) == 0 && slices.Equal(m.IDs.WentNacked, m.IDs.Republished):
+		fmt.Fprintln(w, "\nRepublished: exactly the ids that were nacked.")
+	case len(m.IDs.WentNacked) > 0:
+		idList(w, "Republished (not the same set as went in doubt or nacked)", m.IDs.Republished)
 	default:
 		idList(w, "Republished (not the same set as went in doubt)", m.IDs.Republished)
 	}

@@ -149,8 +149,16 @@ func ledgerRow(m scenario.ModeResult) []string {
 	if m.Duplicates > 0 {
 		dups += fmt.Sprintf(" (%s from republish)", num(m.DuplicatesFromRepublish))
 	}
-	return []string{label(m), num(m.Sent), confirmed, lost, num(m.Nacked), num(m.Returned), doubt, wentDoubt,
-		num(m.Republished), num(m.Delivered), missing, dups, num(m.Redeliveries), num(m.Unexpected), string(m.Verdict.Status)}
+	nacked := num(m.Nacked)
+	if m.WentNacked > m.Nacked {
+		nacked += fmt.Sprintf(" (%s went nacked)", num(m.WentNacked))
+	}
+	unexpected := num(m.Unexpected)
+	if m.Resurrected > 0 {
+		unexpected += fmt.Sprintf(" (+%s resurrected)", num(m.Resurrected)) // rabbitmq-server#12366
+	}
+	return []string{label(m), num(m.Sent), confirmed, lost, nacked, num(m.Returned), doubt, wentDoubt,
+		num(m.Republished), num(m.Delivered), missing, dups, num(m.Redeliveries), unexpected, string(m.Verdict.Status)}
 }
 
 var speedHeader = []string{"mode", "window", "publish msg/s (before fault)", "publish msg/s (whole burst)", "absorbed msg/s", "confirm p50 ms", "confirm p99 ms", "confirm max ms", "blocked ms", "broker downtime ms", "client recovery ms", "reconnects"}
@@ -333,6 +341,9 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	if hasDeadLetter(r) {
 		p(", lost on the dead-letter path (confirmed, in neither the queue nor its dead-letter queue, and may have been dead-lettered before the broker went down). *dead-lettered*: ids found in the dead-letter queue, counted in delivered")
 	}
+	if slices.ContainsFunc(r.Modes, func(m scenario.ModeResult) bool { return m.Resurrected > 0 }) {
+		p(", resurrected (deleted with the queue by the scenario's delete-queue, delivered anyway from the queue declared again: rabbitmq-server#12366; shown beside *unexpected*)")
+	}
 	p(". Figures are numbers of message ids.\n\n")
 	var speed [][]string
 	for _, m := range r.Modes {
@@ -431,6 +442,7 @@ func idLists(w io.Writer, m scenario.ModeResult) {
 	idList(w, "Unverified (acked or handed off, queue never drained)", m.IDs.Unverified)
 	idList(w, "Unconfirmed missing (fire-and-forget, never delivered)", m.IDs.UnconfirmedMissing)
 	idList(w, "In doubt at the end", m.IDs.InDoubt)
+	idList(w, "Resurrected (deleted with the queue by delete-queue, delivered anyway: rabbitmq-server#12366)", m.IDs.Resurrected)
 	idList(w, "Nacked", m.IDs.Nacked)
 	idList(w, "Returned", m.IDs.Returned)
 	idList(w, "Not published (deadline passed first)", m.IDs.NotPublished)

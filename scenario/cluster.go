@@ -50,6 +50,7 @@ const needsCluster = "needs broker.nodes 3 or 5"
 func (p *parser) validateCluster(sp string, s *Scenario) {
 	p.validateNodes(sp, s)
 	p.validateConnect(sp, s)
+	p.validateQueueNodes(sp, s)
 	for j := range s.Faults {
 		p.validateTarget(fmt.Sprintf("%s.faults[%d]", sp, j), s, s.Faults[j])
 	}
@@ -73,6 +74,29 @@ func (p *parser) validateNodes(sp string, s *Scenario) {
 	}
 	if n > 1 && s.Queue.Type == Stream {
 		p.fail(sp+".queue.type", "streams on a cluster are not supported yet (broker.nodes %d): use a quorum or classic queue, or broker.nodes 1", n)
+	}
+}
+
+// validateQueueNodes checks queue.node and queue.also_bind_node: a node
+// of the cluster, and also_bind_node only with the queue it places.
+func (p *parser) validateQueueNodes(sp string, s *Scenario) {
+	qp := sp + ".queue"
+	n := s.Broker.Nodes
+	for _, k := range []struct {
+		key  string
+		node int
+	}{{"node", s.Queue.Node}, {"also_bind_node", s.Queue.AlsoBindNode}} {
+		path := qp + "." + k.key
+		switch {
+		case !p.has(path):
+		case n <= 1:
+			p.fail(path, "%s: a single broker holds every queue", needsCluster)
+		case k.node < 1 || k.node > n:
+			p.fail(path, "must be within 1–%d (broker.nodes), got %d", n, k.node)
+		}
+	}
+	if p.has(qp+".also_bind_node") && s.Queue.AlsoBindType == "" {
+		p.fail(qp+".also_bind_node", "places the second queue queue.also_bind_type declares, and there is none: set also_bind_type (quorum or classic)")
 	}
 }
 

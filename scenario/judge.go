@@ -117,6 +117,7 @@ var checks = []check{
 	{"lost", true, checkLost},
 	{"lost on the dead-letter path", true, checkDeadLetterPath},
 	{"unexpected", true, checkUnexpected},
+	{"resurrected", true, checkResurrected},
 	{"false ack", true, checkFalseAcks},
 	{"limits", true, checkLimits},
 	{"mode expectations", true, checkModeExpectations},
@@ -165,6 +166,18 @@ func checkUnexpected(in judgeInput) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("%d unexpected deliveries: ids this run never published (stale queue or bug)", in.c.Unexpected)}
+}
+
+// checkResurrected fails ids the scenario's delete-queue deleted with the
+// queue that the drain delivered anyway, from the queue declared again
+// under the same name: the deleted queue's messages came back, as a quorum
+// queue member on a node that was down during the delete can make them do
+// (rabbitmq-server#12366). Like an unexpected delivery, never a normal one.
+func checkResurrected(in judgeInput) []string {
+	if in.c.Resurrected <= 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("unexpected: %d messages deleted with the queue by delete-queue were delivered after it was declared again (rabbitmq-server#12366)", in.c.Resurrected)}
 }
 
 // checkLimits applies the scenario-wide expect.max_* limits (not to a burst

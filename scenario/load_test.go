@@ -100,7 +100,7 @@ func TestParseErrors(t *testing.T) {
 `,
 			[]string{
 				"s.yaml:6:7: scenarios[0].faults: mixes trigger kinds (after, published): use either published/published_percent or after for every fault step",
-				"s.yaml:6:64: scenarios[0].faults[0].manual_recovery: a step recovered by a later one must be triggered by after, so its recovery cannot come due before it",
+				"s.yaml:6:64: scenarios[0].faults[0].manual_recovery: a step recovered by a later one must be triggered by after (or after_burst), so its recovery cannot come due before it",
 				"s.yaml:7:18: scenarios[0].faults[1].action: pause needs a running broker, but it is stopped here (recover it with start first)",
 				"s.yaml:8:9: scenarios[0].faults[2]: start must be triggered by after: nothing is published while the broker is stopped",
 				"s.yaml:10:37: scenarios[0].faults[4].after: 12s overlaps the previous step, which lasts until 15s after burst start",
@@ -358,6 +358,8 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("version: 1\nscenarios: [{name: x, faults: [{action: kill, after: 1s}]}]\n"))
 	f.Add([]byte("&a [*a]"))
 	f.Add([]byte(cluster + "    load: {messages: 10, connect_to: node, connect_node: 2}\n    faults: [{action: partition, after: 1s, shape: halves, target: minority}, {action: kill, after: 9s, node: 3}]\n"))
+	f.Add([]byte(cluster + "    queue: {type: classic, node: 2, also_bind_type: classic, also_bind_node: 1}\n    load: {messages: 10, republish: nacked-and-in-doubt, connect_to: node, connect_node: 2}\n" +
+		"    faults: [{action: stop, node: 3, after_burst: 1s, manual_recovery: true}, {action: delete-queue, after_burst: 2s, down: 1s}, {action: start, after_burst: 4s}]\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		file, err := Parse("fuzz.yaml", data)
 		if err == nil && len(file.Scenarios) == 0 {

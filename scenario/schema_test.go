@@ -122,7 +122,7 @@ func TestSchemaEnumsMatchGo(t *testing.T) {
 	}
 	for def, want := range map[string][]string{
 		"mode": str(Modes), "action": str(Actions), "signal": Signals, "consumerAction": str(ConsumerActions),
-		"queueType": {string(Quorum), string(Classic), string(Stream)}, "matrixQueueType": {string(Quorum), string(Classic)}, "republish": {string(RepublishInDoubt), string(RepublishNone)},
+		"queueType": {string(Quorum), string(Classic), string(Stream)}, "matrixQueueType": {string(Quorum), string(Classic)}, "republish": {string(RepublishInDoubt), string(RepublishNackedAndInDoubt), string(RepublishNone)},
 		"confirmTimeoutAction": str(ConfirmTimeoutActions),
 		"faultTarget":          str(TargetKinds), "partitionShape": str(PartitionShapes), "connectTo": str(ConnectTos),
 	} {

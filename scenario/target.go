@@ -107,6 +107,18 @@ func (t Target) String() string {
 // broker itself, or all of it.
 func (t Target) Single() bool { return t.Kind == "" || t.Kind == TargetBroker || t.Kind == TargetAll }
 
+// Minority reports whether t acts on fewer than half the nodes of a
+// cluster, whichever they resolve to: one node (node, leader, follower,
+// random) or a minority. A quorum queue keeps a majority of its members
+// with them down (https://www.rabbitmq.com/docs/quorum-queues#quorum-requirements).
+func (t Target) Minority() bool {
+	switch t.Kind {
+	case TargetNode, TargetLeader, TargetFollower, TargetRandom, TargetMinority:
+		return true
+	}
+	return false
+}
+
 // Resolved reports whether t names its nodes (Nodes set).
 func (t Target) Resolved() bool { return len(t.Nodes) > 0 }
 

@@ -115,16 +115,45 @@ const (
 // ConfirmTimeoutActions lists every confirm timeout action.
 var ConfirmTimeoutActions = []ConfirmTimeoutAction{OnTimeoutClose, OnTimeoutRepublish}
 
-// Republish is the policy for messages whose confirm never came.
+// Republish is the policy for messages whose confirm never came, or came
+// as a basic.nack.
 type Republish string
 
 const (
 	// RepublishInDoubt republishes every in-doubt message (same message id) on
 	// the next connection until it is confirmed or the run ends.
 	RepublishInDoubt Republish = "in-doubt"
+	// RepublishNackedAndInDoubt republishes in-doubt messages as in-doubt
+	// does, and every basic.nack'd message too (same message id, next
+	// attempt), at most NackRepublishLimit times, as an application that
+	// resends refused messages does (oslo.messaging does,
+	// rabbitmq-server PR #4888). A message routed to several queues is
+	// nacked when one of them is down although another took it: its
+	// republished copies are duplicates there, counted by id.
+	RepublishNackedAndInDoubt Republish = "nacked-and-in-doubt"
 	// RepublishNone leaves in-doubt messages in doubt.
 	RepublishNone Republish = "none"
 )
+
+// NackRepublishLimit bounds the publish attempts of an id that was
+// basic.nack'd under republish: nacked-and-in-doubt: a nacked id is
+// published again only while it has had fewer attempts, so a queue that
+// refuses every publish (full, with x-overflow reject-publish) cannot
+// keep the burst going forever. An id nacked on its last attempt stays
+// nacked.
+const NackRepublishLimit = 10
+
+// RepublishesInDoubt reports whether the policy publishes in-doubt
+// messages again.
+func (r Republish) RepublishesInDoubt() bool {
+	return r == RepublishInDoubt || r == RepublishNackedAndInDoubt
+}
+
+// RepublishesNacked reports whether a message basic.nack'd on its
+// attempt-th publish attempt (1-based) is published again.
+func (r Republish) RepublishesNacked(attempt int) bool {
+	return r == RepublishNackedAndInDoubt && attempt < NackRepublishLimit
+}
 
 // Duration is a time.Duration written in YAML as a Go duration string ("5s",
 // "250ms").
@@ -370,6 +399,19 @@ type Queue struct {
 	// it, so basic.acks arrive out of publish order (streadway/amqp#396).
 	// Only the main queue is drained.
 	AlsoBindType QueueType `yaml:"also_bind_type,omitempty"`
+	// Node (a cluster only; 1-based, 0: unset) is the node the queue
+	// under test is declared through. A classic queue lives on the node
+	// it was declared through: queue_leader_locator defaults to
+	// client-local, "the node the client is connected to"
+	// (https://www.rabbitmq.com/docs/4.0/clustering#replica-placement). For
+	// a quorum queue that node is only the suggested leader: Raft may
+	// elect another member. Unset, the queue is declared through node 1.
+	Node int `yaml:"node,omitempty"`
+	// AlsoBindNode (a cluster only; 1-based, with AlsoBindType) is the node
+	// the second queue is declared through, hence lives on when classic:
+	// with Node, a fanout to two classic queues on different nodes
+	// (rabbitmq-server PR #4888). Unset: node 1.
+	AlsoBindNode int `yaml:"also_bind_node,omitempty"`
 	// Durable (default true) declares the queue durable. A non-durable
 	// classic queue is gone after a broker restart, with everything in it.
 	Durable *bool `yaml:"durable,omitempty"`
@@ -412,7 +454,7 @@ type Load struct {
 	Modes            []Mode    `yaml:"modes"`             // run in this order; default all three
 	Window           int       `yaml:"window"`            // confirm-window: unconfirmed in flight (> 0, default 1000)
 	ConfirmTimeout   Duration  `yaml:"confirm_timeout"`   // a confirm not received in this time makes the channel's pending messages in doubt (default 30s)
-	Republish        Republish `yaml:"republish"`         // in-doubt (default) or none
+	Republish        Republish `yaml:"republish"`         // in-doubt (default), nacked-and-in-doubt or none
 	ReconnectTimeout Duration  `yaml:"reconnect_timeout"` // give up reconnecting after this (default 90s)
 	// UnroutableEvery, when N > 0, publishes every Nth order (seq N-1, 2N-1,
 	// …) with a routing key nothing is bound to: with mandatory set it comes

@@ -391,8 +391,8 @@ func (p *parser) validateTriggerKinds(sp string, s *Scenario) {
 		case f.PublishedPercent != nil || f.Published != nil:
 			kinds["published"] = true
 		}
-		if f.ManualRecovery && f.After == nil {
-			p.fail(fp+".manual_recovery", "a step recovered by a later one must be triggered by after, so its recovery cannot come due before it")
+		if f.ManualRecovery && f.After == nil && f.AfterBurst == nil {
+			p.fail(fp+".manual_recovery", "a step recovered by a later one must be triggered by after (or after_burst), so its recovery cannot come due before it")
 		}
 	}
 	if len(kinds) > 1 {
@@ -404,9 +404,15 @@ func (p *parser) validateTriggerKinds(sp string, s *Scenario) {
 // disconnected) through the steps. On a cluster the state is that of the
 // nodes a step with manual_recovery left down, which its recovery step
 // brings back (whichever nodes its target resolved to), and a later fault
-// waits for them as on a single broker.
+// waits for them as on a single broker; except a step that acts on the
+// queue wherever it lives (delete-queue, purge-queue), which runs while a
+// minority of the nodes is down: the queue keeps a majority of its
+// members (rabbitmq-server#12366 deletes a quorum queue with one member's
+// node stopped). A recovery step is timed as the step it recovers: by
+// after, or by after_burst.
 func (p *parser) validateStates(sp string, s *Scenario) {
 	state, pending := "up", Action("")
+	var left Fault // the step that left state
 	w := stateWords{cluster: s.Broker.Nodes > 1}
 	for j, f := range s.Faults {
 		fp := fmt.Sprintf("%s.faults[%d]", sp, j)
@@ -415,9 +421,12 @@ func (p *parser) validateStates(sp string, s *Scenario) {
 		}
 		switch f.Action {
 		case Start, Unpause, Reconnect:
-			if f.After == nil {
-				p.fail(fp, "%s must be triggered by after%s", f.Action, w.pick(": nothing is published while the broker is "+recoveredState(f.Action),
-					", as the step it recovers is, so it cannot come due before that step"))
+			if timed := afterOf(left); (timed == "after" && f.After == nil) || (timed == "after_burst" && f.AfterBurst == nil) {
+				why := w.pick(": nothing is published while the broker is "+recoveredState(f.Action), ", as the step it recovers is, so it cannot come due before that step")
+				if timed == "after_burst" {
+					why = ", as the step it recovers is: both count from the last publish, so it cannot come due before that step"
+				}
+				p.fail(fp, "%s must be triggered by %s%s", f.Action, timed, why)
 			}
 			if f.Action != pending {
 				p.fail(fp+".action", "%s needs %s left %s by an earlier step with manual_recovery, but %s here", f.Action, w.pick("a broker", "nodes"), recoveredState(f.Action), w.is(state))
@@ -425,17 +434,27 @@ func (p *parser) validateStates(sp string, s *Scenario) {
 				state, pending = "up", ""
 			}
 		default:
-			if state != "up" {
+			if state != "up" && !(f.Action.RemovesMessages() && w.cluster && left.TargetOf(s.Broker.Nodes, "").Minority()) {
 				p.fail(fp+".action", "%s needs %s, but %s here (recover %s with %s first)", f.Action, w.pick("a running broker", "every node running"), w.is(state), w.pick("it", "them"), pending)
 			}
 			if rec, _ := f.Action.Recovery(); f.ManualRecovery && rec != "" { // else refused as a step of its own
 				pending, state = f.Action.Recovery()
+				left = f
 			}
 		}
 	}
 	if state != "up" {
 		p.fail(fmt.Sprintf("%s.faults[%d]", sp, len(s.Faults)-1), "%s would stay %s at the end: add a %s step", w.pick("the broker", "nodes"), state, pending)
 	}
+}
+
+// afterOf names the trigger a recovery step of f takes: after_burst for a
+// step timed after the burst, after otherwise.
+func afterOf(f Fault) string {
+	if f.AfterBurst != nil {
+		return "after_burst"
+	}
+	return "after"
 }
 
 // stateWords are validateStates' words for a single broker, or for the
@@ -911,6 +930,9 @@ func (p *parser) validateStreamLoad(sp string, s *Scenario) {
 	}
 	if p.has(lp+".persistent") && !s.Load.IsPersistent() {
 		p.fail(lp+".persistent", "a stream stores every message on disk: there is no transient publish")
+	}
+	if s.Load.Republish == RepublishNackedAndInDoubt {
+		p.fail(lp+".republish", "not supported with queue.type: stream: the stream publisher publishes in-doubt messages again, not refused ones (use in-doubt or none)")
 	}
 	for _, k := range [][2]string{
 		{"unroutable_every", "a stream publish has no routing key"},

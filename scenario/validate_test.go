@@ -34,7 +34,7 @@ func TestValidateSections(t *testing.T) {
 			"s.yaml: consumers.ack_every: must be within 1–2 (the prefetch: a consumer never holds more unacknowledged deliveries), got 3"},
 		{"faults", func(s *Scenario) { s.Faults[0].Published = intp(101) }, "s.yaml: faults[0].published: must be within 0–100 (load.messages), got 101"},
 		{"timeline", func(s *Scenario) { s.Faults[0].ManualRecovery, s.Faults[0].Down = true, 0 },
-			"s.yaml: faults[0].manual_recovery: a step recovered by a later one must be triggered by after, so its recovery cannot come due before it\n" +
+			"s.yaml: faults[0].manual_recovery: a step recovered by a later one must be triggered by after (or after_burst), so its recovery cannot come due before it\n" +
 				"s.yaml: faults[0]: the broker would stay stopped at the end: add a start step"},
 		{"matrix", func(s *Scenario) { s.Matrix.QueueTypes = []QueueType{Classic, "stream"} },
 			`s.yaml: matrix.queue_types[1]: "stream" is not a queue type (quorum, classic)`},
