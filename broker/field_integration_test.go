@@ -84,14 +84,14 @@ func TestDeclareThroughTheQueuesNodes(t *testing.T) {
 	if err := down.Declare(ctx, spec); err == nil || !strings.Contains(err.Error(), "rmq2: ") {
 		t.Fatalf("declare through an unreachable rmq2: %v", err)
 	}
-	if n, err := depth(c, spec.Name); !isNotFound(err) {
+	if n, err := queueDepth(c, spec.Name); !isNotFound(err) {
 		t.Fatalf("queue %s: %d messages, %v; want it never declared", spec.Name, n, err)
 	}
 	spec = engine.QueueSpec{Name: "rmqt.it.also2", Type: scenario.Classic, Durable: true, Node: 1, AlsoBindType: scenario.Classic, AlsoBindNode: 2}
 	if err := down.Declare(ctx, spec); err == nil || !strings.Contains(err.Error(), "rmq2: ") {
 		t.Fatalf("companion through an unreachable rmq2: %v", err)
 	}
-	if _, err := depth(c, spec.Name); err != nil {
+	if _, err := queueDepth(c, spec.Name); err != nil {
 		t.Fatalf("queue %s declared through rmq1: %v", spec.Name, err)
 	}
 
@@ -108,7 +108,7 @@ func TestDeclareThroughTheQueuesNodes(t *testing.T) {
 	for _, q := range []string{spec.Name, spec.Name + ".also"} {
 		deadline := time.Now().Add(5 * time.Second)
 		for {
-			n, err := depth(c, q)
+			n, err := queueDepth(c, q)
 			if err == nil && n == 1 {
 				break
 			}
@@ -137,8 +137,8 @@ func closedPortURL(t *testing.T, u string) string {
 	return p.String()
 }
 
-// depth is queue's message count (a passive declare).
-func depth(c *Container, queue string) (int, error) {
+// queueDepth is queue's message count (a passive declare).
+func queueDepth(c *Container, queue string) (int, error) {
 	conn, err := amqp.DialConfig(c.URL(), dialConfig("it-depth"))
 	if err != nil {
 		return 0, err
