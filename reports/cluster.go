@@ -54,3 +54,49 @@ func nodeLines(w io.Writer, m scenario.ModeResult) error {
 func clusterRecovery(r *scenario.Recovery, opt func(*float64) string) []string {
 	return []string{opt(r.LeaderElectedMS), opt(r.ReplicatedMS)}
 }
+
+// clusterTable writes, for a run on a cluster, one row per fault of each
+// mode: what it acted on, who led the queue before and after, and the
+// times that matter on a cluster (first confirm after the fault, new
+// leader seen, queue fully replicated again), then a line per quorum-loss
+// step saying what the broker did meanwhile. Nothing on a single broker.
+func clusterTable(w io.Writer, r *scenario.Result) error {
+	var rows [][]string
+	var lines []string
+	for _, m := range r.Modes {
+		for _, f := range m.Faults {
+			if f.Target == "" {
+				continue
+			}
+			opt := func(v *float64) string {
+				if v == nil {
+					return "-"
+				}
+				return ms(*v)
+			}
+			leader := f.LeaderBefore
+			if f.LeaderAfter != "" {
+				leader += " → " + f.LeaderAfter
+			}
+			row := []string{label(m), string(f.Action), strings.Join(f.Nodes, ", "), leader, "-", "-", "-"}
+			if rc := f.Recovery; rc != nil {
+				row[4], row[5], row[6] = opt(rc.FirstConfirmMS), opt(rc.LeaderElectedMS), opt(rc.ReplicatedMS)
+			}
+			rows = append(rows, row)
+			if q := f.QuorumLoss; q != nil {
+				lines = append(lines, fmt.Sprintf("%s, %s: %s ms without a majority: %s publishes, %s basic.ack, %s basic.nack",
+					label(m), f.Action, ms(q.DownMS), num(q.Published), num(q.Acked), num(q.Nacked)))
+			}
+		}
+	}
+	if rows == nil {
+		return nil
+	}
+	if err := table(w, false, []string{"mode", "fault", "on", "leader", "first confirm ms", "new leader seen ms", "replicated ms"}, rows); err != nil {
+		return err
+	}
+	for _, l := range lines {
+		fmt.Fprintln(w, l)
+	}
+	return nil
+}

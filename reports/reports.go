@@ -271,6 +271,9 @@ func writeTable(w io.Writer, r *scenario.Result) error {
 			return err
 		}
 	}
+	if err := clusterTable(w, r); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "verdict: %s\n", strings.ToUpper(string(r.Verdict.Status)))
 	for _, reason := range r.Verdict.Reasons {
 		fmt.Fprintf(w, "  - %s\n", reason)

@@ -1,0 +1,60 @@
+package reports
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+func clusterResult() *scenario.Result {
+	f := func(v float64) *float64 { return &v }
+	return &scenario.Result{Modes: []scenario.ModeResult{
+		{Mode: scenario.ConfirmEach, Faults: []scenario.FaultRecord{{Action: scenario.Kill, Target: "leader of q (rmq1)", Nodes: []string{"rmq1"},
+			LeaderBefore: "rmq1", LeaderAfter: "rmq2", Recovery: &scenario.Recovery{FirstConfirmMS: f(226.7), LeaderElectedMS: f(1726.7), ReplicatedMS: f(18142.9)}}},
+			ByNode: []scenario.NodeCount{{Node: "rmq1", Connections: 1, Publishes: 10012, Acked: 10011}, {Node: "rmq2", Connections: 1, Publishes: 9989, Acked: 9989}}},
+		{Mode: scenario.ConfirmWindow, Faults: []scenario.FaultRecord{{Action: scenario.QuorumLoss, Target: "majority of q (rmq1, rmq2)", Nodes: []string{"rmq1", "rmq2"},
+			LeaderBefore: "rmq1", QuorumLoss: &scenario.QuorumLossOutcome{DownMS: 20250, Published: 200, Acked: 0, Nacked: 0}}}},
+		{Mode: scenario.FireAndForget},
+	}}
+}
+
+func TestClusterTable(t *testing.T) {
+	var b bytes.Buffer
+	if err := clusterTable(&b, clusterResult()); err != nil {
+		t.Fatal(err)
+	}
+	want := `┌────────────────┬─────────────┬────────────┬─────────────┬──────────────────┬────────────────────┬───────────────┐
+│      mode      │    fault    │     on     │   leader    │ first confirm ms │ new leader seen ms │ replicated ms │
+├────────────────┼─────────────┼────────────┼─────────────┼──────────────────┼────────────────────┼───────────────┤
+│ confirm-each   │        kill │       rmq1 │ rmq1 → rmq2 │              227 │              1,727 │        18,143 │
+│ confirm-window │ quorum-loss │ rmq1, rmq2 │        rmq1 │                - │                  - │             - │
+└────────────────┴─────────────┴────────────┴─────────────┴──────────────────┴────────────────────┴───────────────┘
+confirm-window, quorum-loss: 20,250 ms without a majority: 200 publishes, 0 basic.ack, 0 basic.nack
+`
+	if b.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	if err := clusterTable(&b, &scenario.Result{Modes: []scenario.ModeResult{{Mode: scenario.ConfirmEach, Faults: []scenario.FaultRecord{{Action: scenario.Kill}}}}}); err != nil || b.Len() != 0 {
+		t.Fatalf("a single broker's run printed %q", b.String())
+	}
+}
+
+func TestClusterMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	if err := Markdown(&b, clusterResult()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"On the cluster: target leader of q (rmq1); rmq1 led the queue; rmq2 was elected (seen 1,727 ms after the fault).",
+		"On the cluster: target majority of q (rmq1, rmq2); rmq1 led the queue; while the majority was down (20,250 ms): 200 publishes, 0 basic.ack, 0 basic.nack.",
+		"| rmq1 |           1 |    10,012 |     10,011 |",
+		"| kill  |                 - |              - |                     - |           227 |               - |           1,727 |           18,143 |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+}
