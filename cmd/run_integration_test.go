@@ -14,6 +14,7 @@ import (
 
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
 
 	"github.com/rmqtorture/rmqtorture/broker"
 	"github.com/rmqtorture/rmqtorture/metrics"
@@ -90,6 +91,13 @@ func checkNoContainerLeft(t *testing.T, runID string) {
 	}
 	if len(list) != 0 {
 		t.Fatalf("run %s left %d containers behind", runID, len(list))
+	}
+	nets, err := cli.NetworkList(context.Background(), network.ListOptions{Filters: filters.NewArgs(filters.Arg("label", broker.LabelRun+"="+runID))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nets) != 0 {
+		t.Fatalf("run %s left %d networks behind", runID, len(nets))
 	}
 }
 

@@ -199,14 +199,15 @@ func nodeName(n int) string {
 }
 
 // clusterTimings fills a cluster fault's leader and replication timings
-// from the events after it (window: up to the next fault): the first
-// leader found on a node the step did not act on, and the first return to
-// full replication.
+// from the events after it (window: up to the next fault): when the step
+// acted on the queue's leader, the first leader seen after it (on the
+// survivors; after a quorum loss, whoever leads once a majority is back),
+// and the first return to full replication.
 func clusterTimings(rec *scenario.FaultRecord, r *scenario.Recovery, fault time.Time, window []metrics.Event) {
 	since := func(t time.Time) *float64 { v := metrics.Millis(t.Sub(fault)); return &v }
 	for _, e := range window {
 		switch {
-		case e.Kind == metrics.EvLeader && e.Node > 0 && rec.LeaderAfter == "" && rec.LeaderBefore != "" && !slices.Contains(rec.Nodes, scenario.NodeName(e.Node)) && slices.Contains(rec.Nodes, rec.LeaderBefore):
+		case e.Kind == metrics.EvLeader && e.Node > 0 && rec.LeaderAfter == "" && slices.Contains(rec.Nodes, rec.LeaderBefore):
 			r.LeaderElectedMS, rec.LeaderAfter = since(e.At), scenario.NodeName(e.Node)
 		case e.Kind == metrics.EvReplicated && r.ReplicatedMS == nil:
 			r.ReplicatedMS = since(e.At)
@@ -252,10 +253,16 @@ func quorumLossOutcomes(faults []scenario.FaultRecord, events []metrics.Event, d
 		out := &scenario.QuorumLossOutcome{DownMS: round1(to - from)}
 		for b := range d.Len() {
 			lo, hi := float64(b)*d.BucketMS, float64(b+1)*d.BucketMS
-			if lo >= from && hi <= to {
+			switch {
+			case lo <= from && from < hi && b < len(d.InFlight):
+				out.Unconfirmed = d.InFlight[b]
+			case lo >= from && hi <= to:
 				out.Published += d.Published[b]
 				out.Acked += d.Acked[b]
 				out.Nacked += d.Nacked[b]
+			case lo >= to && out.FirstAckAfterMS == nil && d.Acked[b] > 0:
+				v := round1(lo - to)
+				out.FirstAckAfterMS = &v
 			}
 		}
 		f.QuorumLoss = out

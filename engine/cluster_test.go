@@ -154,12 +154,21 @@ func TestQuorumLossOutcomeCountsWholeBucketsOnly(t *testing.T) {
 	// call 50), the start at 520 ms: buckets [200,300), [300,400),
 	// [400,500) lie wholly inside.
 	d := &metrics.SeriesData{BucketMS: 100,
-		Published: []int{9, 9, 1, 2, 3, 9, 9}, Acked: []int{9, 9, 0, 1, 0, 9, 9}, Nacked: []int{0, 0, 0, 0, 2, 0, 0}}
+		Published: []int{9, 9, 1, 2, 3, 9, 9}, Acked: []int{9, 9, 0, 1, 0, 9, 9}, Nacked: []int{0, 0, 0, 0, 2, 0, 0},
+		InFlight: []int{3, 40, 41, 42, 43, 20, 0}}
 	faults := []scenario.FaultRecord{{Action: scenario.QuorumLoss, AtMS: 100, CallMS: 50}, {Action: scenario.Kill, AtMS: 100}}
 	events := []metrics.Event{{Kind: metrics.EvBrokerStarted, AtMS: 120}, {Kind: metrics.EvBrokerStarted, AtMS: 520}}
 	quorumLossOutcomes(faults, events, d)
-	want := scenario.QuorumLossOutcome{DownMS: 370, Published: 6, Acked: 1, Nacked: 2}
-	if faults[0].QuorumLoss == nil || *faults[0].QuorumLoss != want || faults[1].QuorumLoss != nil {
+	// 40 awaited a confirm in the bucket the stop returned in; the first
+	// acks after the start at 520 ms are in the bucket from 600 ms.
+	after := 80.0
+	want := scenario.QuorumLossOutcome{DownMS: 370, Published: 6, Acked: 1, Nacked: 2, Unconfirmed: 40, FirstAckAfterMS: &after}
+	got := faults[0].QuorumLoss
+	if got == nil || got.FirstAckAfterMS == nil || *got.FirstAckAfterMS != after || faults[1].QuorumLoss != nil {
+		t.Fatalf("outcome %+v, want %+v", got, want)
+	}
+	got.FirstAckAfterMS, want.FirstAckAfterMS = nil, nil
+	if *got != want {
 		t.Fatalf("outcome %+v, want %+v", faults[0].QuorumLoss, want)
 	}
 	if falseAcks(faults) != 1 {

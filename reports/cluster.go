@@ -30,8 +30,7 @@ func clusterFaultLine(f scenario.FaultRecord) string {
 		parts = append(parts, led)
 	}
 	if q := f.QuorumLoss; q != nil {
-		parts = append(parts, fmt.Sprintf("while the majority was down (%s ms): %s publishes, %s basic.ack, %s basic.nack",
-			ms(q.DownMS), num(q.Published), num(q.Acked), num(q.Nacked)))
+		parts = append(parts, quorumLossText(q))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -84,8 +83,7 @@ func clusterTable(w io.Writer, r *scenario.Result) error {
 			}
 			rows = append(rows, row)
 			if q := f.QuorumLoss; q != nil {
-				lines = append(lines, fmt.Sprintf("%s, %s: %s ms without a majority: %s publishes, %s basic.ack, %s basic.nack",
-					label(m), f.Action, ms(q.DownMS), num(q.Published), num(q.Acked), num(q.Nacked)))
+				lines = append(lines, fmt.Sprintf("%s, %s: %s", label(m), f.Action, quorumLossText(q)))
 			}
 		}
 	}
@@ -99,4 +97,14 @@ func clusterTable(w io.Writer, r *scenario.Result) error {
 		fmt.Fprintln(w, l)
 	}
 	return nil
+}
+
+// quorumLossText says what the broker did while a majority was down.
+func quorumLossText(q *scenario.QuorumLossOutcome) string {
+	out := fmt.Sprintf("%s ms without a majority, %s publishes awaiting a confirm as it went: %s publishes, %s basic.ack, %s basic.nack meanwhile",
+		ms(q.DownMS), num(q.Unconfirmed), num(q.Published), num(q.Acked), num(q.Nacked))
+	if q.FirstAckAfterMS != nil {
+		out += fmt.Sprintf("; the first basic.ack came %s ms after the nodes were started", ms(*q.FirstAckAfterMS))
+	}
+	return out
 }

@@ -15,7 +15,7 @@ func clusterResult() *scenario.Result {
 			LeaderBefore: "rmq1", LeaderAfter: "rmq2", Recovery: &scenario.Recovery{FirstConfirmMS: f(226.7), LeaderElectedMS: f(1726.7), ReplicatedMS: f(18142.9)}}},
 			ByNode: []scenario.NodeCount{{Node: "rmq1", Connections: 1, Publishes: 10012, Acked: 10011}, {Node: "rmq2", Connections: 1, Publishes: 9989, Acked: 9989}}},
 		{Mode: scenario.ConfirmWindow, Faults: []scenario.FaultRecord{{Action: scenario.QuorumLoss, Target: "majority of q (rmq1, rmq2)", Nodes: []string{"rmq1", "rmq2"},
-			LeaderBefore: "rmq1", QuorumLoss: &scenario.QuorumLossOutcome{DownMS: 20250, Published: 200, Acked: 0, Nacked: 0}}}},
+			LeaderBefore: "rmq1", QuorumLoss: &scenario.QuorumLossOutcome{DownMS: 20250, Published: 3, Acked: 0, Nacked: 0, Unconfirmed: 200, FirstAckAfterMS: f(8750)}}}},
 		{Mode: scenario.FireAndForget},
 	}}
 }
@@ -31,7 +31,7 @@ func TestClusterTable(t *testing.T) {
 │ confirm-each   │        kill │       rmq1 │ rmq1 → rmq2 │              227 │              1,727 │        18,143 │
 │ confirm-window │ quorum-loss │ rmq1, rmq2 │        rmq1 │                - │                  - │             - │
 └────────────────┴─────────────┴────────────┴─────────────┴──────────────────┴────────────────────┴───────────────┘
-confirm-window, quorum-loss: 20,250 ms without a majority: 200 publishes, 0 basic.ack, 0 basic.nack
+confirm-window, quorum-loss: 20,250 ms without a majority, 200 publishes awaiting a confirm as it went: 3 publishes, 0 basic.ack, 0 basic.nack meanwhile; the first basic.ack came 8,750 ms after the nodes were started
 `
 	if b.String() != want {
 		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
@@ -49,7 +49,7 @@ func TestClusterMarkdown(t *testing.T) {
 	}
 	for _, want := range []string{
 		"On the cluster: target leader of q (rmq1); rmq1 led the queue; rmq2 was elected (seen 1,727 ms after the fault).",
-		"On the cluster: target majority of q (rmq1, rmq2); rmq1 led the queue; while the majority was down (20,250 ms): 200 publishes, 0 basic.ack, 0 basic.nack.",
+		"On the cluster: target majority of q (rmq1, rmq2); rmq1 led the queue; 20,250 ms without a majority, 200 publishes awaiting a confirm as it went: 3 publishes, 0 basic.ack, 0 basic.nack meanwhile; the first basic.ack came 8,750 ms after the nodes were started.",
 		"| rmq1 |           1 |    10,012 |     10,011 |",
 		"| kill  |                 - |              - |                     - |           227 |               - |           1,727 |           18,143 |",
 	} {

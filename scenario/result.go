@@ -276,6 +276,12 @@ type QuorumLossOutcome struct {
 	Published int     `json:"published"` // publish calls made in it (republishes included)
 	Acked     int     `json:"acked"`     // basic.acks received in it: must be 0
 	Nacked    int     `json:"nacked"`    // basic.nacks received in it
+	// Unconfirmed is how many publishes awaited a confirm when the
+	// majority went down (the series' in-flight gauge then).
+	Unconfirmed int `json:"unconfirmed"`
+	// FirstAckAfterMS is when the first basic.ack came after the nodes were
+	// started again, in ms (the start of its series bucket; null: none).
+	FirstAckAfterMS *float64 `json:"first_ack_after_ms"`
 }
 
 // ByteRange is the smallest and largest of some sizes, in bytes.
