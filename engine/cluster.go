@@ -142,7 +142,7 @@ func (v *clusterView) run(ctx context.Context) {
 			}
 			continue
 		}
-		pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		pctx, cancel := context.WithTimeout(ctx, pollTimeout)
 		m, err := v.port.Members(pctx, v.queue)
 		cancel()
 		if err != nil {
@@ -154,6 +154,11 @@ func (v *clusterView) run(ctx context.Context) {
 		_ = Sleep(ctx, pollGap)
 	}
 }
+
+// pollTimeout bounds one poll: a quorum_status call takes 1–2 s, but about
+// 7 s while a member is unreachable and not yet declared down (measured
+// on RabbitMQ 4.0.5, 3 nodes), and the CLI may have to try a second node.
+const pollTimeout = 30 * time.Second
 
 // pollGap separates polls: a real poll (an exec of rabbitmq-queues) takes
 // 1–2 s by itself.
