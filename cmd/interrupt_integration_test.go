@@ -29,6 +29,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 
 	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/reports"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -46,6 +47,11 @@ scenarios:
     expect:
       modes:
         confirm-window: {sent: 3000, confirmed: 3000, lost: 0, in_doubt: 0, min_went_in_doubt: 1}
+  - name: cluster
+    broker: {nodes: 3}
+    queue: {settle_before_burst: 2s}
+    load: {messages: 3000, modes: [confirm-window], window: 100, rate: 300}
+    faults: [{action: partition, published_percent: 20, down: 30s}]
   - name: whole
     load: {messages: 3000, modes: [confirm-window], window: 100, rate: 1000}
     expect:
@@ -269,6 +275,18 @@ var interruptCases = []interruptCase{
 			cutShort(t, r)
 			if f := r.Modes[0].Faults; len(f) != 1 || f[0].Recovery == nil || f[0].Recovery.AMQPAcceptingMS == nil {
 				t.Errorf("fault %+v: not recovered", f)
+			}
+		}},
+	{name: "SIGINT with a cluster partitioned", scenario: "cluster", drive: after("fault applied", 0, os.Interrupt),
+		check: func(t *testing.T, r *scenario.Result) {
+			// The partition under way was healed before the drain, and
+			// every node and network is gone (noLeftovers).
+			m := r.Modes[0]
+			if r.Nodes != 3 || len(m.Faults) != 1 || m.Faults[0].Error != "" || m.Faults[0].Sides == "" || !hasEvent(m, metrics.EvFaultCleared, "partition healed") {
+				t.Errorf("nodes %d, faults %+v: not healed", r.Nodes, m.Faults)
+			}
+			if m.Verdict.Status != scenario.Inconclusive || m.Lost != 0 || m.Sent >= 3000 || m.ClassSum() != m.Sent {
+				t.Errorf("verdict %s, lost %d, sent %d, classes %d", m.Verdict.Status, m.Lost, m.Sent, m.ClassSum())
 			}
 		}},
 	{name: "SIGINT while draining", scenario: "whole", drive: after("draining", 0, os.Interrupt),

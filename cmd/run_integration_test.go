@@ -12,11 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/network"
-
-	"github.com/rmqtorture/rmqtorture/broker"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/reports"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -79,26 +74,7 @@ func readResult(t *testing.T, stdout string) *scenario.Result {
 // checkNoContainerLeft asserts the run removed the container it created.
 func checkNoContainerLeft(t *testing.T, runID string) {
 	t.Helper()
-	cli, err := broker.Docker(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
-	list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", broker.LabelRun+"="+runID))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(list) != 0 {
-		t.Fatalf("run %s left %d containers behind", runID, len(list))
-	}
-	nets, err := cli.NetworkList(context.Background(), network.ListOptions{Filters: filters.NewArgs(filters.Arg("label", broker.LabelRun+"="+runID))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(nets) != 0 {
-		t.Fatalf("run %s left %d networks behind", runID, len(nets))
-	}
+	noLeftovers(t, runID) // containers and networks
 }
 
 // TestKillMidBurstAllModes runs the shipped kill-mid-burst scenario (smaller

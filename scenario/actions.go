@@ -159,7 +159,7 @@ var (
 		PurgeQueue:               {Leaves: "up", Repeatable: true, RemovesMessages: true},
 		DiskAlarm:                {Params: downOnly, Recovers: true, Leaves: "alarmed", Repeatable: true},
 		Partition:                {Params: []Param{ParamShape, ParamDown}, Recovers: true, Leaves: "partitioned", Repeatable: true, ClusterOnly: true, DefaultTarget: TargetLeader},
-		RollingRestart:           {Params: []Param{ParamGrace}, Leaves: "up", Repeatable: true, ClusterOnly: true, DefaultTarget: TargetAll},
+		RollingRestart:           {Params: []Param{ParamGrace}, Leaves: "up", FromTrigger: true, Repeatable: true, ClusterOnly: true, DefaultTarget: TargetAll},
 		QuorumLoss:               {Params: graceDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, ClusterOnly: true, DefaultTarget: TargetMajority},
 	}
 )
