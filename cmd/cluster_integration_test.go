@@ -8,7 +8,9 @@ package cmd
 // or network of the run is left.
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
@@ -113,5 +115,128 @@ func TestQuorumLoss(t *testing.T) {
 		if f.LeaderAfter == "" || f.Recovery.ReplicatedMS == nil {
 			t.Fatalf("%s: no leader or replication seen after the majority came back: %+v %+v", m.Mode, f, f.Recovery)
 		}
+	}
+}
+
+// The leader is cut off from the other two nodes while the publisher stays
+// connected to it (its client port still works): the majority elects a new
+// leader, the isolated node confirms nothing, the publisher's confirms time
+// out and what it sent goes in doubt and is published again. Nothing
+// confirmed is lost.
+func TestLeaderIsolated(t *testing.T) {
+	r := runScenario(t, "leader-isolated")
+	checkCluster(t, r, 3)
+	for _, m := range r.Modes {
+		f := m.Faults[0]
+		if !slices.Equal(f.Nodes, []string{f.LeaderBefore}) || f.Sides == "" || !hasEvent(m, metrics.EvFaultCleared, "partition healed") {
+			t.Fatalf("%s: fault %+v: want the leader isolated and the partition healed", m.Mode, f)
+		}
+		if f.LeaderAfter == "" || f.LeaderAfter == f.LeaderBefore || f.Recovery.LeaderElectedMS == nil || f.Recovery.ReplicatedMS == nil {
+			t.Fatalf("%s: leader after %q, recovery %+v: want a new leader on the majority side", m.Mode, f.LeaderAfter, f.Recovery)
+		}
+		// The confirm timeout (20 s) ends the wait on the isolated node.
+		if m.WentInDoubt < 1 || m.WentInDoubt > 2*max(m.Window, 1)+1 || m.Republished < m.WentInDoubt || m.Duplicates != m.DuplicatesFromRepublish {
+			t.Fatalf("%s: went in doubt %d, republished %d, duplicates %d (%d from republish)", m.Mode, m.WentInDoubt, m.Republished, m.Duplicates, m.DuplicatesFromRepublish)
+		}
+	}
+}
+
+// Each node is restarted in turn; the publisher fails over as its node
+// goes, and the leader moves at least once. Nothing confirmed is lost and
+// every in-doubt id is published again.
+func TestRollingRestart(t *testing.T) {
+	r := runScenario(t, "rolling-restart")
+	checkCluster(t, r, 3)
+	m := r.Modes[0]
+	f := m.Faults[0]
+	if !slices.Equal(f.Nodes, []string{"rmq1", "rmq2", "rmq3"}) || f.Error != "" {
+		t.Fatalf("fault %+v", f)
+	}
+	var restarted, replicated []string
+	for _, e := range m.Events {
+		switch e.Kind {
+		case metrics.EvBrokerReady:
+			restarted = append(restarted, e.Detail)
+		case metrics.EvReplicated:
+			replicated = append(replicated, e.Detail)
+		}
+	}
+	if want := []string{"rmq1 accepts AMQP logins", "rmq2 accepts AMQP logins", "rmq3 accepts AMQP logins"}; !slices.Equal(restarted, want) || len(replicated) < 3 {
+		t.Fatalf("nodes back %q, replicated %d times; want %q, and replicated after each", restarted, len(replicated), want)
+	}
+	if f.LeaderAfter == "" || m.Reconnects < 1 || m.Republished < m.WentInDoubt || m.InDoubt != 0 {
+		t.Fatalf("leader after %q, reconnects %d, went in doubt %d, republished %d, in doubt %d", f.LeaderAfter, m.Reconnects, m.WentInDoubt, m.Republished, m.InDoubt)
+	}
+}
+
+// rabbitmq-server PR #4888: with the companion queue's node down, the
+// surviving queue takes each message yet the publisher gets basic.nack;
+// republishing the nacked ids duplicates every one of them there.
+func TestFanoutNodeLoss(t *testing.T) {
+	r := runScenario(t, "fanout-node-loss")
+	checkClusterSize(t, r, 3)
+	for _, m := range r.Modes {
+		if m.WentNacked < 1 || m.Delivered != m.Sent || m.Republished < m.WentNacked || m.Duplicates != m.Republished || m.DuplicatesFromRepublish != m.Republished {
+			t.Fatalf("%s: went nacked %d, delivered %d of %d, republished %d, duplicates %d (%d from republish)",
+				m.Mode, m.WentNacked, m.Delivered, m.Sent, m.Republished, m.Duplicates, m.DuplicatesFromRepublish)
+		}
+		if len(m.ByNode) != 1 || m.ByNode[0].Node != "rmq2" || m.Reconnects != 0 || m.Faults[0].Target != "node rmq1" {
+			t.Fatalf("%s: by node %+v, reconnects %d, fault on %q", m.Mode, m.ByNode, m.Reconnects, m.Faults[0].Target)
+		}
+	}
+}
+
+// rabbitmq-server#12366: the queue deleted (queue.delete-ok with every
+// message) and declared again while rmq3 is stopped. Measured on RabbitMQ
+// 4.0.5: when rmq3 returns, its member of the old queue leads the new one
+// and the drain delivers every deleted order. rmqtorture must call them
+// unexpected (resurrected) and fail the run with the name, never
+// count them as delivered.
+func TestQuorumReplicaRedeclare(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs Docker and the broker image")
+	}
+	code, stdout, stderr := runCLI(t, "run", "quorum-replica-redeclare", "-f", "../scenarios.yaml", "--out", t.TempDir())
+	t.Log("\n" + stdout)
+	r := readResult(t, stdout)
+	checkNoContainerLeft(t, r.RunID)
+	checkClusterSize(t, r, 3)
+	m := r.Modes[0]
+	if len(m.Faults) != 3 || m.Faults[0].Target != "node rmq3" || m.Faults[1].RemovedMessages == nil || *m.Faults[1].RemovedMessages != m.Sent || m.Faults[2].Action != scenario.Start {
+		t.Fatalf("faults %+v: want rmq3 stopped, the queue deleted with all %d orders, rmq3 started", m.Faults, m.Sent)
+	}
+	switch {
+	case m.Resurrected == m.Sent && code == ExitFail && m.Verdict.Status == scenario.Fail &&
+		slices.Contains(m.Verdict.Reasons, fmt.Sprintf("unexpected: %d messages deleted with the queue by delete-queue were delivered after it was declared again (rabbitmq-server#12366)", m.Sent)):
+		// The broker brought the deleted queue's messages back.
+	case m.Resurrected == 0 && m.Delivered == 0 && code == ExitPass && m.RemovedByScenario == m.Sent:
+		// A broker that keeps the delete.
+	default:
+		t.Fatalf("exit %d, resurrected %d, delivered %d, removed by the scenario %d of %d, verdict %+v\n%s",
+			code, m.Resurrected, m.Delivered, m.RemovedByScenario, m.Sent, m.Verdict, stderr)
+	}
+}
+
+// A 5-node cluster split in halves with the leader on the smaller side:
+// the three elect a new leader; nothing confirmed is lost.
+func TestPartitionHalves(t *testing.T) {
+	r := runScenario(t, "partition-halves")
+	checkCluster(t, r, 5)
+	m := r.Modes[0]
+	f := m.Faults[0]
+	if len(f.Nodes) != 1 || f.Nodes[0] != f.LeaderBefore || !strings.Contains(f.Sides, " | ") || f.LeaderAfter == "" || f.LeaderAfter == f.LeaderBefore {
+		t.Fatalf("fault %+v: want the leader's side cut off and a new leader elected", f)
+	}
+	if m.Republished < m.WentInDoubt || m.InDoubt != 0 {
+		t.Fatalf("went in doubt %d, republished %d, in doubt %d", m.WentInDoubt, m.Republished, m.InDoubt)
+	}
+}
+
+// checkClusterSize checks the node containers of a run without a quorum
+// queue to follow.
+func checkClusterSize(t *testing.T, r *scenario.Result, nodes int) {
+	t.Helper()
+	if r.Nodes != nodes || len(r.NodeContainers) != nodes {
+		t.Fatalf("nodes %d, containers %v; want %d", r.Nodes, r.NodeContainers, nodes)
 	}
 }

@@ -69,16 +69,18 @@ func (v *clusterView) settle(ctx context.Context, timeout time.Duration) error {
 		m, err := v.port.Members(ctx, v.queue)
 		if err == nil {
 			v.observe(time.Now(), m)
-			if scenario.Replicated(v.size(), m) {
+			if scenario.Replicated(m) {
 				return nil
 			}
+			last = m
+		} else if ctx.Err() == nil {
+			lastErr = err
 		}
-		last, lastErr = m, err
 		if Sleep(ctx, 250*time.Millisecond) != nil {
-			if lastErr != nil {
+			if last == nil && lastErr != nil {
 				return fmt.Errorf("quorum queue %s: members not read within %s: %w", v.queue, timeout, lastErr)
 			}
-			return fmt.Errorf("quorum queue %s not replicated on all %d nodes within %s (members: %s)", v.queue, v.size(), timeout, scenario.MemberStates(last))
+			return fmt.Errorf("quorum queue %s not fully replicated within %s (members: %s)", v.queue, timeout, scenario.MemberStates(last))
 		}
 	}
 }
@@ -169,7 +171,7 @@ const pollGap = 100 * time.Millisecond
 func (v *clusterView) observe(at time.Time, m map[int]string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	leader, replicated := leaderOf(m), scenario.Replicated(v.size(), m)
+	leader, replicated := leaderOf(m), scenario.Replicated(m)
 	states := scenario.MemberStates(m)
 	if leader != v.leader && v.tl != nil {
 		detail := fmt.Sprintf("%s leads %s (%s)", nodeName(leader), v.queue, states)

@@ -51,8 +51,30 @@ func (p *parser) validateCluster(sp string, s *Scenario) {
 	p.validateNodes(sp, s)
 	p.validateConnect(sp, s)
 	p.validateQueueNodes(sp, s)
+	p.validateGroupSize(sp, s)
 	for j := range s.Faults {
 		p.validateTarget(fmt.Sprintf("%s.faults[%d]", sp, j), s, s.Faults[j])
+	}
+}
+
+// validateGroupSize checks x-quorum-initial-group-size, the number of
+// members a quorum queue is declared with
+// (https://www.rabbitmq.com/docs/quorum-queues#replication-factor): a
+// quorum queue argument, at most the cluster's nodes.
+func (p *parser) validateGroupSize(sp string, s *Scenario) {
+	const k = "x-quorum-initial-group-size"
+	v, ok := s.Queue.Arguments[k]
+	if !ok {
+		return
+	}
+	ap := sp + ".queue.arguments." + k
+	n, isInt := v.(int)
+	switch {
+	case s.Queue.Type != Quorum:
+		p.fail(ap, "sets a quorum queue's member count, and queue.type is %s", s.Queue.Type)
+	case !isInt:
+	case n < 1 || n > max(s.Broker.Nodes, 1):
+		p.fail(ap, "must be within 1–%d (broker.nodes), got %d: a quorum queue has at most one member per node", max(s.Broker.Nodes, 1), n)
 	}
 }
 

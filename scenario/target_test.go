@@ -29,6 +29,9 @@ func TestTargetResolve(t *testing.T) {
 		{Target{Kind: TargetMajority, Queue: "q"}, 5, five, []int{1, 2, 3}},
 		{Target{Kind: TargetMinority, Queue: "q", Count: 1}, 5, five, []int{1}},
 		{Target{Kind: TargetMajority, Queue: "q", Count: 5}, 5, five, []int{1, 2, 3, 4, 5}},
+		// A queue with 3 members on 5 nodes: a majority of its members is 2.
+		{Target{Kind: TargetMajority, Queue: "q"}, 5, map[int]string{2: "follower", 4: "leader", 5: "follower"}, []int{2, 4}},
+		{Target{Kind: TargetMinority, Queue: "q"}, 5, map[int]string{2: "follower", 4: "leader", 5: "follower"}, []int{2}},
 	} {
 		got, err := c.t.Resolve(c.size, c.members, pick)
 		if err != nil || !slices.Equal(got.Nodes, c.want) {
@@ -56,12 +59,35 @@ func TestTargetResolve(t *testing.T) {
 func TestReplicated(t *testing.T) {
 	for members, want := range map[*map[int]string]bool{
 		{1: "leader", 2: "follower", 3: "follower"}:   true,
-		{1: "leader", 2: "follower"}:                  false, // rmq3 holds no member
+		{1: "leader", 2: "follower"}:                  true, // a queue with two members
 		{1: "leader", 2: "follower", 3: "timeout"}:    false,
 		{1: "follower", 2: "follower", 3: "follower"}: false,
 	} {
-		if got := Replicated(3, *members); got != want {
+		if got := Replicated(*members); got != want {
 			t.Errorf("Replicated(%v) = %v, want %v", *members, got, want)
 		}
+	}
+}
+
+func TestGroupSizeValidated(t *testing.T) {
+	_, err := Parse("s.yaml", []byte(`version: 1
+scenarios:
+  - name: a
+    broker: {nodes: 3}
+    queue: {arguments: {x-quorum-initial-group-size: 5}}
+    load: {messages: 10}
+  - name: b
+    broker: {nodes: 3}
+    queue: {type: classic, arguments: {x-quorum-initial-group-size: 3}}
+    load: {messages: 10}
+  - name: c
+    broker: {nodes: 5}
+    queue: {arguments: {x-quorum-initial-group-size: 5}}
+    load: {messages: 10}
+`))
+	want := "s.yaml:5:54: scenarios[0].queue.arguments.x-quorum-initial-group-size: must be within 1–3 (broker.nodes), got 5: a quorum queue has at most one member per node\n" +
+		"s.yaml:9:69: scenarios[1].queue.arguments.x-quorum-initial-group-size: sets a quorum queue's member count, and queue.type is classic"
+	if err == nil || err.Error() != want {
+		t.Fatalf("got\n%v\nwant\n%s", err, want)
 	}
 }
