@@ -106,7 +106,7 @@ func TestQuorumLoss(t *testing.T) {
 		if len(f.Nodes) != 2 || !slices.Contains(f.Nodes, f.LeaderBefore) || q == nil {
 			t.Fatalf("%s: fault %+v: want the leader and a follower stopped", m.Mode, f)
 		}
-		if q.Acked != 0 || q.Nacked != 0 || q.Unconfirmed < 1 || q.Unconfirmed > max(m.Window, 1) || q.FirstAckAfterMS == nil || q.DownMS < 18000 {
+		if q.Acked != 0 || q.Nacked != 0 || q.Unconfirmed < 1 || q.Unconfirmed > max(m.Window, 1) || q.FirstAckAfterMS == nil || q.DownMS < 13000 {
 			t.Fatalf("%s: quorum loss %+v", m.Mode, *q)
 		}
 		if len(m.ByNode) != 1 || m.ByNode[0].Node != "rmq3" || m.ByNode[0].Connections != 1 || m.Reconnects != 0 || m.WentInDoubt != 0 || m.Duplicates != 0 {

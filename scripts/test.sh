@@ -10,6 +10,8 @@
 #
 # Usage: scripts/test.sh [-short]    (-short: only what needs no Docker)
 # Env:   RMQT_TEST_SHARDS  number of cmd shards (default 2)
+#        RMQT_TEST_VERBOSE set: go test -v in the cmd shards (each test's
+#                          time, for scripts/test-weights.txt)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
@@ -24,15 +26,37 @@ shards=${RMQT_TEST_SHARDS:-2}
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 
-# Every top-level test of cmd, dealt round-robin to the shards.
+# Every top-level test of cmd, dealt to the shards longest first, each to
+# the shard with the least work so far, by the seconds measured for it in
+# scripts/test-weights.txt (a test not listed counts 20 s): the suite ends
+# when its longest shard does.
 mapfile -t tests < <(go test -list '.*' ./cmd | grep -E '^(Test|Fuzz|Example)')
+declare -A weight
+while read -r name secs; do
+  [[ -n "$name" && "$name" != \#* ]] && weight[$name]=$secs
+done < scripts/test-weights.txt
+mapfile -t tests < <(for t in "${tests[@]}"; do echo "${weight[$t]:-20} $t"; done | sort -k1,1nr -k2 | awk '{print $2}')
+declare -a load shardof
+for ((i = 0; i < shards; i++)); do load[i]=0; done
+for t in "${tests[@]}"; do
+  best=0
+  for ((i = 1; i < shards; i++)); do (( load[i] < load[best] )) && best=$i; done
+  shardof+=("$best:$t")
+  load[best]=$(( load[best] + ${weight[$t]:-20} ))
+done
+if [ -n "${RMQT_TEST_DEAL_ONLY:-}" ]; then  # print the dealing and stop
+  for ((i = 0; i < shards; i++)); do echo "cmd-$i ${load[i]} s"; done
+  printf '%s\n' "${shardof[@]}"
+  exit 0
+fi
 pids=()
 for ((i = 0; i < shards; i++)); do
   names=()
-  for ((k = i; k < ${#tests[@]}; k += shards)); do names+=("${tests[k]}"); done
+  for e in "${shardof[@]}"; do [ "${e%%:*}" = "$i" ] && names+=("${e#*:}"); done
   [ ${#names[@]} -gt 0 ] || continue
+  echo "== cmd-$i: ${#names[@]} tests, about ${load[i]} s by scripts/test-weights.txt"
   run=$(IFS='|'; echo "^(${names[*]})\$")
-  go test -race -count=1 -timeout 60m -run "$run" ./cmd >"$logs/cmd-$i.log" 2>&1 &
+  go test -race -count=1 ${RMQT_TEST_VERBOSE:+-v} -timeout 60m -run "$run" ./cmd >"$logs/cmd-$i.log" 2>&1 &
   pids+=("$!:cmd-$i")
 done
 
