@@ -31,15 +31,8 @@ const clusterQueue = "rmqt.it.cluster"
 // and removes it (containers and networks) when the test ends.
 func startCluster(t *testing.T, conf map[string]string) (*client.Client, *Cluster, string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs Docker and the broker image")
-	}
 	ctx := context.Background()
-	cli, err := Docker(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	cli := testDocker(t)
 	runID := "testcluster-" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
 	start := time.Now()
 	c, err := CreateCluster(ctx, cli, quiet, ClusterOptions{Image: testImage(), RunID: runID, Nodes: 3, Config: conf})
@@ -470,15 +463,8 @@ func TestAttachedClusterNotFormedNamesTheMissingNode(t *testing.T) {
 // A second Ctrl-C (RemoveCreated) removes the networks this process
 // created too.
 func TestRemoveCreatedRemovesNetworks(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: needs Docker")
-	}
 	ctx := context.Background()
-	cli, err := Docker(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := testDocker(t)
 	runID := "testnets-" + strings.ReplaceAll(time.Now().Format("150405.000"), ".", "")
 	c := &Cluster{cli: cli, log: quiet, runID: runID, owned: true}
 	t.Cleanup(func() { _ = c.Remove(context.Background()) })

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/client"
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
@@ -229,4 +230,19 @@ func TestBounded(t *testing.T) {
 	if err := bounded(cctx, time.Hour, func() { close(abort) }, stuck(abort)); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
+}
+
+// testDocker skips an integration test under -short and returns a Docker
+// client, closed when the test ends.
+func testDocker(t *testing.T) *client.Client {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs Docker and the broker image")
+	}
+	cli, err := Docker(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cli.Close() })
+	return cli
 }

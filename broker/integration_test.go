@@ -37,15 +37,8 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // it when the test ends.
 func startBroker(t *testing.T) (*client.Client, *Container) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs Docker and the broker image")
-	}
 	ctx := context.Background()
-	cli, err := Docker(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
+	cli := testDocker(t)
 	runID := "test" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
 	runID = runID[:min(len(runID), 40)] + "-" + time.Now().Format("150405.000")
 	runID = strings.ReplaceAll(runID, ".", "")

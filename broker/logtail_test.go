@@ -16,15 +16,8 @@ import (
 // stdout) without the colour codes and carriage returns a console log
 // carries, and without a URL's password.
 func TestNotReadyErrorHasNoTerminalCodes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("integration test: needs Docker and the broker image")
-	}
 	ctx := context.Background()
-	cli, err := Docker(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cli.Close()
+	cli := testDocker(t)
 	script := `printf '\033[38;5;160m[error] boot failed\033[0m\r\n\033]0;title\007connecting to amqp://admin:s3cr3tpass@peer:5672\n'; sleep 60`
 	created, err := cli.ContainerCreate(ctx, &container.Config{Image: testImage(), Entrypoint: []string{"sh", "-c", script}, Labels: Labels("logtail-test", false)}, nil, nil, nil, "")
 	if err != nil {

@@ -1,8 +1,6 @@
 package scenario
 
 import (
-	"errors"
-	"strings"
 	"testing"
 	"time"
 )
@@ -121,21 +119,7 @@ func TestParseClusterErrors(t *testing.T) {
 			cluster + "    load: {messages: 100}\n    faults: [{action: start, after: 1s}]\n",
 			[]string{"s.yaml:6:23: scenarios[0].faults[0].action: start needs nodes left stopped by an earlier step with manual_recovery, but every node is up here"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f, err := Parse("s.yaml", []byte(tt.yaml))
-			if err == nil {
-				t.Fatalf("accepted: %+v", f)
-			}
-			var errs Errors
-			if !errors.As(err, &errs) {
-				t.Fatalf("error %T %v is not Errors", err, err)
-			}
-			if got := strings.Split(err.Error(), "\n"); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-				t.Errorf("errors\n got: %q\nwant: %q", got, tt.want)
-			}
-		})
-	}
+	expectParseErrors(t, tests)
 }
 
 // A cluster scenario using every cluster setting is accepted, with the

@@ -1,8 +1,6 @@
 package scenario
 
 import (
-	"errors"
-	"strings"
 	"testing"
 )
 
@@ -42,21 +40,7 @@ func TestParseFieldCaseErrors(t *testing.T) {
 				"s.yaml:20:18: scenarios[2].faults[1].action: delete-queue needs a running broker, but it is stopped here (recover it with start first)",
 			}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f, err := Parse("s.yaml", []byte(tt.yaml))
-			if err == nil {
-				t.Fatalf("accepted: %+v", f)
-			}
-			var errs Errors
-			if !errors.As(err, &errs) {
-				t.Fatalf("error %T %v is not Errors", err, err)
-			}
-			if got := strings.Split(err.Error(), "\n"); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-				t.Errorf("errors\n got: %q\nwant: %q", got, tt.want)
-			}
-		})
-	}
+	expectParseErrors(t, tests)
 }
 
 // The two field cases as the draft scenarios write them are accepted: a

@@ -295,21 +295,7 @@ func TestParseErrors(t *testing.T) {
 				"s.yaml:5:21: scenarios[0].broker.image: must be at most 512 characters, got 513",
 			}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f, err := Parse("s.yaml", []byte(tt.yaml))
-			if err == nil {
-				t.Fatalf("accepted: %+v", f)
-			}
-			var errs Errors
-			if !errors.As(err, &errs) {
-				t.Fatalf("error %T %v is not Errors", err, err)
-			}
-			if got := strings.Split(err.Error(), "\n"); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-				t.Errorf("errors\n got: %q\nwant: %q", got, tt.want)
-			}
-		})
-	}
+	expectParseErrors(t, tests)
 }
 
 func TestParseDefaults(t *testing.T) {
@@ -490,5 +476,29 @@ func TestByteOrderMarkIgnored(t *testing.T) {
 	_, err = Parse("s.yaml", []byte("\xef\xbb\xbf"+head+"    load: {messages: 10, window: 0}\n"))
 	if want := "s.yaml:4:34: scenarios[0].load.window: must be within 1–65535, got 0"; err == nil || err.Error() != want {
 		t.Fatalf("got %v\nwant %s", err, want)
+	}
+}
+
+// expectParseErrors parses each case's YAML and checks it is refused with
+// exactly the want lines, in order (an Errors).
+func expectParseErrors(t *testing.T, tests []struct {
+	name, yaml string
+	want       []string
+}) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, err := Parse("s.yaml", []byte(tt.yaml))
+			if err == nil {
+				t.Fatalf("accepted: %+v", f)
+			}
+			var errs Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("error %T %v is not Errors", err, err)
+			}
+			if got := strings.Split(err.Error(), "\n"); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("errors\n got: %q\nwant: %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -1,8 +1,6 @@
 package scenario
 
 import (
-	"errors"
-	"strings"
 	"testing"
 	"time"
 )
@@ -67,21 +65,7 @@ func TestParseNewFaultErrors(t *testing.T) {
 				"s.yaml:13:79: scenarios[2].faults[1].action: start needs a broker left stopped by an earlier step with manual_recovery, but it is up here",
 			}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f, err := Parse("s.yaml", []byte(tt.yaml))
-			if err == nil {
-				t.Fatalf("accepted: %+v", f)
-			}
-			var errs Errors
-			if !errors.As(err, &errs) {
-				t.Fatalf("error %T %v is not Errors", err, err)
-			}
-			if got := strings.Split(err.Error(), "\n"); strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
-				t.Errorf("errors\n got: %q\nwant: %q", got, tt.want)
-			}
-		})
-	}
+	expectParseErrors(t, tests)
 }
 
 // The new actions and triggers are accepted where they make sense, with
