@@ -115,6 +115,7 @@ type Cluster struct {
 	state  []nodeState // index i: node i+1
 	cut    []link      // the links the current partition cut
 	sides  string      // and how its sides read
+	side   []int       // the nodes the partition's target named (first to restart, see rejoin)
 	netIDs []string    // networks created, for Remove
 }
 
@@ -436,6 +437,10 @@ func (c *Cluster) ServerVersion() string {
 type clusterStatus struct {
 	RunningNodes []string `json:"running_nodes"`
 	DiskNodes    []string `json:"disk_nodes"`
+	// Partitions maps a node to the nodes it saw partitioned from it
+	// (https://www.rabbitmq.com/docs/partitions#detecting); empty when
+	// the cluster is whole.
+	Partitions map[string][]string `json:"partitions"`
 }
 
 // WaitFormed polls (about every second) `rabbitmqctl cluster_status

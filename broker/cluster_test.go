@@ -192,7 +192,7 @@ func TestAttachedClusterRefusesPartition(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("%v, want %q", err, want)
 	}
-	if err := c.Heal(context.Background()); err != nil {
+	if _, err := c.Heal(context.Background()); err != nil {
 		t.Errorf("heal of an attached cluster: %v", err)
 	}
 }

@@ -63,7 +63,7 @@ func (c *fakeCluster) Members(context.Context, string) (map[int]string, error) {
 func (c *fakeCluster) Partition(context.Context, scenario.Target, scenario.PartitionShape) (string, error) {
 	return "", nil
 }
-func (c *fakeCluster) Heal(context.Context) error { return nil }
+func (c *fakeCluster) Heal(context.Context) (string, error) { return "", nil }
 
 func (c *fakeCluster) mark(t scenario.Target, down bool) {
 	c.cmu.Lock()

@@ -146,7 +146,11 @@ var (
 			if in.ports.Cluster == nil {
 				return "", errNoPort
 			}
-			return "partition healed: every inter-node link restored", in.ports.Cluster.Heal(ctx)
+			more, err := in.ports.Cluster.Heal(ctx)
+			if more != "" {
+				more = "; " + more
+			}
+			return "partition healed: every inter-node link restored" + more, err
 		},
 		scenario.MemoryAlarm: func(in *injector, ctx context.Context) (string, error) {
 			return "memory alarm cleared (watermark restored)", withPort(in.ports.Operator, func() error { return in.ports.Operator.MemoryAlarm(ctx, in.target, false) })

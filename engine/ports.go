@@ -91,8 +91,11 @@ type Cluster interface {
 	// rest; halves: the target's side is the smaller one), keeping every
 	// node's client port, and describes the sides ("rmq1 | rmq2, rmq3").
 	Partition(ctx context.Context, target scenario.Target, shape scenario.PartitionShape) (sides string, err error)
-	// Heal restores every link Partition cut.
-	Heal(ctx context.Context) error
+	// Heal restores every link Partition cut and makes the cluster whole
+	// again; the detail says what more than reconnecting it took (e.g. a
+	// node restarted: RabbitMQ's default partition handling does not merge
+	// the sides by itself), "" when nothing did.
+	Heal(ctx context.Context) (detail string, err error)
 }
 
 // Ports are the fault ports a Runner drives. A nil port fails the steps that
