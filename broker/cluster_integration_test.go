@@ -99,7 +99,7 @@ func until(t *testing.T, within time.Duration, what string, cond func() (bool, s
 }
 
 // settled reports whether the queue has its 3 members again: one leader,
-// the others followers, follower among them.
+// the others followers, follower among them (0: any).
 func settled(c *Cluster, follower int) func() (bool, string) {
 	return func() (bool, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
