@@ -93,7 +93,7 @@ var (
 			return "memory alarm raised (vm_memory_high_watermark set below use)", withPort(in.ports.Operator, func() error { return in.ports.Operator.MemoryAlarm(ctx, in.target, true) })
 		},
 		scenario.CloseConnections: func(in *injector, ctx context.Context, _ *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
-			return "broker closed every client connection (rabbitmqctl close_all_connections)", withPort(in.ports.Operator, func() error { return in.ports.Operator.CloseConnections(ctx, in.target) })
+			return "broker closed every client connection (rabbitmqctl close_all_connections --global)", withPort(in.ports.Operator, func() error { return in.ports.Operator.CloseConnections(ctx, in.target) })
 		},
 		scenario.PublishToMissingExchange: func(in *injector, _ context.Context, _ *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
 			in.misrouteOnce.Do(func() { close(in.misroute) })

@@ -21,8 +21,9 @@ const (
 	// which blocks every publishing connection (connection.blocked), and
 	// restores the previous watermark after Down.
 	MemoryAlarm Action = "memory-alarm"
-	// CloseConnections makes the broker close every client connection
-	// (rabbitmqctl close_all_connections), as an operator would.
+	// CloseConnections makes the target node close every client connection
+	// it holds (rabbitmqctl close_all_connections --global), as an operator
+	// would; on a cluster, the other nodes' connections stay open.
 	CloseConnections Action = "close-connections"
 	// PublishToMissingExchange makes the publisher send its next message to an
 	// exchange that does not exist: the broker closes the channel with 404
