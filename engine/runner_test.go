@@ -86,8 +86,12 @@ func TestBrokerNotBackIsInconclusiveAndStopsLaterModes(t *testing.T) {
 func TestBrokerNotBackLeavesAckedUnverifiedNotLost(t *testing.T) {
 	b := &fakeBroker{readyErr: errors.New("not ready in 1m")}
 	res, _ := newRunner(b, &fakeTraffic{}).RunMode(context.Background(), testScenario(100, 10), scenario.ConfirmWindow)
-	if res.Lost != 0 || res.Unverified != res.Sent || res.Sent == 0 || res.Verdict.Status != scenario.Inconclusive {
-		t.Fatalf("lost %d unverified %d sent %d verdict %+v", res.Lost, res.Unverified, res.Sent, res.Verdict)
+	// Every id the broker acked is unverified, none lost: at least the 10
+	// acked before the kill at 10%. How many more were acked before the
+	// publisher saw the broker gone depends on the scheduler (all 100 on
+	// an idle machine, 69 under load); every id ends in exactly one class.
+	if res.Lost != 0 || res.Unverified < 10 || res.ClassSum() != res.Sent || res.Sent == 0 || res.Verdict.Status != scenario.Inconclusive {
+		t.Fatalf("lost %d unverified %d sent %d classes %d verdict %+v", res.Lost, res.Unverified, res.Sent, res.ClassSum(), res.Verdict)
 	}
 }
 
