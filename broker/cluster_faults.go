@@ -249,7 +249,7 @@ func (c *Cluster) Partition(ctx context.Context, t scenario.Target, shape scenar
 		defer c.mu.Unlock()
 		return "", fmt.Errorf("the cluster is already partitioned (%s): heal it first", c.sides)
 	}
-	c.cut, c.sides, c.side = cut, sides, target
+	c.cut, c.sides, c.side = cut, sides, targetSide(len(c.nodes), target, shape)
 	c.mu.Unlock()
 	c.log.Info("partitioning the cluster", "sides", sides, "links cut", len(cut))
 	return sides, c.each(lowerEnds(cut), func(i int, _ *Container) error { return c.sync(ctx, i) })
@@ -286,41 +286,37 @@ func (c *Cluster) Heal(ctx context.Context) (string, error) {
 	return fmt.Sprintf("the nodes still saw a partition after their links came back (cluster_partition_handling ignore), so rmqtorture restarted %s to make the cluster whole (https://www.rabbitmq.com/docs/partitions#recovering)", scenario.NodeNames(restarted)), err
 }
 
-// rejoinWait is how long rejoin lets the nodes find each other again
-// before it restarts one.
-const rejoinWait = 10 * time.Second
+// rejoinWait is how long rejoin lets the nodes find each other again,
+// before and after it restarts the partition's target side.
+const rejoinWait = 15 * time.Second
 
-// rejoin waits up to rejoinWait for no node to report a partition, then
-// restarts nodes one at a time, first's first, then the others in node
-// order, each until it accepts AMQP logins again, checking after each. It
-// returns the nodes it restarted.
-func (c *Cluster) rejoin(ctx context.Context, first []int) ([]int, error) {
-	order := slices.Clone(first)
-	for _, i := range c.all() {
-		if !slices.Contains(order, i) {
-			order = append(order, i)
-		}
+// rejoin waits up to rejoinWait for no node to report a partition; if one
+// still does, it restarts the nodes of side (the partition's target: the
+// side the RabbitMQ partitions guide calls less trusted), one at a time,
+// each until it accepts AMQP logins again (a node rejoining waits for its
+// peers' tables: allowed 3 minutes), and waits for the cluster to be whole
+// again. It never restarts the other side: a cluster still split after
+// that is an error. It returns the nodes it restarted.
+func (c *Cluster) rejoin(ctx context.Context, side []int) ([]int, error) {
+	if whole, err := c.whole(ctx, rejoinWait); whole || err != nil {
+		return nil, err
 	}
 	var restarted []int
-	for k := 0; ; k++ {
-		whole, err := c.whole(ctx, rejoinWait)
-		if whole || err != nil || k == len(order) {
-			if !whole && err == nil {
-				err = fmt.Errorf("the cluster still reports a partition after restarting %s", scenario.NodeNames(restarted))
-			}
-			return restarted, err
-		}
-		i := order[k]
+	for _, i := range side {
 		c.log.Info("restarting a node to end a partition", "node", scenario.NodeName(i))
 		n := c.nodes[i-1]
 		if err := n.Restart(ctx, self, 10*time.Second); err != nil {
 			return restarted, err
 		}
 		restarted = append(restarted, i)
-		if err := n.WaitReady(ctx, self, 90*time.Second); err != nil {
+		if err := n.WaitReady(ctx, self, 3*time.Minute); err != nil {
 			return restarted, err
 		}
 	}
+	if whole, err := c.whole(ctx, rejoinWait); !whole || err != nil {
+		return restarted, errors.Join(err, fmt.Errorf("the cluster still reports a partition after restarting %s", scenario.NodeNames(restarted)))
+	}
+	return restarted, nil
 }
 
 // whole polls every node's cluster_status (about every second) until none
@@ -336,7 +332,7 @@ func (c *Cluster) whole(ctx context.Context, within time.Duration) (bool, error)
 			if err == nil {
 				err = json.Unmarshal([]byte(out), &st)
 			}
-			if err != nil || len(st.Partitions) > 0 { // an unanswered node proves nothing
+			if err != nil || len(st.Partitions) > 0 { // an unanswered node proves nothing yet
 				split = true
 				break
 			}
@@ -434,4 +430,25 @@ func (c *Cluster) ours(name string) bool {
 		}
 	}
 	return false
+}
+
+// targetSide is the side of a partition its target's nodes are on (the
+// first side partitionPlan cuts off): the target itself for isolate, the
+// target filled up to the side's size for halves and bridge; none for
+// majorities-ring, which has no sides.
+func targetSide(n int, target []int, shape scenario.PartitionShape) []int {
+	var side []int
+	var err error
+	switch shape {
+	case "", scenario.PartitionIsolate:
+		side = sortedSet(target)
+	case scenario.PartitionHalves:
+		side, err = fill(n, target, n/2, shape)
+	case scenario.PartitionBridge:
+		side, err = fill(n, target, (n-1)/2, shape)
+	}
+	if err != nil {
+		return nil
+	}
+	return side
 }

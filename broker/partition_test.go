@@ -2,6 +2,7 @@ package broker
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -111,6 +112,26 @@ func TestPartitionPlanRefuses(t *testing.T) {
 		_, _, err := partitionPlan(tc.n, tc.target, tc.shape)
 		if err == nil || err.Error() != tc.err {
 			t.Errorf("%s on %d around %v: %v, want %q", tc.shape, tc.n, tc.target, err, tc.err)
+		}
+	}
+}
+
+// The side a heal restarts when the nodes stay split: the target's.
+func TestTargetSide(t *testing.T) {
+	for _, c := range []struct {
+		n      int
+		target []int
+		shape  scenario.PartitionShape
+		want   []int
+	}{
+		{3, []int{2}, scenario.PartitionIsolate, []int{2}},
+		{5, []int{1}, scenario.PartitionHalves, []int{1, 2}},
+		{5, []int{4}, scenario.PartitionHalves, []int{4, 5}},
+		{3, []int{1}, scenario.PartitionBridge, []int{1}},
+		{5, []int{1}, scenario.PartitionMajoritiesRing, nil},
+	} {
+		if got := targetSide(c.n, c.target, c.shape); !slices.Equal(got, c.want) {
+			t.Errorf("%s of %v on %d nodes: side %v, want %v", c.shape, c.target, c.n, got, c.want)
 		}
 	}
 }

@@ -166,8 +166,11 @@ func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *cli
 			}
 		}
 	} else if ut != nil && ut.owned {
-		name, url := ut.name, redact.URL(ut.url())
-		release = func() { log.Info("keeping broker", "name", name, "amqp", url) }
+		name, url, what := ut.name, redact.URL(ut.url()), "keeping broker container"
+		if len(ut.nodes) > 0 {
+			what = "keeping broker cluster"
+		}
+		release = func() { log.Info(what, "name", name, "amqp", url) }
 	}
 	return ut, release, err
 }
