@@ -31,14 +31,24 @@ trap 'rm -rf "$logs"' EXIT
 # scripts/test-weights.txt (a test not listed counts 20 s): the suite ends
 # when its longest shard does.
 mapfile -t tests < <(go test -list '.*' ./cmd | grep -E '^(Test|Fuzz|Example)')
-declare -A weight
-while read -r name secs; do
-  [[ -n "$name" && "$name" != \#* ]] && weight[$name]=$secs
+declare -A weight cluster
+while read -r name secs tag; do
+  [[ -n "$name" && "$name" != \#* ]] || continue
+  weight[$name]=$secs
+  [ "$tag" = cluster ] && cluster[$name]=1
 done < scripts/test-weights.txt
 mapfile -t tests < <(for t in "${tests[@]}"; do echo "${weight[$t]:-20} $t"; done | sort -k1,1nr -k2 | awk '{print $2}')
 declare -a load shardof
 for ((i = 0; i < shards; i++)); do load[i]=0; done
+# The cluster tests first, all on shard 0; then the rest, longest first,
+# each to the least loaded shard.
 for t in "${tests[@]}"; do
+  [ -n "${cluster[$t]:-}" ] || continue
+  shardof+=("0:$t")
+  load[0]=$(( load[0] + ${weight[$t]:-20} ))
+done
+for t in "${tests[@]}"; do
+  [ -z "${cluster[$t]:-}" ] || continue
   best=0
   for ((i = 1; i < shards; i++)); do (( load[i] < load[best] )) && best=$i; done
   shardof+=("$best:$t")
@@ -60,9 +70,13 @@ for ((i = 0; i < shards; i++)); do
   pids+=("$!:cmd-$i")
 done
 
+# The broker package's own cluster tests (a 3-node cluster each) run after
+# the shards, so that no two clusters boot at once beside the cmd shard
+# that runs the cmd cluster tests.
+brokerClusterTests='^(TestCluster|TestAttachedClusterNotFormedNamesTheMissingNode)$'
 status=0
 # shellcheck disable=SC2046 # one word per package
-go test -race -count=1 -timeout 30m $(go list ./... | grep -v '/cmd$') || status=1
+go test -race -count=1 -timeout 30m -skip "$brokerClusterTests" $(go list ./... | grep -v '/cmd$') || status=1
 
 for entry in "${pids[@]}"; do
   pid=${entry%%:*} name=${entry#*:}
@@ -70,4 +84,6 @@ for entry in "${pids[@]}"; do
   echo "== $name (${#tests[@]} cmd tests in $shards shards)"
   cat "$logs/$name.log"
 done
+echo "== broker cluster tests"
+go test -race -count=1 -timeout 20m -run "$brokerClusterTests" ./broker || status=1
 exit $status
