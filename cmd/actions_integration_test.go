@@ -121,7 +121,7 @@ func TestBurstsThroughKill(t *testing.T) {
 	m := mode(t, r, scenario.ConfirmWindow)
 	f := m.Faults[0]
 	if f.AtPublished != 2000 {
-		t.Fatalf("the kill's trigger at 3.2 s found %d published, want the 4 bursts of 0–3 s", f.AtPublished)
+		t.Fatalf("the kill's trigger at 3.7 s found %d published, want the 4 bursts of 0–3 s", f.AtPublished)
 	}
 	// Up to the kill, publishing came in 4 bursts of 500, each a run of
 	// busy buckets a second apart, nothing in between.
