@@ -301,8 +301,9 @@ func MemberStates(members map[int]string) string {
 // Replicated reports whether the queue's members (quorum_status lists
 // every member the queue has, up or not) are one leader and followers:
 // the queue is fully replicated. A quorum queue need not have a member on
-// every node: RabbitMQ 4.0.5 gave one declared on 5 nodes 3 members
-// (measured; x-quorum-initial-group-size sets the count).
+// every node (the broker picks the count unless x-quorum-initial-group-size
+// sets it: https://www.rabbitmq.com/docs/quorum-queues), so only the
+// members it has count.
 func Replicated(members map[int]string) bool {
 	leaders := 0
 	for _, st := range members {
