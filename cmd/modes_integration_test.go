@@ -61,8 +61,10 @@ func TestSharedConnectionKill(t *testing.T) {
 	if got := connectedPublishers(m); len(got) != 2 || !slices.Equal(got[1], all) || !slices.Equal(got[2], all) {
 		t.Fatalf("channels opened per connection: %v, want publishers 1–4 on connections 1 and 2", got)
 	}
-	if len(m.Faults) != 1 || m.Faults[0].AtPublished != 4000 || m.Faults[0].Error != "" {
-		t.Fatalf("fault %+v, want one kill at 4,000 published", m.Faults)
+	// Four publishers publish at once: by the time the trigger reads the
+	// count, each may have made one more call (a CI run saw 4,003).
+	if len(m.Faults) != 1 || m.Faults[0].AtPublished < 4000 || m.Faults[0].AtPublished > 4004 || m.Faults[0].Error != "" {
+		t.Fatalf("fault %+v, want one kill at 4,000 published (up to one more call per publisher)", m.Faults)
 	}
 	if m.WentInDoubt < 1 || m.WentInDoubt > 4*m.Window || m.Window != 100 {
 		t.Fatalf("went in doubt %d, want 1–%d (4 channels × window %d)", m.WentInDoubt, 4*m.Window, m.Window)
