@@ -184,7 +184,7 @@ func scenarioCases() []badInput {
 		scen("messages a string", "load: {messages: many}", ExitUsage, "rmqtorture: s.yaml:4:22: scenarios[0].load.messages: must be a whole number, got \"many\""),
 		scen("messages a fraction", "load: {messages: 1.5}", ExitUsage, "rmqtorture: s.yaml:4:22: scenarios[0].load.messages: must be a whole number, got \"1.5\""),
 		scen("modes empty", "load: {messages: 100, modes: []}", ExitUsage, "rmqtorture: s.yaml:4:34: scenarios[0].load.modes: must list at least one mode (fire-and-forget, confirm-each, confirm-window, transactional)"),
-		scen("mode misspelt", "load: {messages: 100, modes: [fire-and-forgot]}", ExitUsage, "rmqtorture: s.yaml:4:35: scenarios[0].load.modes[0]: \"fire-and-forgot\" is not a mode (fire-and-forget, confirm-each, confirm-window, transactional)"),
+		scen("mode misspelt", "load: {messages: 100, modes: [fire-and-forgot]}", ExitUsage, "rmqtorture: s.yaml:4:35: scenarios[0].load.modes[0]: \"fire-and-forgot\" is not a mode (fire-and-forget, confirm-each, confirm-window, transactional); did you mean fire-and-forget?"),
 		scen("mode listed twice", "load: {messages: 100, modes: [confirm-each, confirm-each]}", ExitUsage, "rmqtorture: s.yaml:4:49: scenarios[0].load.modes[1]: \"confirm-each\" listed twice"),
 		scen("modes a scalar", "load: {messages: 100, modes: confirm-each}", ExitUsage, "rmqtorture: s.yaml:4:34: scenarios[0].load.modes: must be a list, got \"confirm-each\""),
 		scen("window 0", "load: {messages: 100, window: 0}", ExitUsage, "rmqtorture: s.yaml:4:35: scenarios[0].load.window: must be within 1–65535, got 0"),
@@ -398,6 +398,16 @@ func flagCases() []badInput {
 		flagCase("list with an argument", []string{"list", "-f", "s.yaml", "extra"}, ExitUsage, "rmqtorture: list takes no arguments, got \"extra\""),
 		flagCase("list missing file", []string{"list", "-f", "nosuch.yaml"}, ExitUsage, "rmqtorture: read scenario file: open nosuch.yaml: no such file or directory"),
 		flagCase("list bad file", []string{"list", "-f", "b.yaml"}, ExitUsage, "rmqtorture: b.yaml:2:12: scenarios: no scenarios", "b.yaml", "version: 1\nscenarios: []\n"),
+		flagCase("list -o yaml", []string{"list", "-o", "yaml"}, ExitUsage, "rmqtorture: invalid argument \"yaml\" for \"-o, --output\" flag: unknown output format \"yaml\"; choose one of wide, json"),
+		flagCase("validate -o wide", []string{"validate", "-o", "wide"}, ExitUsage, "rmqtorture: invalid argument \"wide\" for \"-o, --output\" flag: unknown output format \"wide\"; choose one of json"),
+		// mistypes: the built-in scenarios (no -f) and --mode
+		flagCase("run mistyped scenario", []string{"run", "kill-mid-bust", "--out", "out"}, ExitUsage, "rmqtorture: scenarios.yaml: no scenario named \"kill-mid-bust\"; did you mean kill-mid-burst?"),
+		flagCase("run scenario in capitals", []string{"run", "Baseline", "--out", "out"}, ExitUsage, "rmqtorture: scenarios.yaml: no scenario named \"Baseline\"; did you mean baseline?"),
+		flagCase("validate mistyped scenario", []string{"validate", "kill-clasic"}, ExitUsage, "rmqtorture: scenarios.yaml: no scenario named \"kill-clasic\"; did you mean kill-classic?"),
+		flagCase("run --mode mistyped", run("--mode", "confirm-eahc"), ExitUsage, "rmqtorture: --mode confirm-eahc: scenario \"s\": load.modes[0]: \"confirm-eahc\" is not a mode (fire-and-forget, confirm-each, confirm-window, transactional); did you mean confirm-each?"),
+		// -f only where a scenario file is read
+		flagCase("version -f", []string{"version", "-f", "s.yaml"}, ExitUsage, "rmqtorture: unknown shorthand flag: 'f' in -f"),
+		flagCase("cleanup --file", []string{"cleanup", "--file", "s.yaml"}, ExitUsage, "rmqtorture: unknown flag: --file"),
 		// cleanup
 		flagCase("cleanup --run and --all", []string{"cleanup", "--run", "ab12cd34", "--all"}, ExitUsage, "rmqtorture: --run and --all choose different scopes: give one"),
 		flagCase("cleanup with an argument", []string{"cleanup", "ab12cd34"}, ExitUsage, "rmqtorture: cleanup takes no arguments, got \"ab12cd34\"; to remove one run's containers: rmqtorture cleanup --run ab12cd34"),
@@ -445,6 +455,9 @@ func resultCases(t *testing.T, stored, other, checkRes, history, noHistory strin
 		resultCase("report --summary-file a folder", []string{"report", r, "--summary-file", "adir"}, ExitUsage, "rmqtorture: --summary-file adir: cannot append there: is a directory", r, stored, "adir/keep", ""),
 		resultCase("report unknown flag", []string{"report", r, "--pretty"}, ExitUsage, "rmqtorture: unknown flag: --pretty", r, stored),
 		// compare
+		resultCase("compare -f", []string{"compare", r, r, "-f", "s.yaml"}, ExitUsage, "rmqtorture: unknown shorthand flag: 'f' in -f", r, stored),
+		resultCase("check --file", []string{"check", "run", "--file", "s.yaml"}, ExitUsage, "rmqtorture: unknown flag: --file"),
+		resultCase("report -f", []string{"report", r, "-f", "s.yaml"}, ExitUsage, "rmqtorture: unknown shorthand flag: 'f' in -f", r, stored),
 		resultCase("compare one file", []string{"compare", r}, ExitUsage, "rmqtorture: compare takes two files, BASELINE.json and RESULT.json; got 1", r, stored),
 		resultCase("compare three files", []string{"compare", r, r, r}, ExitUsage, "rmqtorture: compare takes two files, BASELINE.json and RESULT.json; got 3", r, stored),
 		resultCase("compare different scenarios", []string{"compare", r, "b.json"}, ExitUsage, "rmqtorture: b.json: scenario \"baseline\", but baseline r.json is of scenario \"kill-mid-burst\"", r, stored, "b.json", other),
