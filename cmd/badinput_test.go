@@ -350,6 +350,8 @@ func flagCases() []badInput {
 		flagCase("run --mode without a value", run("--mode"), ExitUsage, "rmqtorture: flag needs an argument: --mode"),
 		flagCase("run --queue-types stream", run("--queue-types", "stream"), ExitUsage, "rmqtorture: --queue-types: \"stream\" is not a matrix queue type (quorum, classic); a stream scenario sets queue.type: stream"),
 		flagCase("run --persistence maybe", run("--persistence", "maybe"), ExitUsage, "rmqtorture: --persistence: \"maybe\" is neither persistent nor transient"),
+		flagCase("run --persistence mistyped", run("--persistence", "persistant"), ExitUsage, "rmqtorture: --persistence: \"persistant\" is neither persistent nor transient; did you mean persistent?"),
+		flagCase("run --queue-types mistyped", run("--queue-types", "classic,quorun"), ExitUsage, "rmqtorture: --queue-types classic,quorun: scenario \"s\": matrix.queue_types[1]: \"quorun\" is not a queue type (quorum, classic); did you mean quorum?"),
 		flagCase("run --repeat 0", run("--repeat", "0"), ExitUsage, "rmqtorture: --repeat must be within 1–100, got 0"),
 		flagCase("run --repeat 101", run("--repeat", "101"), ExitUsage, "rmqtorture: --repeat 101: scenario \"s\": matrix.repeat: must be within 1–100, got 101"),
 		flagCase("run --repeat negative", run("--repeat", "-1"), ExitUsage, "rmqtorture: --repeat -1: scenario \"s\": matrix.repeat: must be within 1–100, got -1"),
@@ -399,6 +401,7 @@ func flagCases() []badInput {
 		flagCase("list missing file", []string{"list", "-f", "nosuch.yaml"}, ExitUsage, "rmqtorture: read scenario file: open nosuch.yaml: no such file or directory"),
 		flagCase("list bad file", []string{"list", "-f", "b.yaml"}, ExitUsage, "rmqtorture: b.yaml:2:12: scenarios: no scenarios", "b.yaml", "version: 1\nscenarios: []\n"),
 		flagCase("list -o yaml", []string{"list", "-o", "yaml"}, ExitUsage, "rmqtorture: invalid argument \"yaml\" for \"-o, --output\" flag: unknown output format \"yaml\"; choose one of wide, json"),
+		flagCase("list -o mistyped", []string{"list", "-o", "jsno"}, ExitUsage, "rmqtorture: invalid argument \"jsno\" for \"-o, --output\" flag: unknown output format \"jsno\"; did you mean json?"),
 		flagCase("validate -o wide", []string{"validate", "-o", "wide"}, ExitUsage, "rmqtorture: invalid argument \"wide\" for \"-o, --output\" flag: unknown output format \"wide\"; choose one of json"),
 		// mistypes: the built-in scenarios (no -f) and --mode
 		flagCase("run mistyped scenario", []string{"run", "kill-mid-bust", "--out", "out"}, ExitUsage, "rmqtorture: scenarios.yaml: no scenario named \"kill-mid-bust\"; did you mean kill-mid-burst?"),

@@ -202,7 +202,7 @@ func (o *runOpts) set(c *cobra.Command, s *scenario.Scenario) error {
 			case "persistent", "transient":
 				s.Matrix.Persistent = append(s.Matrix.Persistent, strings.TrimSpace(p) == "persistent")
 			default:
-				return fmt.Errorf("--persistence: %q is neither persistent nor transient", p)
+				return fmt.Errorf("--persistence: %q is neither persistent nor transient%s", p, scenario.DidYouMean(strings.TrimSpace(p), []string{"persistent", "transient"}))
 			}
 		}
 	}

@@ -8,8 +8,8 @@ import (
 
 // Suggest returns the one of names that got most likely mistypes, or ""
 // when none is close: the nearest by edit distance (Levenshtein: a
-// swapped pair of letters counts 2), if at most 2 edits and at most a
-// third of got's length; otherwise the only name that starts with got
+// swapped pair of letters counts 2), if at most 2 edits and at most half
+// of got's length; otherwise the only name that starts with got
 // (3 characters or more). Case is ignored: a name that differs only in
 // case is the answer. It is cobra's rule for
 // mistyped commands (SuggestionsMinimumDistance 2, or a prefix), narrowed
@@ -23,7 +23,7 @@ func Suggest(got string, names []string) string {
 		if l == g {
 			return n // the same name in other case
 		}
-		if d := levenshtein.ComputeDistance(g, l); d < bestD && d*3 <= len(g) {
+		if d := levenshtein.ComputeDistance(g, l); d < bestD && d <= len(g)/2 {
 			best, bestD = n, d
 		}
 		if len(g) >= 3 && strings.HasPrefix(l, g) {

@@ -13,9 +13,11 @@ func TestSuggest(t *testing.T) {
 		{"kill", ""},                         // the start of four names: no single answer
 		{"kill-classci", "kill-classic"},     // swapped
 		{"nope", ""},                         // far from everything
-		{"x", ""},                            // 1 edit from "s", but a third of 1 letter is 0
+		{"x", ""},                            // 1 edit from "s", but half of 1 letter is 0
 		{"classic-vs-quorum", ""},            // not in names
 		{"kill-mid-burst-xt", "kill-mid-burst-tx"},
+		{"ab", ""}, // 2 edits from "s", more than half of 2 letters
+		{"baselien", "baseline"},
 	} {
 		if got := Suggest(c.got, names); got != c.want {
 			t.Errorf("Suggest(%q) = %q, want %q", c.got, got, c.want)
