@@ -56,6 +56,51 @@ func Summary(w io.Writer, r *scenario.Result) error {
 	})
 }
 
+// faultColumns are the speed table's columns that only a fault (or a
+// reconnect) fills: left out when no mode had one.
+var faultColumns = []string{"broker downtime ms", "client recovery ms", "reconnects"}
+
+// hadFault reports whether any mode of r had a fault, broker downtime, a
+// client recovery or a reconnect.
+func hadFault(r *scenario.Result) bool {
+	return slices.ContainsFunc(r.Modes, func(m scenario.ModeResult) bool {
+		return len(m.Faults) > 0 || m.BrokerDowntimeMS != nil || m.ClientRecoveryMS != nil || m.Reconnects > 0
+	})
+}
+
+// speedTable is the speed table's header and one row per mode, without
+// faultColumns when no mode had a fault.
+func speedTable(r *scenario.Result) ([]string, [][]string) {
+	var rows [][]string
+	for _, m := range r.Modes {
+		rows = append(rows, speedRow(m))
+	}
+	if hadFault(r) {
+		return speedHeader, rows
+	}
+	keep := func(cells []string) []string {
+		var out []string
+		for i, c := range cells {
+			if !slices.Contains(faultColumns, speedHeader[i]) {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	for i, row := range rows {
+		rows[i] = keep(row)
+	}
+	return keep(speedHeader), rows
+}
+
+// headlineBlock writes the headline into report.md, first: as a text block,
+// so its lines keep their alignment.
+func headlineBlock(w io.Writer, r *scenario.Result) {
+	var buf bytes.Buffer
+	writeHeadline(&buf, r)
+	fmt.Fprintf(w, "%s\n\n", fence(strings.TrimSuffix(buf.String(), "\n")))
+}
+
 // runGroup is what one headline line speaks for: one mode's burst, or a
 // matrix cell's runs of one mode.
 type runGroup struct {
@@ -234,8 +279,11 @@ func (g runGroup) accounting(f figures) string {
 		}
 	}
 	dups := num(f.dups) + " duplicates"
+	if f.dups == 1 {
+		dups = "1 duplicate"
+	}
 	if multi && f.dups > 0 {
-		dups = fmt.Sprintf("%s duplicates %s", num(f.dups), runsText(f.dupRuns, len(g.runs)))
+		dups += " " + runsText(f.dupRuns, len(g.runs))
 	}
 	return strings.Join(append(parts, dups), ", ")
 }
