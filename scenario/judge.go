@@ -192,7 +192,14 @@ func checkLimits(in judgeInput) []string {
 			out = append(out, fmt.Sprintf("%s %d exceeds expect.max_%s %d", name, got, name, *max))
 		}
 	}
-	limit("unconfirmed_missing", in.c.UnconfirmedMissing, in.e.MaxUnconfirmedMissing)
+	if max := in.e.MaxUnconfirmedMissing; max != nil && in.c.UnconfirmedMissing > *max {
+		// In plain words: fire-and-forget's silent loss, not the broker's.
+		msg := fmt.Sprintf("%d of %d orders published without an error were never delivered (unconfirmed missing), more than expect.max_unconfirmed_missing %d", in.c.UnconfirmedMissing, in.c.Sent, *max)
+		if *max == 0 {
+			msg += " (--fail-on-missing sets it to 0)"
+		}
+		out = append(out, msg)
+	}
 	limit("in_doubt", in.c.InDoubt, in.e.MaxInDoubt)
 	limit("duplicates", in.c.Duplicates, in.e.MaxDuplicates)
 	limit("nacked", in.c.Nacked, in.e.MaxNacked)
