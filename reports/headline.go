@@ -317,7 +317,14 @@ func writeHeadline(w io.Writer, r *scenario.Result) {
 	if matrix {
 		per = "run"
 	}
-	writeWrapped(w, "", fmt.Sprintf("%s — %s, %s orders per %s, %s", r.Scenario, r.BrokerVersionOrImage(), num(r.Messages), per, r.Topology), 2)
+	// The broker stays whole: on the title's line if it fits, else below.
+	title, broker := fmt.Sprintf("%s: %s orders per %s; %s", r.Scenario, num(r.Messages), per, r.Topology), r.BrokerVersionOrImage()
+	if twwidth.Width(title+"; "+broker) <= Width {
+		fmt.Fprintln(w, title+"; "+broker)
+	} else {
+		writeWrapped(w, "", title, 2)
+		writeWrapped(w, "  on ", broker, 2)
+	}
 	figs := make([]figures, len(gs))
 	fastest, labelW := 0.0, 0
 	for i, g := range gs {

@@ -85,7 +85,7 @@ func issueResult() *scenario.Result {
 // the fastest mode's, the missing share of sent, the p99.
 func TestHeadlineFigures(t *testing.T) {
 	got := string(render(t, Headline, issueResult()))
-	want := `kill-mid-burst — 4.0.5, 20,000 orders per mode, quorum, durable
+	want := `kill-mid-burst: 20,000 orders per mode; quorum, durable; 4.0.5
 fire-and-forget  401/20,000 delivered, 19,599 missing (98%), 0 duplicates; 129,172 msg/s (100%)
 confirm-each     20,000/20,000 delivered, 0 lost, 1 duplicate; 479 msg/s (0.4%), p99 17.1 ms
 confirm-window   20,000/20,000 delivered, 0 lost, 10 in doubt, 0 duplicates;
