@@ -41,7 +41,6 @@ func Headline(w io.Writer, r *scenario.Result) error {
 func Summary(w io.Writer, r *scenario.Result) error {
 	return sticky(w, func(w io.Writer) error {
 		writeHeadline(w, r)
-		fmt.Fprintln(w)
 		if err := summaryTable(w, r); err != nil {
 			return err
 		}
@@ -459,6 +458,9 @@ func (c column) empty() bool {
 // columns that say nothing are left out, and then, while it is wider than
 // Width, the least needed ones.
 func summaryTable(w io.Writer, r *scenario.Result) error {
+	if len(r.Modes) == 0 {
+		return nil // no mode ran: the headline says why
+	}
 	var cols []column
 	var notes []string
 	if slices.ContainsFunc(r.Modes, func(m scenario.ModeResult) bool { return m.Cell != nil }) {
@@ -487,6 +489,7 @@ func summaryTable(w io.Writer, r *scenario.Result) error {
 		}
 		cols = slices.Delete(cols, i, i+1)
 	}
+	fmt.Fprintln(w) // a blank line between the headline and the table
 	for _, l := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
 		fmt.Fprintln(w, cut(l))
 	}

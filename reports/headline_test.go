@@ -140,3 +140,19 @@ func TestHeadlineRepeats(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryNoModeRan: a run whose broker never came up has a headline
+// (the error and the verdict) and no table.
+func TestSummaryNoModeRan(t *testing.T) {
+	r := &scenario.Result{Scenario: "kill-mid-burst", Image: "rabbitmq:4", Messages: 2000, Topology: "quorum, durable",
+		Error:   "broker: no AMQP login within 60s",
+		Verdict: scenario.Overall(nil)}
+	want := `kill-mid-burst: 2,000 orders per mode; quorum, durable; rabbitmq:4
+error: broker: no AMQP login within 60s
+verdict: INCONCLUSIVE
+  - no mode ran
+`
+	if got := string(render(t, Summary, r)); got != want {
+		t.Fatalf("got\n%q\nwant\n%q", got, want)
+	}
+}
