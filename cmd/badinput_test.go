@@ -335,6 +335,7 @@ func flagCases() []badInput {
 		flagCase("version with an argument", []string{"version", "x"}, ExitUsage, "rmqtorture: version takes no arguments, got \"x\""),
 		flagCase("global flag bad value", []string{"list", "-f", "s.yaml", "--verbose=maybe"}, ExitUsage, "rmqtorture: invalid argument \"maybe\" for \"-v, --verbose\" flag: strconv.ParseBool: parsing \"maybe\": invalid syntax"),
 		// run
+		flagCase("run -o unknown", run("-o", "yaml"), ExitUsage, `rmqtorture: invalid argument "yaml" for "-o, --output" flag: unknown output format "yaml"; choose one of wide, json, markdown`),
 		flagCase("run without a scenario", []string{"run", "-f", "s.yaml", "--out", "out"}, ExitUsage, "rmqtorture: name one or more scenarios, or --all (not both)"),
 		flagCase("run a scenario and --all", run("--all"), ExitUsage, "rmqtorture: name one or more scenarios, or --all (not both)"),
 		flagCase("run unknown scenario", []string{"run", "nope", "-f", "s.yaml", "--out", "out"}, ExitUsage, "rmqtorture: s.yaml: no scenario named \"nope\" (have: s)"),

@@ -70,6 +70,7 @@ up) is an error (exit 4); --out then leaves no partial file in place.`,
 	fl := c.Flags()
 	fl.StringVar(&o.format, "format", "markdown", "output format: markdown, table, json or summary (the headline and a table that fits 100 columns)")
 	addOutputFlag(c, &o.output, outWide, outJSON, outMarkdown)
+	fl.Lookup("output").Usage = "output format: wide (--format table), json or markdown (default: --format's)"
 	fl.StringVar(&o.out, "out", "", "write to this folder (report.md, report.txt, result.json or summary.txt) instead of stdout")
 	fl.StringVar(&o.summaryFile, "summary-file", "", "also append the markdown report to this file, e.g. $GITHUB_STEP_SUMMARY")
 	return c
