@@ -143,12 +143,13 @@ func (g *runGroup) add(m scenario.ModeResult) {
 // figures are a group's counts summed over its runs, how many runs had
 // each kind of loss, and the median rate and p99 of its runs.
 type figures struct {
-	sent, delivered, lost, missing, dups, inDoubt, nacked, returned int
-	lostRuns, missingRuns, dupRuns                                  int
-	allowed                                                         []string // why lost confirmed messages fail nothing, distinct
-	rate                                                            float64  // median publish msg/s before the first fault; 0 when not measured
-	p99                                                             float64  // median confirm p99 ms
-	hasP99                                                          bool
+	sent, delivered, lost, missing, dups, inDoubt, nacked, returned             int
+	unverified, unexpected, deadLettered, lostDeadLetter, lostDeadLetterAllowed int
+	lostRuns, missingRuns, dupRuns                                              int
+	allowed                                                                     []string // why lost confirmed messages fail nothing, distinct
+	rate                                                                        float64  // median publish msg/s before the first fault; 0 when not measured
+	p99                                                                         float64  // median confirm p99 ms
+	hasP99                                                                      bool
 }
 
 func (g runGroup) figures() figures {
@@ -163,6 +164,13 @@ func (g runGroup) figures() figures {
 		f.inDoubt += m.InDoubt
 		f.nacked += m.Nacked
 		f.returned += m.Returned
+		f.unverified += m.Unverified
+		f.unexpected += m.Unexpected
+		f.deadLettered += m.DeadLettered
+		f.lostDeadLetter += m.LostDeadLetterPath
+		if m.DeadLetterLossAllowed {
+			f.lostDeadLetterAllowed += m.LostDeadLetterPath
+		}
 		if m.Lost > 0 {
 			f.lostRuns++
 			if m.LostAllowed && !slices.Contains(f.allowed, allowedLabel(m)) {
@@ -244,10 +252,10 @@ func runsText(k, n int) string {
 	return fmt.Sprintf("in %d of %d runs", k, n)
 }
 
-// accounting is a group's ledger in words: delivered/sent, then lost
-// (confirm modes) or missing (fire-and-forget), in doubt, nacked,
-// returned, duplicates.
-func (g runGroup) accounting(f figures) string {
+// accounting is a group's ledger in words, one phrase each:
+// delivered/sent, then lost (confirm modes) or missing (fire-and-forget),
+// what else happened to the ids, duplicates.
+func (g runGroup) accounting(f figures) []string {
 	multi := len(g.runs) > 1
 	parts := []string{fmt.Sprintf("%s/%s delivered", num(f.delivered), num(f.sent))}
 	if g.mode.ConfirmMode() {
@@ -272,10 +280,18 @@ func (g runGroup) accounting(f figures) string {
 	for _, c := range []struct {
 		n    int
 		what string
-	}{{f.inDoubt, "in doubt"}, {f.nacked, "nacked"}, {f.returned, "returned"}} {
+	}{{f.unverified, "unverified (the queue was never drained)"}, {f.inDoubt, "in doubt"}, {f.nacked, "nacked"}, {f.returned, "returned"},
+		{f.deadLettered, "dead-lettered"}, {f.unexpected, "unexpected"}} {
 		if c.n > 0 {
 			parts = append(parts, num(c.n)+" "+c.what)
 		}
+	}
+	if f.lostDeadLetter > 0 {
+		path := num(f.lostDeadLetter) + " lost on the dead-letter path"
+		if f.lostDeadLetterAllowed == f.lostDeadLetter {
+			path += " (allowed)"
+		}
+		parts = append(parts, path)
 	}
 	dups := num(f.dups) + " duplicates"
 	if f.dups == 1 {
@@ -284,7 +300,7 @@ func (g runGroup) accounting(f figures) string {
 	if multi && f.dups > 0 {
 		dups += " " + runsText(f.dupRuns, len(g.runs))
 	}
-	return strings.Join(append(parts, dups), ", ")
+	return append(parts, dups)
 }
 
 // trimAllowed drops the "allowed: " prefix of allowedLabel's texts.
@@ -335,7 +351,7 @@ func writeHeadline(w io.Writer, r *scenario.Result) {
 		f := figs[i]
 		accounting, cost := g.accounting(f), f.cost(fastest)
 		if len(g.runs) == 0 {
-			accounting, cost = "not run", ""
+			accounting, cost = []string{"not run"}, ""
 		}
 		if !g.matrix {
 			writeModeLine(w, g.label, labelW+2, accounting, cost)
@@ -408,21 +424,31 @@ func writeWrapped(w io.Writer, prefix, text string, indent int) {
 	fmt.Fprintln(w, cut(line))
 }
 
-// writeModeLine writes a headline line: label padded to pad columns, then
-// the accounting and, when the line would be wider than Width, the cost on
-// a line of its own under the accounting.
-func writeModeLine(w io.Writer, label string, pad int, accounting, cost string) {
-	lead := label + strings.Repeat(" ", max(0, pad-twwidth.Width(label)))
-	if cost == "" {
-		writeWrapped(w, lead, accounting, pad)
-		return
+// writeModeLine writes a headline line: label padded to pad columns, the
+// accounting's phrases joined by commas, then the cost after a semicolon;
+// a phrase that would pass Width starts a new line, indented by pad.
+func writeModeLine(w io.Writer, label string, pad int, phrases []string, cost string) {
+	line := label + strings.Repeat(" ", max(0, pad-twwidth.Width(label)))
+	indent := strings.Repeat(" ", pad)
+	add := func(sep, phrase string) {
+		if line != indent && twwidth.Width(line+sep+phrase) > Width {
+			fmt.Fprintln(w, cut(line+strings.TrimSpace(sep)))
+			line = indent
+			sep = ""
+		}
+		line += sep + phrase
 	}
-	if one := lead + accounting + "; " + cost; twwidth.Width(one) <= Width {
-		fmt.Fprintln(w, one)
-		return
+	for i, p := range phrases {
+		sep := ", "
+		if i == 0 {
+			sep = ""
+		}
+		add(sep, p)
 	}
-	writeWrapped(w, lead, accounting+";", pad)
-	writeWrapped(w, strings.Repeat(" ", pad), cost, pad)
+	if cost != "" {
+		add("; ", cost)
+	}
+	fmt.Fprintln(w, cut(line))
 }
 
 // cut cuts a line wider than Width display columns, ending it with "…".
