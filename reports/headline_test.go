@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -154,5 +155,18 @@ verdict: INCONCLUSIVE
 `
 	if got := string(render(t, Summary, r)); got != want {
 		t.Fatalf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestReadmeShowsSummary: README's Output section shows the default output
+// of the stored kill-mid-burst result as it is rendered today.
+func TestReadmeShowsSummary(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, _ := realFixture(t)
+	if got := render(t, Summary, real); !strings.Contains(string(readme), "```\n"+string(got)+"```\n") {
+		t.Fatal("README.md's Output section differs from the summary of reports/testdata/kill-mid-burst.result.json: paste reports/testdata/kill-mid-burst.summary.golden into it")
 	}
 }
