@@ -368,9 +368,13 @@ func writeHeadline(w io.Writer, r *scenario.Result) {
 		writeModeLine(w, "", 2, accounting, cost)
 	}
 	if fastest > 0 {
-		legend := "msg/s: publish rate before the first fault, as % of the fastest mode's; p99: confirm latency"
+		before := " before the first fault"
+		if !hadFault(r) {
+			before = ""
+		}
+		legend := "msg/s: publish rate" + before + ", as % of the fastest mode's; p99: confirm latency"
 		if matrix {
-			legend = "counts: summed over a cell's runs; msg/s (publish rate before the first fault, % of the fastest cell's) and p99 confirm latency: the median of its runs"
+			legend = "counts: summed over a cell's runs; msg/s (publish rate" + before + ", % of the fastest cell's) and p99 confirm latency: the median of its runs"
 		}
 		writeWrapped(w, "", "("+legend+")", 2)
 	}

@@ -72,7 +72,8 @@ func issueResult() *scenario.Result {
 		Scenario: "kill-mid-burst", BrokerVersion: "4.0.5", Messages: 20000, Topology: "quorum, durable",
 		Modes: []scenario.ModeResult{
 			{Mode: scenario.FireAndForget, Counts: metrics.Counts{Sent: 20000, UnconfirmedDelivered: 401, UnconfirmedMissing: 19599, Delivered: 401},
-				PreFaultPublishRate: 129172, Verdict: scenario.Verdict{Status: scenario.Pass}},
+				PreFaultPublishRate: 129172, Verdict: scenario.Verdict{Status: scenario.Pass},
+				Faults: []scenario.FaultRecord{{Action: scenario.Kill, Signal: "SIGKILL", Trigger: "50% published"}}},
 			{Mode: scenario.ConfirmEach, Window: 1, Counts: metrics.Counts{Sent: 20000, Confirmed: 20000, Delivered: 20000, Duplicates: 1, DuplicatesFromRepublish: 1},
 				PreFaultPublishRate: 479, ConfirmLatency: metrics.LatencySummary{Count: 20000, P99: 17.14}, Verdict: scenario.Verdict{Status: scenario.Pass}},
 			{Mode: scenario.ConfirmWindow, Window: 1000, Counts: metrics.Counts{Sent: 20000, Confirmed: 19990, InDoubt: 10, Delivered: 20000},

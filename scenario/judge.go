@@ -194,11 +194,11 @@ func checkLimits(in judgeInput) []string {
 	}
 	if max := in.e.MaxUnconfirmedMissing; max != nil && in.c.UnconfirmedMissing > *max {
 		// In plain words: fire-and-forget's silent loss, not the broker's.
-		msg := fmt.Sprintf("%d of %d orders published without an error were never delivered (unconfirmed missing), more than expect.max_unconfirmed_missing %d", in.c.UnconfirmedMissing, in.c.Sent, *max)
+		by := "expect.max_unconfirmed_missing"
 		if *max == 0 {
-			msg += " (--fail-on-missing sets it to 0)"
+			by += " (or --fail-on-missing)"
 		}
-		out = append(out, msg)
+		out = append(out, fmt.Sprintf("%d of %d orders missing: published without an error, never delivered; %s allows %d", in.c.UnconfirmedMissing, in.c.Sent, by, *max))
 	}
 	limit("in_doubt", in.c.InDoubt, in.e.MaxInDoubt)
 	limit("duplicates", in.c.Duplicates, in.e.MaxDuplicates)
