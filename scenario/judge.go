@@ -192,13 +192,13 @@ func checkLimits(in judgeInput) []string {
 			out = append(out, fmt.Sprintf("%s %d exceeds expect.max_%s %d", name, got, name, *max))
 		}
 	}
-	if max := in.e.MaxUnconfirmedMissing; max != nil && in.c.UnconfirmedMissing > *max {
+	if most := in.e.MaxUnconfirmedMissing; most != nil && in.c.UnconfirmedMissing > *most {
 		// In plain words: fire-and-forget's silent loss, not the broker's.
 		by := "expect.max_unconfirmed_missing"
-		if *max == 0 {
+		if *most == 0 {
 			by += " (or --fail-on-missing)"
 		}
-		out = append(out, fmt.Sprintf("%d of %d orders missing: published without an error, never delivered; %s allows %d", in.c.UnconfirmedMissing, in.c.Sent, by, *max))
+		out = append(out, fmt.Sprintf("%d of %d orders missing: published without an error, never delivered; %s allows %d", in.c.UnconfirmedMissing, in.c.Sent, by, *most))
 	}
 	limit("in_doubt", in.c.InDoubt, in.e.MaxInDoubt)
 	limit("duplicates", in.c.Duplicates, in.e.MaxDuplicates)
