@@ -335,6 +335,7 @@ func flagCases() []badInput {
 		flagCase("version with an argument", []string{"version", "x"}, ExitUsage, "rmqtorture: version takes no arguments, got \"x\""),
 		flagCase("global flag bad value", []string{"list", "-f", "s.yaml", "--verbose=maybe"}, ExitUsage, "rmqtorture: invalid argument \"maybe\" for \"-v, --verbose\" flag: strconv.ParseBool: parsing \"maybe\": invalid syntax"),
 		// run
+		flagCase("run -o unknown", run("-o", "yaml"), ExitUsage, `rmqtorture: invalid argument "yaml" for "-o, --output" flag: unknown output format "yaml"; choose one of wide, json, markdown`),
 		flagCase("run without a scenario", []string{"run", "-f", "s.yaml", "--out", "out"}, ExitUsage, "rmqtorture: name one or more scenarios, or --all (not both)"),
 		flagCase("run a scenario and --all", run("--all"), ExitUsage, "rmqtorture: name one or more scenarios, or --all (not both)"),
 		flagCase("run unknown scenario", []string{"run", "nope", "-f", "s.yaml", "--out", "out"}, ExitUsage, "rmqtorture: s.yaml: no scenario named \"nope\" (have: s)"),
@@ -452,7 +453,8 @@ func resultCases(t *testing.T, stored, other, checkRes, history, noHistory strin
 		resultCase("report mode unknown", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match result.schema.json (schema_version 2): /modes/0/mode: value must be one of 'fire-and-forget', 'confirm-each', 'confirm-window', 'transactional'", r, edit(func(m map[string]any) { mode0(m)["mode"] = "fire-and-hope" })),
 		resultCase("report latency not an object", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match result.schema.json (schema_version 2): /modes/0/confirm_latency_ms: got number, want object", r, edit(func(m map[string]any) { mode0(m)["confirm_latency_ms"] = 5 })),
 		// report: flags
-		resultCase("report --format html", []string{"report", r, "--format", "html"}, ExitUsage, "rmqtorture: --format: \"html\" is not a format (markdown, table, json)", r, stored),
+		resultCase("report --format html", []string{"report", r, "--format", "html"}, ExitUsage, "rmqtorture: --format: \"html\" is not a format (markdown, table, json, summary)", r, stored),
+		resultCase("report -o and --format disagree", []string{"report", r, "-o", "json", "--format", "table"}, ExitUsage, "rmqtorture: -o json and --format table disagree: give one", r, stored),
 		resultCase("report --out under a file", []string{"report", r, "--out", "afile/sub"}, ExitUsage, "rmqtorture: --out afile/sub: cannot write there: mkdir afile: not a directory", r, stored, "afile", "x"),
 		resultCase("report --out over the file read", []string{"report", "result.json", "--format", "json", "--out", "."}, ExitUsage, "rmqtorture: --out . would overwrite the result being read, result.json", "result.json", stored),
 		resultCase("report --summary-file a folder", []string{"report", r, "--summary-file", "adir"}, ExitUsage, "rmqtorture: --summary-file adir: cannot append there: is a directory", r, stored, "adir/keep", ""),
