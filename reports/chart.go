@@ -5,12 +5,14 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -96,10 +98,14 @@ func writeMermaid(w io.Writer, m scenario.ModeResult) error {
 }
 
 var (
-	colPublished = color.RGBA{0x1f, 0x77, 0xb4, 0xff}
-	colAcked     = color.RGBA{0x2c, 0xa0, 0x2c, 0xff}
-	colDelivered = color.RGBA{0x94, 0x67, 0xbd, 0xff}
-	colFault     = color.RGBA{0xd6, 0x27, 0x28, 0xff}
+	colSent      = color.RGBA{0x1f, 0x77, 0xb4, 0xff} // blue
+	colAcked     = color.RGBA{0x2c, 0xa0, 0x2c, 0xff} // green
+	colDelivered = color.RGBA{0x94, 0x67, 0xbd, 0xff} // purple
+	colFault     = color.RGBA{0xd6, 0x27, 0x28, 0xff} // red
+	colRecovery  = color.RGBA{0x00, 0x6d, 0x2c, 0xff} // dark green
+	colReconnect = color.RGBA{0x17, 0xbe, 0xcf, 0xff} // cyan
+	colRepublish = color.RGBA{0x8c, 0x56, 0x4b, 0xff} // brown
+	colDrain     = color.RGBA{0x7f, 0x7f, 0x7f, 0xff} // grey
 	// Translucent (non-premultiplied) so grid and lines show through.
 	stateColors = map[metrics.BrokerState]color.Color{
 		metrics.StateDown:         color.NRGBA{0xd6, 0x27, 0x28, 0x40},
@@ -109,59 +115,147 @@ var (
 	}
 )
 
-// SVG writes the mode's timeline as an SVG chart (gonum.org/v1/plot):
-// published, acked and delivered msg/s per bucket against seconds since
-// the burst start, shaded stretches where the broker was down, paused,
-// disconnected or blocked, and a dashed red line at each fault event. It
-// returns an error when the mode has no series, and the first error writing
-// to w.
+// Chart geometry: two panels stacked in the left part, the legend in a
+// column of its own on the right, so it never covers a line.
+const (
+	chartWidth   = 11 * vg.Inch
+	chartHeight  = 7 * vg.Inch
+	legendWidth  = 2.9 * vg.Inch
+	panelPadding = vg.Inch / 5
+)
+
+// SVG writes the mode's timeline as an SVG chart (gonum.org/v1/plot), two
+// panels against seconds since the burst start: above, the cumulative
+// messages sent (first attempts), acked (confirm modes) and delivered, so
+// what never arrived is the gap between the sent and delivered lines; below,
+// published, acked and delivered msg/s per bucket on a scale that fits the
+// publishing phase (the drain's burst of deliveries is clipped, and the
+// panel's title says at what). Both panels shade the stretches in which the
+// broker was down, paused, disconnected or blocked, from the instant each
+// began (SeriesData.States), and mark the faults, the broker accepting AMQP
+// again, publisher reconnects, republishes and the drain's start. The legend
+// sits beside the panels. It returns an error when the mode has no series,
+// and the first error writing to w.
 func SVG(w io.Writer, m scenario.ModeResult) error {
 	return sticky(w, func(w io.Writer) error { return renderChart(w, m, "svg") })
 }
 
-// renderChart draws mode m's timeline in format (svg, png, pdf…, see
-// plot.WriterTo): axes, then shaded broker states, then the rate lines, then
-// the fault marks, so each layer is drawn over the one before.
+// renderChart draws mode m's chart in format (svg, png, pdf…, see
+// draw.NewFormattedCanvas).
 func renderChart(w io.Writer, m scenario.ModeResult, format string) error {
 	d := m.Series
 	if d == nil || d.Len() == 0 || d.BucketMS <= 0 {
 		return fmt.Errorf("%s: no series to chart", label(m))
 	}
-	p := newChartPlot(m)
 	sec := d.BucketMS / 1000
-	lines := []chartSeries{{"published", d.Published, colPublished}, {"acked", d.Acked, colAcked}, {"delivered", d.Delivered, colDelivered}}
-	xys, top := seriesRates(lines, sec)
-	top *= 1.25 // room for the legend and the fault labels
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
+	legend.ThumbnailWidth = vg.Points(24)
+	legend.Padding = vg.Points(4)
+	legend.TextStyle.Font.Size = vg.Points(10)
 
-	// Broker states first, so the lines are drawn over them.
-	if err := addStateBands(p, d, sec, top); err != nil {
-		return err
+	// Above: cumulative counts.
+	cum := newPanel()
+	sent, delivered := firstAttempts(d), d.Delivered
+	cumLines := []chartSeries{{"sent (first attempts)", sent, colSent, 2.5}}
+	if total(d.Acked) > 0 {
+		cumLines = append(cumLines, chartSeries{"acked (basic.ack)", d.Acked, colAcked, 1.5})
 	}
-	if err := addSeriesLines(p, lines, xys); err != nil {
-		return err
+	cumLines = append(cumLines, chartSeries{"delivered", delivered, colDelivered, 2.5})
+	cumTop := 1.0
+	cumXYs := make([]plotter.XYs, len(cumLines))
+	for i, s := range cumLines {
+		cumXYs[i] = cumulative(s.counts, sec)
+		cumTop = math.Max(cumTop, cumXYs[i][len(cumXYs[i])-1].Y)
 	}
-	if err := addFaultMarks(p, m.Events, top); err != nil {
-		return err
+	cumTop *= 1.08
+	cum.Title.Text = fmt.Sprintf("%s — cumulative messages: %s sent, %s delivered", label(m), num(total(sent)), num(total(delivered)))
+	cum.Y.Label.Text = "messages"
+
+	// Below: rates, on the publishing phase's scale.
+	rates := newPanel()
+	drainMS := -1.0
+	for _, e := range m.Events {
+		if e.Kind == metrics.EvDrainStart {
+			drainMS = e.AtMS
+			break
+		}
 	}
-	p.X.Min, p.X.Max = 0, float64(d.Len())*sec
-	p.Y.Min, p.Y.Max = 0, top
-	p.Add(plotter.NewGrid())
-	wt, err := p.WriterTo(10*vg.Inch, 4*vg.Inch, format)
+	rateTop, peak := rateScale(d, drainMS)
+	rates.Title.Text = fmt.Sprintf("msg/s per %s ms bucket", strconv.FormatFloat(d.BucketMS, 'f', -1, 64))
+	if peak > rateTop {
+		rates.Title.Text += fmt.Sprintf("; delivered clipped at %s msg/s (the drain peaked at %s msg/s)", rate(rateTop), rate(peak))
+	}
+	rateTop *= 1.08
+	rates.Y.Label.Text = "msg/s"
+	rates.X.Label.Text = "s since burst start"
+	rateLines := []chartSeries{{"published msg/s (with republishes)", d.Published, colSent, 1.5}}
+	if total(d.Acked) > 0 {
+		rateLines = append(rateLines, chartSeries{"acked msg/s", d.Acked, colAcked, 1.5})
+	}
+	rateLines = append(rateLines, chartSeries{"delivered msg/s", d.Delivered, colDelivered, 1.5})
+
+	// Each panel: broker states first, so the lines are drawn over them,
+	// then the lines, then the marks. The legend takes the first panel's
+	// entries and the rate lines.
+	spans := shadeSpans(d, m.Events)
+	marks := chartMarks(d, m.Events)
+	for k, pn := range []struct {
+		p     *plot.Plot
+		top   float64
+		lines []chartSeries
+		xys   func(chartSeries) plotter.XYs
+	}{
+		{cum, cumTop, cumLines, nil},
+		{rates, rateTop, rateLines, func(s chartSeries) plotter.XYs { return rateXYs(s.counts, sec, rateTop/1.08) }},
+	} {
+		lg := &legend
+		if k > 0 {
+			lg = nil
+		}
+		if err := addStateBands(pn.p, lg, spans, pn.top); err != nil {
+			return err
+		}
+		for i, s := range pn.lines {
+			xy := cumXYs[i]
+			if pn.xys != nil {
+				xy = pn.xys(s)
+			}
+			l, err := plotter.NewLine(xy)
+			if err != nil {
+				return err
+			}
+			l.Color, l.Width = s.col, vg.Points(s.width)
+			pn.p.Add(l)
+			legend.Add(s.name, l)
+		}
+		if err := addMarks(pn.p, lg, marks, pn.top); err != nil {
+			return err
+		}
+		pn.p.X.Min, pn.p.X.Max = 0, float64(d.Len())*sec
+		pn.p.Y.Min, pn.p.Y.Max = 0, pn.top
+		pn.p.Add(plotter.NewGrid())
+	}
+
+	cw, err := draw.NewFormattedCanvas(chartWidth, chartHeight, format)
 	if err != nil {
 		return err
 	}
-	_, err = wt.WriteTo(w)
+	dc := draw.New(cw)
+	panels := draw.Crop(dc, 0, -legendWidth, 0, 0)
+	tiles := draw.Tiles{Rows: 2, Cols: 1, PadTop: panelPadding, PadBottom: panelPadding, PadLeft: panelPadding, PadRight: panelPadding, PadY: panelPadding}
+	canvases := plot.Align([][]*plot.Plot{{cum}, {rates}}, tiles, panels)
+	cum.Draw(canvases[0][0])
+	rates.Draw(canvases[1][0])
+	legend.Draw(draw.Crop(dc, chartWidth-legendWidth, 0, 0, -panelPadding*2))
+	_, err = cw.WriteTo(w)
 	return err
 }
 
-// newChartPlot is the chart's frame: title, axis labels, whole-number msg/s
-// ticks and the legend at the top.
-func newChartPlot(m scenario.ModeResult) *plot.Plot {
+// newPanel is a panel's frame: whole numbers on the y axis (the default
+// ticks print "50000.00") and no legend of its own.
+func newPanel() *plot.Plot {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s — msg/s per %s ms bucket", label(m), strconv.FormatFloat(m.Series.BucketMS, 'f', -1, 64))
-	p.X.Label.Text = "s since burst start"
-	p.Y.Label.Text = "msg/s"
-	// Whole msg/s on the axis (the default ticks print "50000.00").
 	p.Y.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
 		ticks := plot.DefaultTicks{}.Ticks(min, max)
 		for i := range ticks {
@@ -171,39 +265,99 @@ func newChartPlot(m scenario.ModeResult) *plot.Plot {
 		}
 		return ticks
 	})
-	p.Legend.Top = true
 	return p
 }
 
-// chartSeries is one rate line of the chart: per-bucket counts drawn as msg/s.
+// chartSeries is one line of a panel: per-bucket counts, drawn cumulated or
+// as msg/s, width in points.
 type chartSeries struct {
 	name   string
 	counts []int
 	col    color.Color
+	width  float64
 }
 
-// seriesRates turns each line's per-bucket counts into msg/s points at the
-// bucket centres (x in s; buckets of sec seconds), and returns the highest
-// rate, at least 1.
-func seriesRates(lines []chartSeries, sec float64) ([]plotter.XYs, float64) {
-	top := 1.0
-	xys := make([]plotter.XYs, len(lines))
-	for i, s := range lines {
-		xy := make(plotter.XYs, len(s.counts))
-		for j, c := range s.counts {
-			xy[j].X = (float64(j) + 0.5) * sec
-			xy[j].Y = float64(c) / sec
-			top = math.Max(top, xy[j].Y)
-		}
-		xys[i] = xy
+func total(counts []int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
 	}
-	return xys, top
+	return n
 }
 
-// addStateBands shades each run of buckets in which the broker was not up,
-// up to height top, and adds each state to the legend once.
-func addStateBands(p *plot.Plot, d *metrics.SeriesData, sec, top float64) error {
-	seen := map[metrics.BrokerState]bool{}
+// firstAttempts is each bucket's publishes of ids not published before:
+// Published minus Republished (Published alone for results that predate
+// Republished).
+func firstAttempts(d *metrics.SeriesData) []int {
+	out := slices.Clone(d.Published)
+	if len(d.Republished) == len(out) {
+		for i, r := range d.Republished {
+			out[i] -= r
+		}
+	}
+	return out
+}
+
+// cumulative is the running total of counts (buckets of sec seconds) as
+// points at each bucket's end, from (0, 0): the count so far at each time.
+func cumulative(counts []int, sec float64) plotter.XYs {
+	xy := make(plotter.XYs, len(counts)+1)
+	n := 0
+	for i, c := range counts {
+		n += c
+		xy[i+1] = plotter.XY{X: float64(i+1) * sec, Y: float64(n)}
+	}
+	return xy
+}
+
+// rateXYs is counts (buckets of sec seconds) as msg/s at the bucket
+// centres, each clipped to top.
+func rateXYs(counts []int, sec, top float64) plotter.XYs {
+	xy := make(plotter.XYs, len(counts))
+	for i, c := range counts {
+		xy[i] = plotter.XY{X: (float64(i) + 0.5) * sec, Y: math.Min(float64(c)/sec, top)}
+	}
+	return xy
+}
+
+// rateScale returns the rates panel's top, in msg/s: the highest published
+// or acked rate of any bucket and the highest delivered rate of the buckets
+// that end by drainMS (the drain's start; every bucket when negative), at
+// least 1; and peak, the highest delivered rate of any bucket. The drain
+// reads the whole queue at once, tens of times faster than it was
+// published: scaled to it, publishing would be a flat line.
+func rateScale(d *metrics.SeriesData, drainMS float64) (top, peak float64) {
+	sec := d.BucketMS / 1000
+	top = 1
+	for i := range d.Len() {
+		top = math.Max(top, float64(max(d.Published[i], at(d.Acked, i)))/sec)
+		r := float64(at(d.Delivered, i)) / sec
+		peak = math.Max(peak, r)
+		if drainMS < 0 || float64(i+1)*d.BucketMS <= drainMS {
+			top = math.Max(top, r)
+		}
+	}
+	return top, peak
+}
+
+// at is s[i], or 0 past its end.
+func at(s []int, i int) int {
+	if i < len(s) {
+		return s[i]
+	}
+	return 0
+}
+
+// shadeSpans are the stretches to shade, in ms: the series' exact States
+// when it has them; else (results written before States existed) each run
+// of buckets in a state other than up, begun at the first fault event
+// within its first bucket if there is one (a bucket is marked with the
+// worst state during it, so shading it whole would start before the fault).
+func shadeSpans(d *metrics.SeriesData, events []metrics.Event) []metrics.StateSpan {
+	if len(d.States) > 0 {
+		return d.States
+	}
+	var out []metrics.StateSpan
 	for i := 0; i < d.Len(); {
 		st := d.Broker[i]
 		j := i
@@ -211,68 +365,138 @@ func addStateBands(p *plot.Plot, d *metrics.SeriesData, sec, top float64) error 
 			j++
 		}
 		if st != metrics.StateUp {
-			x0, x1 := float64(i)*sec, float64(j)*sec
-			poly, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: 0}, {X: x1, Y: 0}, {X: x1, Y: top}, {X: x0, Y: top}})
-			if err != nil {
-				return err
+			from, to := float64(i)*d.BucketMS, float64(j)*d.BucketMS
+			for _, e := range events {
+				if e.Kind == metrics.EvFault && e.AtMS >= from && e.AtMS < from+d.BucketMS {
+					from = e.AtMS
+					break
+				}
 			}
-			poly.Color = stateColors[st]
-			poly.LineStyle.Width = 0
-			p.Add(poly)
-			if !seen[st] {
-				seen[st] = true
-				p.Legend.Add("broker "+string(st), poly)
-			}
+			out = append(out, metrics.StateSpan{FromMS: from, ToMS: to, State: st})
 		}
 		i = j
 	}
-	return nil
+	return out
 }
 
-// addSeriesLines draws each rate line with its legend entry.
-func addSeriesLines(p *plot.Plot, lines []chartSeries, xys []plotter.XYs) error {
-	for i, s := range lines {
-		l, err := plotter.NewLine(xys[i])
+// addStateBands shades each span up to height top, and adds each state to
+// lg (when not nil) once.
+func addStateBands(p *plot.Plot, lg *plot.Legend, spans []metrics.StateSpan, top float64) error {
+	seen := map[metrics.BrokerState]bool{}
+	for _, sp := range spans {
+		x0, x1 := sp.FromMS/1000, sp.ToMS/1000
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: 0}, {X: x1, Y: 0}, {X: x1, Y: top}, {X: x0, Y: top}})
 		if err != nil {
 			return err
 		}
-		l.Color = s.col
-		l.Width = vg.Points(1.5)
-		p.Add(l)
-		p.Legend.Add(s.name, l)
+		poly.Color = stateColors[sp.State]
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+		if lg != nil && !seen[sp.State] {
+			seen[sp.State] = true
+			lg.Add("broker "+string(sp.State), poly)
+		}
 	}
 	return nil
 }
 
-// addFaultMarks draws a dashed red line up to top at each fault event,
-// labelled with its action near the top.
-func addFaultMarks(p *plot.Plot, events []metrics.Event, top float64) error {
-	var marks plotter.XYLabels
+// markKind is a kind of vertical mark, in legend order.
+type markKind int
+
+const (
+	markFault markKind = iota
+	markRecovery
+	markReconnect
+	markRepublish
+	markDrain
+)
+
+// markStyles are each kind's legend text, colour and dashes (points).
+var markStyles = []struct {
+	name   string
+	col    color.Color
+	dashes []float64
+}{
+	markFault:     {"fault", colFault, []float64{5, 3}},
+	markRecovery:  {"broker accepting AMQP", colRecovery, []float64{5, 3}},
+	markReconnect: {"publisher reconnected", colReconnect, []float64{2, 2}},
+	markRepublish: {"republish", colRepublish, []float64{6, 2, 1, 2}},
+	markDrain:     {"drain start", colDrain, []float64{1, 3}},
+}
+
+// mark is a vertical mark at MS ms since the burst start; action names a
+// fault's action.
+type mark struct {
+	MS     float64
+	Kind   markKind
+	Action string
+}
+
+// chartMarks lists the marks of a mode's timeline, in event order: faults,
+// the broker accepting AMQP logins again, publisher reconnects (a
+// publisher's second or later connection; for results that do not number
+// connections, any publisher connection after a fault), the drain's start,
+// then the start of each run of buckets with republishes (at the bucket's
+// start) and each confirm-timeout republish.
+func chartMarks(d *metrics.SeriesData, events []metrics.Event) []mark {
+	var out []mark
+	faulted := false
 	for _, e := range events {
-		if e.Kind != metrics.EvFault {
-			continue
+		switch e.Kind {
+		case metrics.EvFault:
+			faulted = true
+			out = append(out, mark{e.AtMS, markFault, e.Action})
+		case metrics.EvBrokerReady:
+			out = append(out, mark{MS: e.AtMS, Kind: markRecovery})
+		case metrics.EvConnected:
+			if e.Connection > 1 || (e.Connection == 0 && faulted) {
+				out = append(out, mark{MS: e.AtMS, Kind: markReconnect})
+			}
+		case metrics.EvConfirmTimeout:
+			out = append(out, mark{MS: e.AtMS, Kind: markRepublish})
+		case metrics.EvDrainStart:
+			out = append(out, mark{MS: e.AtMS, Kind: markDrain})
 		}
-		x := e.AtMS / 1000
+	}
+	for i, r := range d.Republished {
+		if r > 0 && (i == 0 || d.Republished[i-1] == 0) {
+			out = append(out, mark{MS: float64(i) * d.BucketMS, Kind: markRepublish})
+		}
+	}
+	return out
+}
+
+// addMarks draws each mark as a dashed vertical line up to top, and adds
+// each kind to lg (when not nil) once, faults with their actions.
+func addMarks(p *plot.Plot, lg *plot.Legend, marks []mark, top float64) error {
+	var actions []string
+	for _, mk := range marks {
+		if mk.Kind == markFault && !slices.Contains(actions, mk.Action) {
+			actions = append(actions, mk.Action)
+		}
+	}
+	seen := map[markKind]bool{}
+	for _, mk := range marks {
+		st := markStyles[mk.Kind]
+		x := mk.MS / 1000
 		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: top}})
 		if err != nil {
 			return err
 		}
-		l.Color, l.Dashes = colFault, []vg.Length{vg.Points(4), vg.Points(3)}
+		l.Color, l.Width = st.col, vg.Points(1.5)
+		for _, dash := range st.dashes {
+			l.Dashes = append(l.Dashes, vg.Points(dash))
+		}
 		p.Add(l)
-		marks.XYs = append(marks.XYs, plotter.XY{X: x, Y: top * 0.97})
-		marks.Labels = append(marks.Labels, " fault: "+e.Action)
+		if lg != nil && !seen[mk.Kind] {
+			seen[mk.Kind] = true
+			name := st.name
+			if mk.Kind == markFault && len(actions) > 0 {
+				name += ": " + strings.Join(actions, ", ")
+			}
+			lg.Add(name, l)
+		}
 	}
-	if len(marks.XYs) == 0 {
-		return nil
-	}
-	lbl, err := plotter.NewLabels(marks)
-	if err != nil {
-		return err
-	}
-	for i := range lbl.TextStyle {
-		lbl.TextStyle[i].Color = colFault
-	}
-	p.Add(lbl)
 	return nil
 }
 
