@@ -30,20 +30,21 @@ const maxMermaidPoints = 60
 
 // merged is a series regrouped into buckets of factor original buckets.
 type merged struct {
-	widthMS          float64
-	published, acked []int
-	notUp            []bool
+	widthMS         float64
+	sent, delivered []int
+	notUp           []bool
 }
 
 func merge(d *metrics.SeriesData, maxPoints int) merged {
 	factor := (d.Len() + maxPoints - 1) / maxPoints
 	factor = max(factor, 1)
 	n := (d.Len() + factor - 1) / factor
-	m := merged{widthMS: d.BucketMS * float64(factor), published: make([]int, n), acked: make([]int, n), notUp: make([]bool, n)}
+	m := merged{widthMS: d.BucketMS * float64(factor), sent: make([]int, n), delivered: make([]int, n), notUp: make([]bool, n)}
+	first := firstAttempts(d)
 	for i := range d.Len() {
 		j := i / factor
-		m.published[j] += d.Published[i]
-		m.acked[j] += d.Acked[i]
+		m.sent[j] += first[i]
+		m.delivered[j] += at(d.Delivered, i)
 		if d.Broker[i] != metrics.StateUp {
 			m.notUp[j] = true
 		}
@@ -51,14 +52,13 @@ func merge(d *metrics.SeriesData, maxPoints int) merged {
 	return m
 }
 
-// perSecond is a bucket count as msg/s, rounded.
-func perSecond(n int, widthMS float64) int { return int(math.Round(float64(n) * 1000 / widthMS)) }
-
 // Mermaid writes the mode's series as a fenced mermaid xychart-beta block
-// (GitHub renders it): a bar at full height for each bucket in which the
-// broker was not up (down, paused, disconnected or blocked), then lines of
-// published and acked msg/s. It writes nothing without a series, and returns
-// the first error writing to w.
+// (GitHub renders it, also in a job summary, where a linked file does not
+// resolve): a bar at full height for each bucket in which the broker was not
+// up (down, paused, disconnected or blocked), then two lines, the messages
+// sent (first attempts) and delivered so far at each bucket's end, so what
+// never arrived is the gap between them. It writes nothing without a
+// series, and returns the first error writing to w.
 func Mermaid(w io.Writer, m scenario.ModeResult) error {
 	return sticky(w, func(w io.Writer) error { return writeMermaid(w, m) })
 }
@@ -69,31 +69,30 @@ func writeMermaid(w io.Writer, m scenario.ModeResult) error {
 		return nil
 	}
 	g := merge(d, maxMermaidPoints)
-	n := len(g.published)
+	n := len(g.sent)
 	xs := make([]string, n)
-	bars, pub, conf := make([]string, n), make([]string, n), make([]string, n)
-	top := 1
+	bars, sent, deliv := make([]string, n), make([]string, n), make([]string, n)
+	top := max(total(g.sent), total(g.delivered), 1)
+	cs, cd := 0, 0
 	for i := range n {
-		top = max(top, perSecond(g.published[i], g.widthMS), perSecond(g.acked[i], g.widthMS))
-	}
-	for i := range n {
-		xs[i] = strconv.FormatFloat(float64(i)*g.widthMS/1000, 'f', -1, 64)
-		pub[i] = strconv.Itoa(perSecond(g.published[i], g.widthMS))
-		conf[i] = strconv.Itoa(perSecond(g.acked[i], g.widthMS))
+		cs += g.sent[i]
+		cd += g.delivered[i]
+		xs[i] = strconv.FormatFloat(float64(i+1)*g.widthMS/1000, 'f', -1, 64)
+		sent[i], deliv[i] = strconv.Itoa(cs), strconv.Itoa(cd)
 		bars[i] = "0"
 		if g.notUp[i] {
 			bars[i] = strconv.Itoa(top)
 		}
 	}
-	_, err := fmt.Fprintf(w, "```mermaid\n%%%%{init: {\"themeVariables\": {\"xyChart\": {\"plotColorPalette\": \"#f2b8b5, #1f77b4, #2ca02c\"}}}}%%%%\nxychart-beta\n"+
-		"    title \"%s: msg/s per %s ms (bars: broker not up)\"\n"+
+	_, err := fmt.Fprintf(w, "```mermaid\n%%%%{init: {\"themeVariables\": {\"xyChart\": {\"plotColorPalette\": \"#f2b8b5, #1f77b4, #9467bd\"}}}}%%%%\nxychart-beta\n"+
+		"    title \"%s: messages sent vs delivered, cumulative (bars: broker not up)\"\n"+
 		"    x-axis \"s since burst start\" [%s]\n"+
-		"    y-axis \"msg/s\" 0 --> %d\n"+
+		"    y-axis \"messages\" 0 --> %d\n"+
 		"    bar [%s]\n"+
 		"    line [%s]\n"+
 		"    line [%s]\n```\n",
-		label(m), strconv.FormatFloat(g.widthMS, 'f', -1, 64), strings.Join(xs, ", "), top,
-		strings.Join(bars, ", "), strings.Join(pub, ", "), strings.Join(conf, ", "))
+		label(m), strings.Join(xs, ", "), top,
+		strings.Join(bars, ", "), strings.Join(sent, ", "), strings.Join(deliv, ", "))
 	return err
 }
 
@@ -500,6 +499,11 @@ func addMarks(p *plot.Plot, lg *plot.Legend, marks []mark, top float64) error {
 	return nil
 }
 
+// chartLink is a markdown link to mode i's SVG chart, relative to report.md.
+func chartLink(i int, m scenario.ModeResult) string {
+	return fmt.Sprintf("[%s](%s)", ChartFile(i, m), ChartFile(i, m))
+}
+
 // timelineSection writes a mode's chart, a link to its SVG and its faults'
 // recovery timings into report.md.
 func timelineSection(w io.Writer, i int, m scenario.ModeResult) error {
@@ -509,7 +513,8 @@ func timelineSection(w io.Writer, i int, m scenario.ModeResult) error {
 		if err := writeMermaid(w, m); err != nil {
 			return err
 		}
-		p("\nBars: buckets in which the broker was down, paused, disconnected or blocked; first line published msg/s (republishes included), second line acked msg/s (basic.acks received; none in fire-and-forget). Full chart with deliveries and fault marks: [%s](%s). Counts per bucket are in result.json (`series`).\n", ChartFile(i, m), ChartFile(i, m))
+		p("\nBars: buckets in which the broker was down, paused, disconnected or blocked; first line messages sent (first attempts), second line messages delivered, both cumulative: the gap between them is what was never delivered. "+
+			"The full chart, %s, with acks, msg/s and marks for faults, reconnects, republishes and recovery, is an SVG file in the run's folder beside this report (a CI job summary cannot show it: keep the folder as an artifact). Counts per bucket are in result.json (`series`).\n", chartLink(i, m))
 	}
 	var rows [][]string
 	cluster := false
