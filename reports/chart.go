@@ -251,11 +251,11 @@ func renderChart(w io.Writer, m scenario.ModeResult, format string) error {
 	return err
 }
 
-// newPanel is a panel's frame: whole numbers on the y axis (the default
+// newPanel is a panel's frame: plain numbers on the axes (the default
 // ticks print "50000.00") and no legend of its own.
 func newPanel() *plot.Plot {
 	p := plot.New()
-	p.Y.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
+	plain := plot.TickerFunc(func(min, max float64) []plot.Tick {
 		ticks := plot.DefaultTicks{}.Ticks(min, max)
 		for i := range ticks {
 			if ticks[i].Label != "" {
@@ -264,6 +264,7 @@ func newPanel() *plot.Plot {
 		}
 		return ticks
 	})
+	p.X.Tick.Marker, p.Y.Tick.Marker = plain, plain
 	return p
 }
 
