@@ -72,7 +72,9 @@ func writeMermaid(w io.Writer, m scenario.ModeResult) error {
 	n := len(g.sent)
 	xs := make([]string, n)
 	bars, sent, deliv := make([]string, n), make([]string, n), make([]string, n)
-	top := max(total(g.sent), total(g.delivered), 1)
+	// The bars reach a tenth above the highest line, so a line at its
+	// highest still shows against them.
+	top := int(math.Ceil(float64(max(total(g.sent), total(g.delivered), 1)) * 1.1))
 	cs, cd := 0, 0
 	for i := range n {
 		cs += g.sent[i]
