@@ -148,94 +148,21 @@ func renderChart(w io.Writer, m scenario.ModeResult, format string) error {
 	if d == nil || d.Len() == 0 || d.BucketMS <= 0 {
 		return fmt.Errorf("%s: no series to chart", label(m))
 	}
-	sec := d.BucketMS / 1000
 	legend := plot.NewLegend()
 	legend.Top, legend.Left = true, true
 	legend.ThumbnailWidth = vg.Points(24)
 	legend.Padding = vg.Points(4)
 	legend.TextStyle.Font.Size = vg.Points(10)
 
-	// Above: cumulative counts.
-	cum := newPanel()
-	sent, delivered := firstAttempts(d), d.Delivered
-	cumLines := []chartSeries{{"sent (first attempts)", sent, colSent, 2.5}}
-	if total(d.Acked) > 0 {
-		cumLines = append(cumLines, chartSeries{"acked (basic.ack)", d.Acked, colAcked, 1.5})
+	spans, marks := shadeSpans(d, m.Events), chartMarks(d, m.Events)
+	xMax := float64(d.Len()) * d.BucketMS / 1000
+	cum, rates := cumulativePanel(m), ratesPanel(m)
+	// The legend lists the states and marks once, from the first panel.
+	if err := cum.fill(&legend, true, spans, marks, xMax); err != nil {
+		return err
 	}
-	cumLines = append(cumLines, chartSeries{"delivered", delivered, colDelivered, 2.5})
-	cumTop := 1.0
-	cumXYs := make([]plotter.XYs, len(cumLines))
-	for i, s := range cumLines {
-		cumXYs[i] = cumulative(s.counts, sec)
-		cumTop = math.Max(cumTop, cumXYs[i][len(cumXYs[i])-1].Y)
-	}
-	cumTop *= 1.08
-	cum.Title.Text = fmt.Sprintf("%s — cumulative messages: %s sent, %s delivered", label(m), num(total(sent)), num(total(delivered)))
-	cum.Y.Label.Text = "messages"
-
-	// Below: rates, on the publishing phase's scale.
-	rates := newPanel()
-	drainMS := -1.0
-	for _, e := range m.Events {
-		if e.Kind == metrics.EvDrainStart {
-			drainMS = e.AtMS
-			break
-		}
-	}
-	rateTop, peak := rateScale(d, drainMS)
-	rates.Title.Text = fmt.Sprintf("msg/s per %s ms bucket", strconv.FormatFloat(d.BucketMS, 'f', -1, 64))
-	if peak > rateTop {
-		rates.Title.Text += fmt.Sprintf("; delivered clipped at %s msg/s (the drain peaked at %s msg/s)", rate(rateTop), rate(peak))
-	}
-	rateTop *= 1.08
-	rates.Y.Label.Text = "msg/s"
-	rates.X.Label.Text = "s since burst start"
-	rateLines := []chartSeries{{"published msg/s (with republishes)", d.Published, colSent, 1.5}}
-	if total(d.Acked) > 0 {
-		rateLines = append(rateLines, chartSeries{"acked msg/s", d.Acked, colAcked, 1.5})
-	}
-	rateLines = append(rateLines, chartSeries{"delivered msg/s", d.Delivered, colDelivered, 1.5})
-
-	// Each panel: broker states first, so the lines are drawn over them,
-	// then the lines, then the marks. The legend takes the first panel's
-	// entries and the rate lines.
-	spans := shadeSpans(d, m.Events)
-	marks := chartMarks(d, m.Events)
-	for k, pn := range []struct {
-		p     *plot.Plot
-		top   float64
-		lines []chartSeries
-		xys   func(chartSeries) plotter.XYs
-	}{
-		{cum, cumTop, cumLines, nil},
-		{rates, rateTop, rateLines, func(s chartSeries) plotter.XYs { return rateXYs(s.counts, sec, rateTop/1.08) }},
-	} {
-		lg := &legend
-		if k > 0 {
-			lg = nil
-		}
-		if err := addStateBands(pn.p, lg, spans, pn.top); err != nil {
-			return err
-		}
-		for i, s := range pn.lines {
-			xy := cumXYs[i]
-			if pn.xys != nil {
-				xy = pn.xys(s)
-			}
-			l, err := plotter.NewLine(xy)
-			if err != nil {
-				return err
-			}
-			l.Color, l.Width = s.col, vg.Points(s.width)
-			pn.p.Add(l)
-			legend.Add(s.name, l)
-		}
-		if err := addMarks(pn.p, lg, marks, pn.top); err != nil {
-			return err
-		}
-		pn.p.X.Min, pn.p.X.Max = 0, float64(d.Len())*sec
-		pn.p.Y.Min, pn.p.Y.Max = 0, pn.top
-		pn.p.Add(plotter.NewGrid())
+	if err := rates.fill(&legend, false, spans, marks, xMax); err != nil {
+		return err
 	}
 
 	cw, err := draw.NewFormattedCanvas(chartWidth, chartHeight, format)
@@ -243,14 +170,108 @@ func renderChart(w io.Writer, m scenario.ModeResult, format string) error {
 		return err
 	}
 	dc := draw.New(cw)
-	panels := draw.Crop(dc, 0, -legendWidth, 0, 0)
 	tiles := draw.Tiles{Rows: 2, Cols: 1, PadTop: panelPadding, PadBottom: panelPadding, PadLeft: panelPadding, PadRight: panelPadding, PadY: panelPadding}
-	canvases := plot.Align([][]*plot.Plot{{cum}, {rates}}, tiles, panels)
-	cum.Draw(canvases[0][0])
-	rates.Draw(canvases[1][0])
-	legend.Draw(draw.Crop(dc, chartWidth-legendWidth, 0, 0, -panelPadding*2))
+	canvases := plot.Align([][]*plot.Plot{{cum.p}, {rates.p}}, tiles, draw.Crop(dc, 0, -legendWidth, 0, 0))
+	cum.p.Draw(canvases[0][0])
+	rates.p.Draw(canvases[1][0])
+	legend.Draw(draw.Crop(dc, chartWidth-legendWidth, 0, 0, -2*panelPadding))
 	_, err = cw.WriteTo(w)
 	return err
+}
+
+// panel is one of the chart's panels: its plot, y axis top and lines.
+type panel struct {
+	p     *plot.Plot
+	top   float64
+	lines []panelLine
+}
+
+// panelLine is a line of a panel, width in points.
+type panelLine struct {
+	name  string
+	xys   plotter.XYs
+	col   color.Color
+	width float64
+}
+
+// cumulativePanel is the upper panel: messages sent (first attempts),
+// acked (when any were) and delivered so far, with a title giving the
+// totals.
+func cumulativePanel(m scenario.ModeResult) panel {
+	d := m.Series
+	sec := d.BucketMS / 1000
+	sent := firstAttempts(d)
+	pn := panel{p: newPanel(), top: 1}
+	pn.lines = append(pn.lines, panelLine{"sent (first attempts)", cumulative(sent, sec), colSent, 3.5})
+	if total(d.Acked) > 0 {
+		pn.lines = append(pn.lines, panelLine{"acked (basic.ack)", cumulative(d.Acked, sec), colAcked, 1.5})
+	}
+	pn.lines = append(pn.lines, panelLine{"delivered", cumulative(d.Delivered, sec), colDelivered, 2.5})
+	for _, l := range pn.lines {
+		pn.top = math.Max(pn.top, l.xys[len(l.xys)-1].Y)
+	}
+	pn.top *= 1.08 // room above the highest line
+	pn.p.Title.Text = fmt.Sprintf("%s — cumulative messages: %s sent, %s delivered", label(m), num(total(sent)), num(total(d.Delivered)))
+	pn.p.Y.Label.Text = "messages"
+	return pn
+}
+
+// ratesPanel is the lower panel: published, acked (when any were) and
+// delivered msg/s per bucket on rateScale's scale, with a title saying
+// where the drain's deliveries were clipped.
+func ratesPanel(m scenario.ModeResult) panel {
+	d := m.Series
+	sec := d.BucketMS / 1000
+	drainMS := -1.0
+	for _, e := range m.Events {
+		if e.Kind == metrics.EvDrainStart {
+			drainMS = e.AtMS
+			break
+		}
+	}
+	top, peak := rateScale(d, drainMS)
+	pn := panel{p: newPanel(), top: top * 1.08}
+	pn.lines = append(pn.lines, panelLine{"published msg/s (with republishes)", rateXYs(d.Published, sec, top), colSent, 1.5})
+	if total(d.Acked) > 0 {
+		pn.lines = append(pn.lines, panelLine{"acked msg/s", rateXYs(d.Acked, sec, top), colAcked, 1.5})
+	}
+	pn.lines = append(pn.lines, panelLine{"delivered msg/s", rateXYs(d.Delivered, sec, top), colDelivered, 1.5})
+	pn.p.Title.Text = fmt.Sprintf("msg/s per %s ms bucket", strconv.FormatFloat(d.BucketMS, 'f', -1, 64))
+	if peak > top {
+		pn.p.Title.Text += fmt.Sprintf("; delivered clipped at %s msg/s (the drain peaked at %s msg/s)", rate(top), rate(peak))
+	}
+	pn.p.Y.Label.Text = "msg/s"
+	pn.p.X.Label.Text = "s since burst start"
+	return pn
+}
+
+// fill adds to the panel, in drawing order, the broker state shading, the
+// grid, its lines and the marks, over x from 0 to xMax s. It adds
+// the lines to legend, and the states and marks too when states is true.
+func (pn panel) fill(legend *plot.Legend, states bool, spans []metrics.StateSpan, marks []mark, xMax float64) error {
+	lg := legend
+	if !states {
+		lg = nil
+	}
+	if err := addStateBands(pn.p, lg, spans, pn.top); err != nil {
+		return err
+	}
+	pn.p.Add(plotter.NewGrid())
+	for _, s := range pn.lines {
+		l, err := plotter.NewLine(s.xys)
+		if err != nil {
+			return err
+		}
+		l.Color, l.Width = s.col, vg.Points(s.width)
+		pn.p.Add(l)
+		legend.Add(s.name, l)
+	}
+	if err := addMarks(pn.p, lg, marks, pn.top); err != nil {
+		return err
+	}
+	pn.p.X.Min, pn.p.X.Max = 0, xMax
+	pn.p.Y.Min, pn.p.Y.Max = 0, pn.top
+	return nil
 }
 
 // newPanel is a panel's frame: plain numbers on the axes (the default
@@ -270,15 +291,7 @@ func newPanel() *plot.Plot {
 	return p
 }
 
-// chartSeries is one line of a panel: per-bucket counts, drawn cumulated or
-// as msg/s, width in points.
-type chartSeries struct {
-	name   string
-	counts []int
-	col    color.Color
-	width  float64
-}
-
+// total is the sum of counts.
 func total(counts []int) int {
 	n := 0
 	for _, c := range counts {
