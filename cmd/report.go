@@ -44,10 +44,12 @@ func newReport(g *globalOpts) *cobra.Command {
 		Long: `report reads a result.json written by run, checks it against the result
 schema (reports/result.schema.json; schema_version 1 and 2) and renders it again:
 markdown (as report.md), the terminal tables, or normalised JSON. It prints to
-stdout, or with --out DIR writes DIR/report.md (report.txt, result.json for the
-other formats). -o wide, json or markdown is --format table, json or
-markdown; --format summary prints what run prints by default: the headline
-and a table that fits 100 columns (summary.txt). It touches no broker.
+stdout, or with --out DIR writes DIR/report.md and the SVG charts it links
+(timeline-N-MODE.svg, drawn again from the result), or report.txt,
+result.json or summary.txt for the other formats. -o wide, json or markdown
+is --format table, json or markdown; --format summary prints what run prints
+by default: the headline and a table that fits 100 columns. It touches no
+broker.
 
 A file that is not JSON or does not match the schema is bad input (exit 2);
 the error names the file and the JSON path of each problem. --out and
@@ -71,7 +73,7 @@ up) is an error (exit 4); --out then leaves no partial file in place.`,
 	fl.StringVar(&o.format, "format", "markdown", "output format: markdown, table, json or summary (the headline and a table that fits 100 columns)")
 	addOutputFlag(c, &o.output, outWide, outJSON, outMarkdown)
 	fl.Lookup("output").Usage = "output format: wide (--format table), json or markdown (default: --format's)"
-	fl.StringVar(&o.out, "out", "", "write to this folder (report.md, report.txt, result.json or summary.txt) instead of stdout")
+	fl.StringVar(&o.out, "out", "", "write to this folder (report.md and its SVG charts, report.txt, result.json or summary.txt) instead of stdout")
 	fl.StringVar(&o.summaryFile, "summary-file", "", "also append the markdown report to this file, e.g. $GITHUB_STEP_SUMMARY")
 	return c
 }
@@ -122,6 +124,12 @@ func (o *reportOpts) run(c *cobra.Command, path string) error {
 	}
 	if err := writeAtomic(dest, func(f *os.File) error { return format.render(f, res) }); err != nil {
 		return causeErr(CauseWriteFailed, fmt.Errorf("write %s: %w", dest, err))
+	}
+	if o.format == "markdown" {
+		// The charts report.md links, beside it.
+		if err := writeCharts(o.out, res); err != nil {
+			return causeErr(CauseWriteFailed, err)
+		}
 	}
 	if _, err := fmt.Fprintf(c.OutOrStdout(), "report: %s\n", dest); err != nil {
 		return causeErr(CauseWriteFailed, err)

@@ -700,15 +700,7 @@ func (o *runOpts) writeReport(dir string, res *scenario.Result) error {
 	if err := writeAtomic(filepath.Join(dir, "report.md"), func(f *os.File) error { return reports.Markdown(f, res) }); err != nil {
 		return fmt.Errorf("write report.md: %w", err)
 	}
-	for i, m := range res.Modes {
-		if m.Series == nil {
-			continue
-		}
-		if err := writeAtomic(filepath.Join(dir, reports.ChartFile(i, m)), func(f *os.File) error { return reports.SVG(f, m) }); err != nil {
-			return fmt.Errorf("write %s: %w", reports.ChartFile(i, m), err)
-		}
-	}
-	return nil
+	return writeCharts(dir, res)
 }
 
 // writeAtomic writes path through a temporary file and a rename, so a reader
