@@ -5,7 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net"
-		"path/filepath"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
