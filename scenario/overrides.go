@@ -43,15 +43,16 @@ func (s *Scenario) SetTrigger(i int, percent *float64, count *int) {
 	f.PublishedPercent, f.Published, f.After, f.InFlight, f.AfterBurst, f.AfterStart = percent, count, nil, nil, nil, nil
 }
 
-// SetDown sets the down time of every step that takes the broker (or a
-// node) down for a while and brings it back itself: not client-side steps
-// (crash-consumer) nor those a later step recovers (manual_recovery). It
-// returns how many steps it set.
+// SetDown sets the down time of every step that takes the broker (or
+// nodes) down, cut off or alarmed for a while and brings it back itself:
+// not client-side steps (crash-consumer), delete-queue (the broker stays
+// up) nor steps a later step recovers (manual_recovery). It returns how
+// many steps it set.
 func (s *Scenario) SetDown(d Duration) int {
 	n := 0
 	for i := range s.Faults {
 		f := &s.Faults[i]
-		if f.Action.Takes(ParamDown) && !f.Action.ClientSide() && !f.ManualRecovery {
+		if f.Action.Takes(ParamDown) && !f.Action.ClientSide() && f.Action != DeleteQueue && !f.ManualRecovery {
 			f.Down = d
 			n++
 		}
