@@ -172,3 +172,19 @@ func TestURIRunWithoutDocker(t *testing.T) {
 		t.Errorf("report.md does not name the broker by its redacted URI")
 	}
 }
+
+// The command line in result.json never carries the password, whatever
+// its characters.
+func TestMarkExternalRedactsCommand(t *testing.T) {
+	o := &runOpts{uri: "amqp://alice:it's'pw@127.0.0.1:5672/vh"}
+	ut, err := o.external()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &scenario.Result{Command: "rmqtorture run baseline --uri " + o.uri + " --messages 10"}
+	markExternal(ut, res)
+	want := "rmqtorture run baseline --uri amqp://alice:xxxxx@127.0.0.1:5672/vh --messages 10"
+	if res.Command != want || res.URI != "amqp://alice:xxxxx@127.0.0.1:5672/vh" {
+		t.Fatalf("command %q, uri %q; want %q", res.Command, res.URI, want)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -92,13 +93,17 @@ func (o *runOpts) external() (*underTest, error) {
 }
 
 // markExternal records in res that the broker was named with --uri: its
-// URI, password redacted, and that no fault was injected.
+// URI, password redacted, and that no fault was injected. The command
+// line quotes the URI as typed: it is redacted here, before anything is
+// written, as the password may hold characters (a quote) that
+// redact.Text does not read as part of a URL.
 func markExternal(ut *underTest, res *scenario.Result) {
 	if ut.shown == "" {
 		return
 	}
 	injected := false
 	res.URI, res.FaultsInjected = ut.shown, &injected
+	res.Command = strings.ReplaceAll(res.Command, ut.url(), ut.shown)
 }
 
 // noBrokerLog is the log of a broker rmqtorture cannot read (it has no
