@@ -120,6 +120,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	fl.StringVar(&o.summaryFile, "summary-file", "", "also append each scenario's markdown report to this file, e.g. $GITHUB_STEP_SUMMARY")
 	fl.DurationVar(&o.bucket, "bucket", metrics.DefaultBucket, "width of the timeline's buckets in result.json and the charts (10ms–1m)")
 	o.settingFlags(c)
+	addFileFlag(c, g)
 	return c
 }
 
@@ -237,7 +238,7 @@ func (o *runOpts) set(c *cobra.Command, s *scenario.Scenario) error {
 			case "persistent", "transient":
 				s.Matrix.Persistent = append(s.Matrix.Persistent, strings.TrimSpace(p) == "persistent")
 			default:
-				return fmt.Errorf("--persistence: %q is neither persistent nor transient", p)
+				return fmt.Errorf("--persistence: %q is neither persistent nor transient%s", p, scenario.DidYouMean(strings.TrimSpace(p), []string{"persistent", "transient"}))
 			}
 		}
 	}
@@ -362,7 +363,7 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 	// Every scenario and flag is checked before anything is touched.
 	var plans []scenario.Scenario
 	for _, name := range names {
-		s, err := f.Find(g.file, name)
+		s, err := findScenario(f, g.file, name)
 		if err != nil {
 			return causeErr(CauseUnknownScenario, err)
 		}

@@ -84,7 +84,8 @@ func (o *runOpts) setQueueType(c *cobra.Command, s *scenario.Scenario) error {
 	qt := scenario.QueueType(strings.TrimSpace(o.queueType))
 	switch {
 	case qt != scenario.Quorum && qt != scenario.Classic:
-		return fmt.Errorf("--queue-type: %q is neither quorum nor classic (a stream scenario sets queue.type: stream)", o.queueType)
+		return fmt.Errorf("--queue-type: %q is neither quorum nor classic (a stream scenario sets queue.type: stream)%s", o.queueType,
+			scenario.DidYouMean(string(qt), []string{string(scenario.Quorum), string(scenario.Classic)}))
 	case c.Flags().Changed("queue-types"):
 		return errors.New("--queue-type and --queue-types both set the queue type: give one (--queue-types runs every mode on each type it lists)")
 	case s.Queue.Type == scenario.Stream:
