@@ -33,6 +33,9 @@ type underTest struct {
 	// addr says where AMQP is awaited, for logs and messages (no
 	// credentials).
 	addr string
+	// shown is the URL --uri named, password redacted ("" for a
+	// container): see uri.go.
+	shown string
 	// streamAddr is the stream port's address (nil: a cluster, which runs
 	// no stream scenario).
 	streamAddr func() string
@@ -93,6 +96,7 @@ func (o *runOpts) provision(ctx context.Context, c *cobra.Command, log *slog.Log
 		return nil, CauseOperational, err
 	}
 	res.Container, res.Image, res.NodeContainers = ut.name, ut.image, ut.nodes
+	markExternal(ut, res)
 	if len(ut.nodes) > 0 {
 		res.Nodes = len(ut.nodes)
 	}
@@ -132,6 +136,8 @@ func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *cli
 	var ut *underTest
 	var err error
 	switch {
+	case o.uri != "":
+		ut, err = o.external()
 	case len(o.containers) > 0:
 		var c *broker.Cluster
 		if c, err = broker.AttachCluster(cctx, cli, log, o.containers); c != nil {

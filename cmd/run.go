@@ -53,6 +53,19 @@ type runOpts struct {
 	// failOnMissing sets expect.max_unconfirmed_missing to 0: an order
 	// fire-and-forget loses without an error fails the verdict.
 	failOnMissing bool
+	// The settings people reach for (settingflags.go): each overrides one
+	// scenario field.
+	rate       float64
+	size       int
+	publishers int
+	consumers  int
+	prefetch   int
+	killAt     string
+	down       time.Duration
+	queueType  string
+	// uri names a broker rmqtorture did not start (uri.go): no Docker,
+	// no fault.
+	uri string
 }
 
 func newRun(g *globalOpts) *cobra.Command { return newRunWith(g, &runOpts{}) }
@@ -119,6 +132,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	fl.Uint64Var(&o.seed, "seed", 0, "seed for fault jitter (overrides the scenario's seed; default: the scenario's, else a random one printed in the report)")
 	fl.StringVar(&o.summaryFile, "summary-file", "", "also append each scenario's markdown report to this file, e.g. $GITHUB_STEP_SUMMARY")
 	fl.DurationVar(&o.bucket, "bucket", metrics.DefaultBucket, "width of the timeline's buckets in result.json and the charts (10ms–1m)")
+	o.settingFlags(c)
 	addFileFlag(c, g)
 	fl.BoolVar(&o.failOnMissing, "fail-on-missing", false, "fail the verdict (exit 1) when fire-and-forget loses any order without an error (sets expect.max_unconfirmed_missing: 0)")
 	addOutputFlag(c, &o.output, outWide, outJSON, outMarkdown)
@@ -133,6 +147,11 @@ var scenarioFlags = []struct{ flag, field string }{
 	{"persistence", "load.persistent"}, {"persistence", "matrix.persistent"}, {"repeat", "matrix.repeat"},
 	{"nodes", "broker.nodes"}, {"containers", "broker.nodes"},
 	{"fail-on-missing", "expect.max_unconfirmed_missing"},
+	{"rate", "load.rate"}, {"rate", "load.burst"}, {"size", "load.message_size_bytes"},
+	{"publishers", "load.publishers"}, {"publishers", "load.channels_per_connection"},
+	{"consumers", "consumers.count"}, {"prefetch", "consumers.prefetch"}, {"prefetch", "consumers.ack_every"},
+	{"kill-at", "faults[].published_percent"}, {"kill-at", "faults[].published"}, {"down", "faults[].down"},
+	{"queue-type", "queue.type"},
 }
 
 // apply sets the overrides of the flags that were set on s, then checks s
@@ -150,7 +169,13 @@ func (o *runOpts) apply(c *cobra.Command, file string, s *scenario.Scenario) ([]
 	if err := o.checkContainers(c); err != nil {
 		return nil, err
 	}
+	if err := o.checkURI(c); err != nil {
+		return nil, err
+	}
 	if err := o.set(c, s); err != nil {
+		return nil, err
+	}
+	if err := o.setSettings(c, s); err != nil {
 		return nil, err
 	}
 	if named := o.namedContainers(); named != "" && s.Broker.HasConfig() {
@@ -162,6 +187,16 @@ func (o *runOpts) apply(c *cobra.Command, file string, s *scenario.Scenario) ([]
 		for _, w := range warnings {
 			fmt.Fprintln(c.ErrOrStderr(), "warning: "+w)
 		}
+	}
+	if o.uri != "" {
+		w, err := o.uriScenario(s)
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range w {
+			fmt.Fprintln(c.ErrOrStderr(), "warning: "+line)
+		}
+		warnings = append(warnings, w...)
 	}
 	// A "matrix" of one cell is the scenario with that cell's settings: a
 	// single --queue-types or --persistence value is applied, not ignored.
@@ -299,6 +334,9 @@ func (o *runOpts) namedContainers() string {
 // scenario was valid as loaded, so they caused it together).
 func (o *runOpts) blame(c *cobra.Command, path string) string {
 	var own, all []string
+	// faults[2].down is matched as faults[].down: a flag sets a step
+	// whatever its index.
+	general := faultIndex.ReplaceAllString(path, "faults[]")
 	for _, sf := range scenarioFlags {
 		f := c.Flags().Lookup(sf.flag)
 		if !f.Changed {
@@ -312,7 +350,7 @@ func (o *runOpts) blame(c *cobra.Command, path string) string {
 		if !slices.Contains(all, name) {
 			all = append(all, name)
 		}
-		if (path == sf.field || strings.HasPrefix(path, sf.field+".") || strings.HasPrefix(path, sf.field+"[")) && !slices.Contains(own, name) {
+		if (fieldOf(path, sf.field) || fieldOf(general, sf.field)) && !slices.Contains(own, name) {
 			own = append(own, name)
 		}
 	}
@@ -367,12 +405,16 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 	if err := o.preflight(); err != nil {
 		return err
 	}
-	cli, err := broker.Docker(ctx)
-	if err != nil {
-		return notStarted(ctx, causeErr(CauseDockerUnreachable, err))
+	// A broker named with --uri is reached over AMQP only: no Docker.
+	var cli *client.Client
+	if o.uri == "" {
+		cli, err = broker.Docker(ctx)
+		if err != nil {
+			return notStarted(ctx, causeErr(CauseDockerUnreachable, err))
+		}
+		defer cli.Close()
+		sweepBeforeRun(ctx, log, cli)
 	}
-	defer cli.Close()
-	sweepBeforeRun(ctx, log, cli)
 	if o.container != "" {
 		if err := checkContainer(ctx, cli, o.container); err != nil {
 			return notStarted(ctx, err)

@@ -310,7 +310,11 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	if r.BrokerVersion != "" {
 		broker = r.BrokerVersion
 	}
-	p("- **Broker:** %s, image %s", broker, code(r.Image))
+	if r.URI != "" {
+		p("- **Broker:** %s at %s (named with --uri: not started by rmqtorture, no fault injected)", broker, code(r.URI))
+	} else {
+		p("- **Broker:** %s, image %s", broker, code(r.Image))
+	}
 	if r.Container != "" {
 		p(", container %s", code(r.Container))
 	}

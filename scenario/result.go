@@ -57,6 +57,15 @@ type Result struct {
 	Verdict     Verdict      `json:"verdict"`
 	Interrupted bool         `json:"interrupted,omitempty"`
 	Error       string       `json:"error,omitempty"`
+	// URI is the broker --uri named, its password redacted ("xxxxx"):
+	// rmqtorture neither started it nor injected any fault into it
+	// (absent: a broker container rmqtorture started or was named).
+	URI string `json:"uri,omitempty"`
+	// FaultsInjected is false when rmqtorture injected no fault: a broker
+	// named with --uri, which it only publishes to, drains and judges;
+	// any fault came from outside the tool. Absent: the scenario's fault
+	// steps ran as planned.
+	FaultsInjected *bool `json:"faults_injected,omitempty"`
 	// Warnings are what the run was told but did not check, e.g. an
 	// expectation for a mode that --mode left out.
 	Warnings []string `json:"warnings,omitempty"`
@@ -348,10 +357,13 @@ type ConsumerStats struct {
 }
 
 // BrokerVersionOrImage names the broker for headers: its reported version if
-// known, else its image.
+// known, else its image, else the URI --uri named (password redacted).
 func (r *Result) BrokerVersionOrImage() string {
-	if r.BrokerVersion != "" {
+	switch {
+	case r.BrokerVersion != "":
 		return r.BrokerVersion
+	case r.Image == "" && r.URI != "":
+		return r.URI // named with --uri: no image
 	}
 	return r.Image
 }
