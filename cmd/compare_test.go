@@ -225,14 +225,14 @@ func TestCompareRunFolders(t *testing.T) {
 
 // TestCompareOutputJSON: -o json prints the comparison as one JSON object on
 // stdout (and the summary file still gets markdown); fire-and-forget's
-// missing count is compared: 3 of 4,000 in the stored run, raised to 403 it
-// is a regression of 10 points.
+// missing count is compared: 3 of 4,000 in the stored run, raised to 603 it
+// is a regression of 15 points (10 allowed).
 func TestCompareOutputJSON(t *testing.T) {
 	r := loadTestResult(t, baselineFile)
 	if r.Modes[0].Mode != scenario.FireAndForget || r.Modes[0].UnconfirmedMissing != 3 || r.Modes[0].Sent != 4000 {
 		t.Fatalf("testdata fire-and-forget: %s, %d of %d missing", r.Modes[0].Mode, r.Modes[0].UnconfirmedMissing, r.Modes[0].Sent)
 	}
-	r.Modes[0].UnconfirmedMissing, r.Modes[0].UnconfirmedDelivered = 403, 3597
+	r.Modes[0].UnconfirmedMissing, r.Modes[0].UnconfirmedDelivered = 603, 3397
 	res := writeResult(t, r)
 	summary := filepath.Join(t.TempDir(), "summary.md")
 	code, stdout, stderr := runCLI(t, "compare", "-o", "json", "--summary-file", summary, baselineFile, res)
@@ -254,15 +254,15 @@ func TestCompareOutputJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
 	}
-	want := "fire-and-forget: missing share rose 10 points (0.1% → 10.1% of sent: 3 → 403 never delivered), more than the 5 allowed"
+	want := "fire-and-forget: missing share rose 15 points (0.1% → 15.1% of sent: 3 → 603 never delivered), more than the 10 allowed"
 	if !got.Regressed || !slices.Equal(got.Regressions, []string{want}) {
 		t.Fatalf("regressions %q, want %q", got.Regressions, want)
 	}
 	miss := got.Modes[0].Checks[1]
-	if miss.Metric != "missing (unconfirmed)" || miss.OK || math.Abs(*miss.ChangePts-10) > 1e-9 {
+	if miss.Metric != "missing (unconfirmed)" || miss.OK || math.Abs(*miss.ChangePts-15) > 1e-9 {
 		t.Errorf("missing check %+v", miss)
 	}
-	if md := readFile(t, summary); !strings.Contains(md, "| missing (unconfirmed)") || !strings.Contains(md, "+10.0 pts") {
+	if md := readFile(t, summary); !strings.Contains(md, "| missing (unconfirmed)") || !strings.Contains(md, "+15.0 pts") {
 		t.Errorf("summary file:\n%s", md)
 	}
 }

@@ -29,15 +29,18 @@ type Thresholds struct {
 	MaxRecoveryRisePct *float64
 	// MaxMissingRisePts: fire-and-forget's missing share (unconfirmed
 	// missing ÷ sent, in %) may rise at most this many percentage points
-	// above the baseline's; 0–100. Default 5. A share, not a count, so
-	// results of different --messages compare.
+	// above the baseline's; 0–100. Default 10: in a fault scenario the
+	// share depends on how fast the broker took the burst in before the
+	// fault (kill-mid-burst measured 88.6%, 93.8% and 98.0% on one busy
+	// machine). A share, not a count, so results of different --messages
+	// compare.
 	MaxMissingRisePts float64
 }
 
 // DefaultThresholds are compare's flag defaults: a 20% throughput drop, a 50%
-// p99 rise, a 5-point rise of the missing share, no recovery limit.
+// p99 rise, a 10-point rise of the missing share, no recovery limit.
 func DefaultThresholds() Thresholds {
-	return Thresholds{MaxThroughputDropPct: 20, MaxP99RisePct: 50, MaxMissingRisePts: 5}
+	return Thresholds{MaxThroughputDropPct: 20, MaxP99RisePct: 50, MaxMissingRisePts: 10}
 }
 
 // Validate reports a threshold out of range (a negative percentage, a drop
@@ -428,7 +431,7 @@ func checkShareRise(m comparedMetric, k string, b *scenario.ModeResult, r scenar
 	}
 	d := rv - bv
 	ch.ChangePts = &d
-	limit := bv + t.MaxMissingRisePts
+	limit := min(bv+t.MaxMissingRisePts, 100)
 	ch.Limit = fmt.Sprintf("≤ %s%% of sent (+%s pts)", pct(limit), pct(t.MaxMissingRisePts))
 	if rv > limit {
 		ch.OK = false

@@ -309,6 +309,8 @@ func TestCompareMissingShare(t *testing.T) {
 		return m
 	}
 	base := result(fireMode())
+	th := DefaultThresholds()
+	th.MaxMissingRisePts = 5
 	for _, tc := range []struct {
 		name               string
 		res                scenario.ModeResult
@@ -323,7 +325,7 @@ func TestCompareMissingShare(t *testing.T) {
 			"fire-and-forget: missing share rose 10 points (75% → 85% of sent: 3,000 → 3,400 never delivered), more than the 5 allowed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := Compare(base, result(tc.res), DefaultThresholds())
+			c := Compare(base, result(tc.res), th)
 			ch := checkOf(t, c, "fire-and-forget", "missing (unconfirmed)")
 			if ch.Baseline != "3,000 (75%)" || ch.Result != tc.result || ch.Limit != "≤ 80% of sent (+5 pts)" || *ch.BaselineValue != 3000 || *ch.ResultValue != float64(tc.res.UnconfirmedMissing) {
 				t.Errorf("cells %q / %q, limit %q, values %v / %v", ch.Baseline, ch.Result, ch.Limit, *ch.BaselineValue, *ch.ResultValue)
@@ -351,9 +353,18 @@ func TestCompareMissingShare(t *testing.T) {
 	}
 	// A baseline that missed nothing (no fault) holds the result to 5%.
 	none := withMissing(4000, 0)
-	c := Compare(result(none), result(withMissing(4000, 201)), DefaultThresholds())
+	c := Compare(result(none), result(withMissing(4000, 201)), th)
 	if want := []string{"fire-and-forget: missing share rose 5 points (0% → 5% of sent: 0 → 201 never delivered), more than the 5 allowed"}; !slices.Equal(c.Regressions, want) {
 		t.Errorf("regressions %q, want %q", c.Regressions, want)
+	}
+	// The default allows 10 points, and a limit never passes 100%.
+	c = Compare(base, result(withMissing(4000, 3400)), DefaultThresholds())
+	if ch := checkOf(t, c, "fire-and-forget", "missing (unconfirmed)"); !ch.OK || ch.Limit != "≤ 85% of sent (+10 pts)" {
+		t.Errorf("default: %+v", ch)
+	}
+	c = Compare(result(withMissing(4000, 3900)), result(withMissing(4000, 4000)), DefaultThresholds())
+	if ch := checkOf(t, c, "fire-and-forget", "missing (unconfirmed)"); !ch.OK || ch.Limit != "≤ 100% of sent (+10 pts)" || ch.Result != "4,000 (100%)" {
+		t.Errorf("near 100%%: %+v", ch)
 	}
 	// Confirm modes miss nothing: no row.
 	c = Compare(result(confirmMode()), result(confirmMode()), DefaultThresholds())
@@ -375,7 +386,7 @@ func nonEmpty(s string) []string {
 // figures as numbers and null where a threshold is off.
 func TestCompareJSON(t *testing.T) {
 	r := fireMode()
-	r.UnconfirmedMissing, r.UnconfirmedDelivered = 3400, 600
+	r.UnconfirmedMissing, r.UnconfirmedDelivered = 3500, 500
 	c := Compare(result(fireMode()), result(r), DefaultThresholds())
 	var buf bytes.Buffer
 	if err := CompareJSON(&buf, c, "base.json", "new.json"); err != nil {
@@ -398,16 +409,16 @@ func TestCompareJSON(t *testing.T) {
 		t.Fatalf("header: %+v", got)
 	}
 	th := got.Thresholds
-	if *th["max_throughput_drop_pct"] != 20 || *th["max_p99_rise_pct"] != 50 || *th["max_missing_rise_pts"] != 5 || th["max_recovery_ms"] != nil || th["max_recovery_rise_pct"] != nil {
+	if *th["max_throughput_drop_pct"] != 20 || *th["max_p99_rise_pct"] != 50 || *th["max_missing_rise_pts"] != 10 || th["max_recovery_ms"] != nil || th["max_recovery_rise_pct"] != nil {
 		t.Errorf("thresholds %v", buf.String())
 	}
 	if len(got.Modes) != 1 || got.Modes[0].Mode != "fire-and-forget" || len(got.Modes[0].Checks) != 4 {
 		t.Fatalf("modes: %s", buf.String())
 	}
 	miss := got.Modes[0].Checks[1]
-	want := map[string]any{"metric": "missing (unconfirmed)", "baseline": "3,000 (75%)", "result": "3,400 (85%)", "baseline_value": 3000.0, "result_value": 3400.0,
-		"change_pct": nil, "change_pts": 10.0, "limit": "≤ 80% of sent (+5 pts)", "ok": false,
-		"regression": "fire-and-forget: missing share rose 10 points (75% → 85% of sent: 3,000 → 3,400 never delivered), more than the 5 allowed"}
+	want := map[string]any{"metric": "missing (unconfirmed)", "baseline": "3,000 (75%)", "result": "3,500 (87.5%)", "baseline_value": 3000.0, "result_value": 3500.0,
+		"change_pct": nil, "change_pts": 12.5, "limit": "≤ 85% of sent (+10 pts)", "ok": false,
+		"regression": "fire-and-forget: missing share rose 12.5 points (75% → 87.5% of sent: 3,000 → 3,500 never delivered), more than the 10 allowed"}
 	if !reflect.DeepEqual(miss, want) {
 		t.Errorf("missing check\n got %v\nwant %v", miss, want)
 	}
