@@ -446,7 +446,7 @@ func resultCases(t *testing.T, stored, other, checkRes, history, noHistory strin
 		resultCase("report unknown flag", []string{"report", r, "--pretty"}, ExitUsage, "rmqtorture: unknown flag: --pretty", r, stored),
 		// compare
 		resultCase("compare one file", []string{"compare", r}, ExitUsage, "rmqtorture: compare takes two files, BASELINE.json and RESULT.json; got 1", r, stored),
-		resultCase("compare three files", []string{"compare", r, r, r}, ExitUsage, "rmqtorture: compare takes two files, BASELINE.json and RESULT.json; got 3 (r.json r.json r.json …): to compare the newest run, pass $(ls -d DIR/SCENARIO-* | tail -1)", r, stored),
+		resultCase("compare three files", []string{"compare", r, r, r}, ExitUsage, "rmqtorture: compare takes two files, BASELINE.json and RESULT.json; got 3 (r.json r.json r.json): to compare the newest run, pass $(ls -d DIR/SCENARIO-* | tail -1)", r, stored),
 		resultCase("compare different scenarios", []string{"compare", r, "b.json"}, ExitUsage, "rmqtorture: b.json: scenario \"baseline\", but baseline r.json is of scenario \"kill-mid-burst\"", r, stored, "b.json", other),
 		resultCase("compare a truncated result", []string{"compare", r, "b.json"}, ExitUsage, "rmqtorture: b.json: not JSON: line 5, column 25: unexpected EOF", r, stored, "b.json", stored[:100]),
 		resultCase("compare a missing baseline", []string{"compare", "nosuch.json", r}, ExitUsage, "rmqtorture: read result: open nosuch.json: no such file or directory", r, stored),

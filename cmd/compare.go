@@ -64,7 +64,11 @@ could not be written after all (stdout or the summary file failed).`,
 			case len(args) > 2:
 				// A glob such as out/kill-mid-burst-*/result.json matches
 				// every run of the scenario.
-				return usageErr(fmt.Errorf("compare takes two files, BASELINE.json and RESULT.json; got %d (%s …): to compare the newest run, pass $(ls -d DIR/SCENARIO-* | tail -1)", len(args), strings.Join(args[:3], " ")))
+				shown := strings.Join(args[:3], " ")
+				if len(args) > 3 {
+					shown += " …"
+				}
+				return usageErr(fmt.Errorf("compare takes two files, BASELINE.json and RESULT.json; got %d (%s): to compare the newest run, pass $(ls -d DIR/SCENARIO-* | tail -1)", len(args), shown))
 			case len(args) != 2:
 				return usageErr(fmt.Errorf("compare takes two files, BASELINE.json and RESULT.json; got %d", len(args)))
 			}
