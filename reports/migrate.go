@@ -104,9 +104,9 @@ var clientLost = strings.NewReplacer(
 //   - version 1 → 2: each mode's series.confirmed becomes series.acked;
 //     a field of laterFields the file lacks is set to 0 and listed in
 //     not_recorded;
-//   - version 2 → 3: close reasons and connection-lost events worded
-//     "closed by client: 501 <socket error>" say "connection lost: <socket
-//     error>" instead;
+//   - version 2 → 3: the publishers' and consumers' close reasons and the
+//     events worded "closed by client: 501 <socket error>" say "connection
+//     lost: <socket error>" instead;
 //
 // then migrated_from records from. Numbers keep their exact text.
 func migrate(data []byte, from int) ([]byte, error) {
@@ -152,16 +152,13 @@ func migrate(data []byte, from int) ([]byte, error) {
 			if !ok {
 				continue
 			}
-			if closes, ok := mode["channel_closes"].([]any); ok {
-				for j, c := range closes {
-					if s, ok := c.(string); ok {
-						closes[j] = clientLost.Replace(s)
-					}
-				}
+			reword(mode["channel_closes"])
+			if c, ok := mode["consumers"].(map[string]any); ok {
+				reword(c["channel_closes"])
 			}
 			events, _ := mode["events"].([]any)
 			for _, e := range events {
-				if ev, ok := e.(map[string]any); ok && ev["kind"] == "connection-lost" {
+				if ev, ok := e.(map[string]any); ok {
 					if s, ok := ev["detail"].(string); ok {
 						ev["detail"] = clientLost.Replace(s)
 					}
@@ -175,6 +172,16 @@ func migrate(data []byte, from int) ([]byte, error) {
 		doc["not_recorded"] = notRecorded
 	}
 	return json.Marshal(doc)
+}
+
+// reword applies clientLost to a list of close reasons.
+func reword(list any) {
+	closes, _ := list.([]any)
+	for j, c := range closes {
+		if s, ok := c.(string); ok {
+			closes[j] = clientLost.Replace(s)
+		}
+	}
 }
 
 // fillAbsent sets the field at path under obj to 0 when every object on the

@@ -200,3 +200,22 @@ func TestCompareRealOldBaselines(t *testing.T) {
 		t.Errorf("missing check %+v", ch)
 	}
 }
+
+// TestMigrateRewordsLostSockets: every close reason an older rmqtorture
+// worded "closed by client: 501" (publishers', consumers', events) says
+// "connection lost"; the broker's own closes and other client codes stay.
+func TestMigrateRewordsLostSockets(t *testing.T) {
+	in := `{"schema_version":2,"modes":[{"channel_closes":["connection closed by client: 501 EOF","channel closed by broker: 406 PRECONDITION_FAILED"],` +
+		`"consumers":{"channel_closes":["consumer 1: connection closed by client: 501 EOF","consumer 2: connection closed by client: 504 channel/connection is not open"]},` +
+		`"events":[{"kind":"connection-lost","detail":"epoch 1: connection closed by client: 501 EOF"},{"kind":"consumer-closed","detail":"consumer 1: channel closed by client: 501 read: connection reset by peer"}]}]}`
+	out, err := migrate([]byte(in), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"migrated_from":2,"modes":[{"channel_closes":["connection lost: EOF","channel closed by broker: 406 PRECONDITION_FAILED"],` +
+		`"consumers":{"channel_closes":["consumer 1: connection lost: EOF","consumer 2: connection closed by client: 504 channel/connection is not open"]},` +
+		`"events":[{"detail":"epoch 1: connection lost: EOF","kind":"connection-lost"},{"detail":"consumer 1: connection lost: read: connection reset by peer","kind":"consumer-closed"}]}],"schema_version":3}`
+	if string(out) != want {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+}
