@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ import (
 // retry_deliveries), v2-* the same baselines as they stood before this
 // version (hand-upgraded to schema_version 2), and
 // v2-stored-kill-mid-burst the stored 4,000-order run the report goldens
-// render.
+// render, whose original version 1 form is v1-stored-kill-mid-burst.
 func readOld(t *testing.T, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile("testdata/old/" + name)
@@ -50,6 +51,7 @@ func TestDecodeRealVersion1(t *testing.T) {
 		{"v1-kill-mid-burst.result.json", "1e78c494", 20000, 18763, []float64{14.079, 271.359}, []string{"connection lost: EOF"}},
 		{"v1-baseline.result.json", "c9ea87b6", 20000, 0, []float64{24.287, 387.071}, []string{"connection lost: read tcp 127.0.0.1:46998->127.0.0.1:38293: i/o timeout"}},
 		{"v1-baseline-500.result.json", "00f14dbf", 500, 0, []float64{27.711, 53.791}, nil},
+		{"v1-stored-kill-mid-burst.result.json", "12b643a4", 4000, 3519, []float64{17.119, 733.183}, []string{"connection lost: EOF"}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			data := readOld(t, tc.file)
@@ -217,5 +219,26 @@ func TestMigrateRewordsLostSockets(t *testing.T) {
 		`"events":[{"detail":"epoch 1: connection lost: EOF","kind":"connection-lost"},{"detail":"consumer 1: connection lost: read: connection reset by peer","kind":"consumer-closed"}]}],"schema_version":3}`
 	if string(out) != want {
 		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+}
+
+// TestStoredRunBothVersions: the stored run as first written (version 1)
+// and as hand-upgraded to version 2 (zeros for what it lacked) decode to
+// the same Result, but for the marks that tell the zeros are unknown.
+func TestStoredRunBothVersions(t *testing.T) {
+	v1, err := Decode(readOld(t, "v1-stored-kill-mid-burst.result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := Decode(readOld(t, "v2-stored-kill-mid-burst.result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v1.MigratedFrom != 1 || len(v1.NotRecorded) != 10 || v2.MigratedFrom != 2 || v2.NotRecorded != nil {
+		t.Fatalf("v1 from %d, %d not recorded; v2 from %d, %q", v1.MigratedFrom, len(v1.NotRecorded), v2.MigratedFrom, v2.NotRecorded)
+	}
+	v1.MigratedFrom, v1.NotRecorded, v2.MigratedFrom = 0, nil, 0
+	if !reflect.DeepEqual(v1, v2) {
+		t.Fatal("the two files of one run decode differently beyond the upgrade marks")
 	}
 }
