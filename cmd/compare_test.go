@@ -266,4 +266,9 @@ func TestCompareOutputJSON(t *testing.T) {
 	if md := readFile(t, summary); !strings.Contains(md, "| missing (unconfirmed)") || !strings.Contains(md, "+15.0 pts") {
 		t.Errorf("summary file:\n%s", md)
 	}
+	// -o markdown is the default output.
+	_, def, _ := runCLI(t, "compare", baselineFile, res)
+	if _, md, _ := runCLI(t, "compare", "-o", "markdown", baselineFile, res); md != def || !strings.HasPrefix(md, "## rmqtorture compare: kill-mid-burst\n") {
+		t.Errorf("-o markdown differs from the default:\n%s", md)
+	}
 }
