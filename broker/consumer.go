@@ -519,11 +519,7 @@ func (c *consumer) watchCloses(s *consumerSession, connection int) {
 		if e == nil {
 			return
 		}
-		who := "client"
-		if e.Server {
-			who = "broker"
-		}
-		reason := fmt.Sprintf("consumer %d: %s closed by %s: %d %s", c.index, what, who, e.Code, e.Reason)
+		reason := consumerCloseReason(c.index, what, e)
 		c.set.mu.Lock()
 		if len(c.set.stats.ChannelCloses) < 20 {
 			c.set.stats.ChannelCloses = append(c.set.stats.ChannelCloses, reason)
@@ -531,6 +527,14 @@ func (c *consumer) watchCloses(s *consumerSession, connection int) {
 		c.set.mu.Unlock()
 		c.set.plan.Timeline.Record(metrics.Event{Kind: metrics.EvConsumerClosed, Consumer: c.index + 1, Connection: connection, Detail: reason})
 	}()
+}
+
+// consumerCloseReason words why consumer index's channel or connection
+// closed as closeReason does for publishers: the broker's reply code and
+// text, or "connection lost" for a socket amqp091-go lost (the broker died),
+// which it reports as the client's own 501 FRAME_ERROR.
+func consumerCloseReason(index int, what string, e *amqp.Error) string {
+	return fmt.Sprintf("consumer %d: %s", index, closeReason(what, e, "", false))
 }
 
 // publishConfirmed publishes msg and waits (at most 10 s) for its publisher

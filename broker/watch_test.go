@@ -239,3 +239,21 @@ func TestWatcherNoStallWhileFaultInEffect(t *testing.T) {
 		t.Fatalf("stalls %d, events %+v: want a client stall a stall timeout after the fault", p.stats.Stalls, ev)
 	}
 }
+
+// A live consumer's lost socket (the broker died) reads "connection lost",
+// never "closed by client: 501"; the broker's own closes keep its code.
+func TestConsumerCloseReason(t *testing.T) {
+	for _, c := range []struct {
+		what string
+		err  amqp.Error
+		want string
+	}{
+		{"connection", amqp.Error{Code: amqp.FrameError, Reason: "EOF"}, "consumer 2: connection lost: EOF (socket closed by the peer)"},
+		{"channel", amqp.Error{Code: amqp.PreconditionFailed, Reason: "PRECONDITION_FAILED - unknown delivery tag 7", Server: true},
+			"consumer 2: channel closed by broker: 406 PRECONDITION_FAILED - unknown delivery tag 7"},
+	} {
+		if got := consumerCloseReason(2, c.what, &c.err); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.err, got, c.want)
+		}
+	}
+}

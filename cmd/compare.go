@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,19 +18,24 @@ type compareOpts struct {
 	recoveryMS   float64
 	recoveryRise float64
 	summaryFile  string
+	output       outputFormat
 }
 
 func newCompare() *cobra.Command {
 	o := &compareOpts{th: reports.DefaultThresholds()}
 	c := &cobra.Command{
-		Use:   "compare BASELINE.json RESULT.json",
+		Use:   "compare BASELINE RESULT",
 		Short: "Compare a result.json with a baseline of the same scenario; exit 1 on a regression",
-		Long: `compare reads two result.json files of the same scenario (and schema_version)
-and checks the result against the baseline mode by mode (and matrix cell by
-cell, matched by mode and cell):
+		Long: `compare reads two result.json files of the same scenario and checks the result
+against the baseline mode by mode (and matrix cell by cell, matched by mode and
+cell). Each argument is a result.json or a run folder holding one. Both files
+are checked against the schema of their schema_version first (1 to 3; older
+layouts are upgraded, and what they did not record is not compared).
 
   - lost confirmed messages (lost > 0 where lost_allowed is false): always a regression
   - a mode whose own verdict is not pass, or missing from the result: always a regression
+  - fire-and-forget's missing share (unconfirmed_missing ÷ sent, published and
+    never delivered): may rise at most --max-missing-rise percentage points
   - publish msg/s before the fault (pre_fault_publish_rate_msgs_per_s), and
     confirm msg/s (confirm_rate_msgs_per_s) for confirm modes: may drop at most
     --max-throughput-drop percent
@@ -37,20 +44,32 @@ cell, matched by mode and cell):
     --max-recovery-rise when given
 
 A value exactly at its limit passes. It prints a markdown table per mode
-(metric, baseline, result, change, limit, ok or REGRESSION) on stdout and, with
---summary-file, appends the same markdown to that file (e.g. $GITHUB_STEP_SUMMARY).
+(metric, baseline, result, change, limit, ok or REGRESSION) on stdout, or with
+-o json the same as one JSON object (figures as numbers); --summary-file
+appends the markdown to that file (e.g. $GITHUB_STEP_SUMMARY).
 Thresholds come from flags only; the scenario's expect block is not read.
 
-Exit codes: 0 no regression, 1 regression, 2 bad input (a file unreadable or
-not a result.json, different scenarios, a schema_version this rmqtorture does
-not read, bad flags, a --summary-file that cannot be appended to: checked
-first), 4 the comparison could not be written after all (stdout or the
-summary file failed).`,
-		Example: `  rmqtorture compare baselines/kill-mid-burst.result.json out/kill-mid-burst-*/result.json
+Exit codes: 0 no regression, 1 regression, 2 bad input (a file unreadable,
+not JSON or not matching its schema, naming the file and the field; different
+scenarios; a schema_version this rmqtorture does not read; bad flags; a
+--summary-file that cannot be appended to: checked first), 4 the comparison
+could not be written after all (stdout or the summary file failed).`,
+		Example: `  # the newest kill-mid-burst run against the committed baseline
+  rmqtorture compare baselines/kill-mid-burst.result.json $(ls -d rmqtorture-results/kill-mid-burst-* | tail -1)
   rmqtorture compare --max-throughput-drop 30 --max-recovery-ms 20000 old.json new.json
+  rmqtorture compare -o json base.json result.json
   rmqtorture compare --summary-file "$GITHUB_STEP_SUMMARY" base.json result.json`,
 		Args: func(c *cobra.Command, args []string) error {
-			if len(args) != 2 {
+			switch {
+			case len(args) > 2:
+				// A glob such as out/kill-mid-burst-*/result.json matches
+				// every run of the scenario.
+				shown := strings.Join(args[:3], " ")
+				if len(args) > 3 {
+					shown += " …"
+				}
+				return usageErr(fmt.Errorf("compare takes two files, BASELINE.json and RESULT.json; got %d (%s): to compare the newest run, pass $(ls -d DIR/SCENARIO-* | tail -1)", len(args), shown))
+			case len(args) != 2:
 				return usageErr(fmt.Errorf("compare takes two files, BASELINE.json and RESULT.json; got %d", len(args)))
 			}
 			return nil
@@ -62,7 +81,9 @@ summary file failed).`,
 	fl.Float64Var(&o.th.MaxP99RisePct, "max-p99-rise", o.th.MaxP99RisePct, "PCT: largest allowed rise of confirm latency p99 above the baseline")
 	fl.Float64Var(&o.recoveryMS, "max-recovery-ms", 0, "MS: longest allowed client recovery (fault → first publish or confirm after reconnecting); unchecked unless given")
 	fl.Float64Var(&o.recoveryRise, "max-recovery-rise", 0, "PCT: largest allowed rise of client recovery above the baseline; unchecked unless given")
+	fl.Float64Var(&o.th.MaxMissingRisePts, "max-missing-rise", o.th.MaxMissingRisePts, "PTS: largest allowed rise of fire-and-forget's missing share (unconfirmed missing ÷ sent) above the baseline's, in percentage points, 0–100")
 	fl.StringVar(&o.summaryFile, "summary-file", "", "also append the markdown to this file (created if missing), e.g. $GITHUB_STEP_SUMMARY")
+	addOutputFlag(c, &o.output, outMarkdown, outJSON)
 	return c
 }
 
@@ -81,6 +102,7 @@ func (o *compareOpts) run(c *cobra.Command, basePath, resPath string) error {
 			return err
 		}
 	}
+	basePath, resPath = resultFile(basePath), resultFile(resPath)
 	base, err := loadResult(basePath)
 	if err != nil {
 		return err
@@ -97,7 +119,15 @@ func (o *compareOpts) run(c *cobra.Command, basePath, resPath string) error {
 	if err := reports.CompareMarkdown(&md, cmp, basePath, resPath); err != nil {
 		return opErr(err)
 	}
-	if _, err := c.OutOrStdout().Write(md.Bytes()); err != nil {
+	out := md.Bytes()
+	if o.output == outJSON {
+		var js bytes.Buffer
+		if err := reports.CompareJSON(&js, cmp, basePath, resPath); err != nil {
+			return opErr(err)
+		}
+		out = js.Bytes()
+	}
+	if _, err := c.OutOrStdout().Write(out); err != nil {
 		return causeErr(CauseWriteFailed, fmt.Errorf("write the comparison: %w", err))
 	}
 	if o.summaryFile != "" {
@@ -109,6 +139,15 @@ func (o *compareOpts) run(c *cobra.Command, basePath, resPath string) error {
 		return causeErr(CauseRegression, fmt.Errorf("%d %s against baseline %s", len(cmp.Regressions), pluralize(len(cmp.Regressions), "regression", "regressions"), basePath))
 	}
 	return nil
+}
+
+// resultFile is path, or path/result.json when path is a folder (a run
+// folder, as run writes it).
+func resultFile(path string) string {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return filepath.Join(path, "result.json")
+	}
+	return path
 }
 
 func appendFile(path string, b []byte) error {

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,6 +132,18 @@ func TestCompareBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(t.TempDir(), "missing.json")
+	// A result whose confirm-each mode lacks its sent count: the schema
+	// check names the file, the schema and the field.
+	var doc map[string]any
+	if err := json.Unmarshal([]byte(readFile(t, baselineFile)), &doc); err != nil {
+		t.Fatal(err)
+	}
+	delete(doc["modes"].([]any)[1].(map[string]any), "sent")
+	noSentJSON, _ := json.Marshal(doc)
+	noSent := filepath.Join(t.TempDir(), "nosent.json")
+	if err := os.WriteFile(noSent, noSentJSON, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	// A result.json cut short, and one that is JSON but not a result: bad
 	// input (exit 2), never read as a regression.
 	whole, err := os.ReadFile(baselineFile)
@@ -155,7 +168,12 @@ func TestCompareBadInput(t *testing.T) {
 		{[]string{baselineFile, truncated}, truncated + ": "},
 		{[]string{baselineFile, malformed}, malformed + ": "},
 		{[]string{baselineFile, otherPath}, otherPath + `: scenario "baseline", but baseline ` + baselineFile + ` is of scenario "kill-mid-burst"`},
-		{[]string{baselineFile, v2Path}, v2Path + ": schema_version 3, this rmqtorture reads schema_version 1 to 2"},
+		{[]string{baselineFile, v2Path}, v2Path + ": schema_version 4, this rmqtorture reads schema_version 1 to 3"},
+		{[]string{baselineFile, noSent}, noSent + ": does not match the schema of schema_version 2 (reports/schemas/result.v2.schema.json): /modes/1: missing property 'sent'"},
+		{[]string{baselineFile, baselineFile, baselineFile}, "compare takes two files, BASELINE.json and RESULT.json; got 3 (" + baselineFile + " " + baselineFile + " " + baselineFile + "): to compare the newest run, pass $(ls -d DIR/SCENARIO-* | tail -1)"},
+		{[]string{baselineFile, "a", "b", "c"}, "compare takes two files, BASELINE.json and RESULT.json; got 4 (" + baselineFile + " a b …): to compare the newest run, pass $(ls -d DIR/SCENARIO-* | tail -1)"},
+		{[]string{"--max-missing-rise", "-1", baselineFile, baselineFile}, "max missing rise must be 0–100 percentage points, got -1"},
+		{[]string{"-o", "wide", baselineFile, baselineFile}, `unknown output format "wide"; choose one of markdown, json`},
 		{[]string{"--max-throughput-drop", "120", baselineFile, baselineFile}, "max throughput drop must be 0–100 %, got 120"},
 		{[]string{"--max-recovery-ms", "-1", baselineFile, baselineFile}, "max recovery must be ≥ 0 ms, got -1"},
 	}
@@ -164,5 +182,93 @@ func TestCompareBadInput(t *testing.T) {
 		if code != ExitUsage || !strings.Contains(stderr, tc.want) || stdout != "" {
 			t.Errorf("compare %q: exit %d, stderr %q, stdout %q; want exit 2 and %q", tc.args, code, stderr, stdout, tc.want)
 		}
+	}
+}
+
+// TestCompareRunFolders: with two runs of a scenario in the results folder,
+// the README's `compare BASE $(ls -d DIR/SCENARIO-* | tail -1)` names the
+// newest run folder, and compare reads its result.json; a folder without
+// one is bad input naming the file.
+func TestCompareRunFolders(t *testing.T) {
+	dir := t.TempDir()
+	older := filepath.Join(dir, "kill-mid-burst-20261201T090000Z-aaaaaaaa")
+	newer := filepath.Join(dir, "kill-mid-burst-20261201T100000Z-bbbbbbbb")
+	slow := loadTestResult(t, baselineFile)
+	for i := range slow.Modes {
+		slow.Modes[i].PreFaultPublishRate /= 2
+	}
+	for d, body := range map[string]string{older: writeResult(t, slow), newer: baselineFile} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "result.json"), []byte(readFile(t, body)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runs, _ := filepath.Glob(filepath.Join(dir, "kill-mid-burst-*"))
+	slices.Sort(runs) // ls -d sorts by name: the timestamp
+	if runs[len(runs)-1] != newer {
+		t.Fatalf("newest %s", runs[len(runs)-1])
+	}
+	code, stdout, stderr := runCLI(t, "compare", baselineFile, runs[len(runs)-1])
+	if code != ExitPass || !strings.Contains(stdout, "result `"+filepath.Join(newer, "result.json")+"`") {
+		t.Fatalf("newest: exit %d, stderr %q\n%s", code, stderr, stdout)
+	}
+	// The older run is the slow one: folders are really read.
+	if code, stdout, _ := runCLI(t, "compare", baselineFile, older); code != ExitFail || len(regressionLines(stdout)) != 3 {
+		t.Fatalf("older: exit %d\n%s", code, stdout)
+	}
+	empty := t.TempDir()
+	if code, _, stderr := runCLI(t, "compare", baselineFile, empty); code != ExitUsage || !strings.Contains(stderr, "read result: open "+filepath.Join(empty, "result.json")+": no such file or directory") {
+		t.Fatalf("empty folder: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestCompareOutputJSON: -o json prints the comparison as one JSON object on
+// stdout (and the summary file still gets markdown); fire-and-forget's
+// missing count is compared: 3 of 4,000 in the stored run, raised to 603 it
+// is a regression of 15 points (10 allowed).
+func TestCompareOutputJSON(t *testing.T) {
+	r := loadTestResult(t, baselineFile)
+	if r.Modes[0].Mode != scenario.FireAndForget || r.Modes[0].UnconfirmedMissing != 3 || r.Modes[0].Sent != 4000 {
+		t.Fatalf("testdata fire-and-forget: %s, %d of %d missing", r.Modes[0].Mode, r.Modes[0].UnconfirmedMissing, r.Modes[0].Sent)
+	}
+	r.Modes[0].UnconfirmedMissing, r.Modes[0].UnconfirmedDelivered = 603, 3397
+	res := writeResult(t, r)
+	summary := filepath.Join(t.TempDir(), "summary.md")
+	code, stdout, stderr := runCLI(t, "compare", "-o", "json", "--summary-file", summary, baselineFile, res)
+	if code != ExitFail {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var got struct {
+		Regressed   bool
+		Regressions []string
+		Modes       []struct {
+			Mode   string
+			Checks []struct {
+				Metric    string
+				ChangePts *float64 `json:"change_pts"`
+				OK        bool
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("stdout is not JSON: %v\n%s", err, stdout)
+	}
+	want := "fire-and-forget: missing share rose 15 points (0.1% → 15.1% of sent: 3 → 603 never delivered), more than the 10 allowed"
+	if !got.Regressed || !slices.Equal(got.Regressions, []string{want}) {
+		t.Fatalf("regressions %q, want %q", got.Regressions, want)
+	}
+	miss := got.Modes[0].Checks[1]
+	if miss.Metric != "missing (unconfirmed)" || miss.OK || math.Abs(*miss.ChangePts-15) > 1e-9 {
+		t.Errorf("missing check %+v", miss)
+	}
+	if md := readFile(t, summary); !strings.Contains(md, "| missing (unconfirmed)") || !strings.Contains(md, "+15.0 pts") {
+		t.Errorf("summary file:\n%s", md)
+	}
+	// -o markdown is the default output.
+	_, def, _ := runCLI(t, "compare", baselineFile, res)
+	if _, md, _ := runCLI(t, "compare", "-o", "markdown", baselineFile, res); md != def || !strings.HasPrefix(md, "## rmqtorture compare: kill-mid-burst\n") {
+		t.Errorf("-o markdown differs from the default:\n%s", md)
 	}
 }

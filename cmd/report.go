@@ -42,7 +42,7 @@ func newReport(g *globalOpts) *cobra.Command {
 		Use:   "report RESULT.json",
 		Short: "Re-render a stored result.json as markdown, a table or JSON",
 		Long: `report reads a result.json written by run, checks it against the result
-schema (reports/result.schema.json; schema_version 1 and 2) and renders it again:
+schema of its schema_version (1 to 3; older layouts are upgraded) and renders it again:
 markdown (as report.md), the terminal tables, or normalised JSON. It prints to
 stdout, or with --out DIR writes DIR/report.md and the SVG charts it links
 (timeline-N-MODE.svg, drawn again from the result), or report.txt,

@@ -113,7 +113,7 @@ func TestReportBadInput(t *testing.T) {
 		args   []string
 		stderr string
 	}{
-		{[]string{"report", missingField}, "rmqtorture: " + missingField + ": does not match result.schema.json (schema_version 2): /duration_ms: got string, want number; /modes/1: missing property 'lost'\n"},
+		{[]string{"report", missingField}, "rmqtorture: " + missingField + ": does not match the schema of schema_version 3 (reports/result.schema.json): /duration_ms: got string, want number; /modes/1: missing property 'lost'\n"},
 		{[]string{"report", notJSON}, "rmqtorture: " + notJSON + ": not JSON: line 4, column 1: unexpected EOF\n"},
 		{[]string{"report", missing}, "rmqtorture: read result: open " + missing + ": no such file or directory\n"},
 		{[]string{"report", storedResult, "--format", "html"}, "rmqtorture: --format: \"html\" is not a format (markdown, table, json, summary)\n"},

@@ -1,36 +1,60 @@
 package cmd
 
 import (
-	"os"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rmqtorture/rmqtorture/reports"
 )
 
-// TestSchemaVersion1FilesStillRead: a result.json written under
-// schema_version 1 (as in users' CI) still renders with report, in the
-// current layout, and still serves as compare's baseline.
-func TestSchemaVersion1FilesStillRead(t *testing.T) {
-	dir := t.TempDir()
-	v1 := func(src string) string {
-		data := readFile(t, src)
-		old := strings.Replace(data, `"schema_version": 2,`, `"schema_version": 1,`, 1)
-		if old == data {
-			t.Fatalf("%s: no schema_version 2", src)
-		}
-		p := filepath.Join(dir, filepath.Base(src))
-		if err := os.WriteFile(p, []byte(old), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
+// oldResults are result.json files as older rmqtorture builds left them:
+// the committed baselines as first recorded (schema_version 1) and as they
+// stood before schema_version 3 (hand-upgraded to 2).
+const oldResults = "../reports/testdata/old"
+
+// TestOldResultsStillRead: report renders every old file (markdown and the
+// upgraded JSON, which is a valid current result.json), and compare takes
+// them on either side.
+func TestOldResultsStillRead(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(oldResults, "v[12]-*.result.json"))
+	if len(files) != 8 {
+		t.Fatalf("%d old results, want 8: %q", len(files), files)
 	}
-	stored := v1(storedResult)
-	code, stdout, stderr := runCLI(t, "report", stored, "--format", "json")
-	if code != ExitPass || stderr != "" || stdout != readFile(t, storedResult) {
-		t.Fatalf("report of a version 1 file: exit %d, stderr %q, %d bytes; want exit 0 and the version 2 file (%d bytes)", code, stderr, len(stdout), len(readFile(t, storedResult)))
+	for _, f := range files {
+		code, stdout, stderr := runCLI(t, "report", f, "--format", "json")
+		if code != ExitPass || stderr != "" {
+			t.Fatalf("report %s: exit %d, stderr %q", f, code, stderr)
+		}
+		if err := reports.Validate([]byte(stdout)); err != nil {
+			t.Errorf("report %s --format json: %v", f, err)
+		}
+		var head struct {
+			SchemaVersion int `json:"schema_version"`
+			MigratedFrom  int `json:"migrated_from"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &head); err != nil || head.SchemaVersion != 3 || head.MigratedFrom != int(filepath.Base(f)[1]-'0') {
+			t.Errorf("%s: %+v %v", f, head, err)
+		}
+		if code, stdout, _ := runCLI(t, "report", f); code != ExitPass || !strings.Contains(stdout, "- **Result file:** written as schema_version ") {
+			t.Errorf("report %s (markdown): exit %d", f, code)
+		}
 	}
-	base := v1(baselineFile)
-	if code, stdout, stderr := runCLI(t, "compare", base, baselineFile); code != ExitPass || !strings.Contains(stdout, "**No regression.**") {
-		t.Fatalf("compare with a version 1 baseline: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+	v1 := filepath.Join(oldResults, "v1-kill-mid-burst.result.json")
+	v2 := filepath.Join(oldResults, "v2-kill-mid-burst.result.json")
+	code, stdout, stderr := runCLI(t, "compare", v1, v2)
+	if code != ExitPass || !strings.Contains(stdout, "**No regression.**") {
+		t.Fatalf("compare v1 v2: exit %d, stderr %q\n%s", code, stderr, stdout)
+	}
+	if !strings.Contains(stdout, "| missing (unconfirmed)        | 18,763 (93.8%) | 18,763 (93.8%) | +0.0 pts | ≤ 100% of sent (+10 pts) | ok     |") {
+		t.Errorf("no missing row:\n%s", stdout)
+	}
+	// The version 1 baseline against the baseline regenerated under
+	// schema_version 3: rates may differ (another run), but the files
+	// compare: never bad input.
+	code, stdout, stderr = runCLI(t, "compare", v1, "../baselines/kill-mid-burst.result.json")
+	if code == ExitUsage || !strings.Contains(stdout, "| missing (unconfirmed)") || !strings.Contains(stdout, "18,763 (93.8%)") {
+		t.Fatalf("compare v1 with the current baseline: exit %d, stderr %q\n%s", code, stderr, stdout)
 	}
 }

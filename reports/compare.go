@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -26,12 +27,20 @@ type Thresholds struct {
 	// MaxRecoveryRisePct, when set: client recovery may rise at most this
 	// many percent above the baseline's.
 	MaxRecoveryRisePct *float64
+	// MaxMissingRisePts: fire-and-forget's missing share (unconfirmed
+	// missing ÷ sent, in %) may rise at most this many percentage points
+	// above the baseline's; 0–100. Default 10: in a fault scenario the
+	// share depends on how fast the broker took the burst in before the
+	// fault (kill-mid-burst measured 88.5%, 93.8% and 98.0% on one busy
+	// machine). A share, not a count, so results of different --messages
+	// compare.
+	MaxMissingRisePts float64
 }
 
 // DefaultThresholds are compare's flag defaults: a 20% throughput drop, a 50%
-// p99 rise, no recovery limit.
+// p99 rise, a 10-point rise of the missing share, no recovery limit.
 func DefaultThresholds() Thresholds {
-	return Thresholds{MaxThroughputDropPct: 20, MaxP99RisePct: 50}
+	return Thresholds{MaxThroughputDropPct: 20, MaxP99RisePct: 50, MaxMissingRisePts: 10}
 }
 
 // Validate reports a threshold out of range (a negative percentage, a drop
@@ -46,6 +55,8 @@ func (t Thresholds) Validate() error {
 		return fmt.Errorf("max recovery must be ≥ 0 ms, got %v", *t.MaxRecoveryMS)
 	case t.MaxRecoveryRisePct != nil && !(*t.MaxRecoveryRisePct >= 0):
 		return fmt.Errorf("max recovery rise must be ≥ 0 %%, got %v", *t.MaxRecoveryRisePct)
+	case !(t.MaxMissingRisePts >= 0 && t.MaxMissingRisePts <= 100):
+		return fmt.Errorf("max missing rise must be 0–100 percentage points, got %v", t.MaxMissingRisePts)
 	}
 	return nil
 }
@@ -53,36 +64,44 @@ func (t Thresholds) Validate() error {
 // Check is one row of a mode's comparison: a metric in the baseline and the
 // result, its change and its limit.
 type Check struct {
-	Metric   string
-	Baseline string // formatted; "-" when the baseline has no figure
-	Result   string // formatted; "-" when the result has no figure
+	Metric   string `json:"metric"`
+	Baseline string `json:"baseline"` // formatted; "-" when the baseline has no figure
+	Result   string `json:"result"`   // formatted; "-" when the result has no figure
+	// BaselineValue and ResultValue are the figures behind Baseline and
+	// Result in the metric's unit (msg/s, ms, ids, % of sent); nil when not
+	// a number or not measured.
+	BaselineValue *float64 `json:"baseline_value"`
+	ResultValue   *float64 `json:"result_value"`
 	// ChangePct is (result − baseline) / baseline × 100; nil when either
 	// figure is missing, the baseline is 0, or the row is not a measurement.
-	ChangePct *float64
-	Limit     string // e.g. "≥ 480 (−20%)"; "" when nothing is checked
-	OK        bool
+	ChangePct *float64 `json:"change_pct"`
+	// ChangePts is result − baseline in percentage points, for a share (the
+	// missing share); nil otherwise.
+	ChangePts *float64 `json:"change_pts,omitempty"`
+	Limit     string   `json:"limit"` // e.g. "≥ 480 (−20%)"; "" when nothing is checked
+	OK        bool     `json:"ok"`
 	// Regression says what regressed, in one sentence naming the mode; ""
 	// when OK.
-	Regression string
+	Regression string `json:"regression,omitempty"`
 }
 
 // ModeComparison is one mode (and matrix cell) of the result against the
 // same mode and cell of the baseline.
 type ModeComparison struct {
-	Label  string // mode, and cell if any, as in the report tables
-	Checks []Check
+	Label  string  `json:"mode"` // mode, and cell if any, as in the report tables
+	Checks []Check `json:"checks"`
 	// Note says why some checks are absent: the mode is missing from the
 	// result, or new in it, or was not run.
-	Note string
+	Note string `json:"note,omitempty"`
 }
 
 // Comparison is a result compared with its baseline, mode by mode.
 type Comparison struct {
-	Scenario    string
-	Thresholds  Thresholds
-	Modes       []ModeComparison
-	Notes       []string // differences worth knowing that decide nothing (e.g. burst sizes)
-	Regressions []string // every failed check's sentence, in table order
+	Scenario    string           `json:"scenario"`
+	Thresholds  Thresholds       `json:"-"`
+	Modes       []ModeComparison `json:"modes"`
+	Notes       []string         `json:"notes"`       // differences worth knowing that decide nothing (e.g. burst sizes)
+	Regressions []string         `json:"regressions"` // every failed check's sentence, in table order
 }
 
 // Regressed reports whether any check failed.
@@ -90,9 +109,9 @@ func (c *Comparison) Regressed() bool { return len(c.Regressions) > 0 }
 
 // Comparable reports why base (read from baseName) and res (read from
 // resName) cannot be compared: a schema_version outside OldestSchemaVersion
-// to scenario.SchemaVersion in either file (the versions differ only in the
-// series, which compare does not read), or different scenarios. The error
-// names the file at fault.
+// to scenario.SchemaVersion in either file (Decode upgrades the older ones
+// to the current layout), or different scenarios. The error names the file
+// at fault.
 func Comparable(baseName string, base *scenario.Result, resName string, res *scenario.Result) error {
 	for _, f := range []struct {
 		name string
@@ -131,7 +150,7 @@ func modeKey(m scenario.ModeResult) string { return label(m) }
 func Compare(base, res *scenario.Result, t Thresholds) *Comparison {
 	c := &Comparison{Scenario: res.Scenario, Thresholds: t}
 	if base.Messages != res.Messages {
-		c.Notes = append(c.Notes, fmt.Sprintf("The baseline published %s orders per mode, the result %s: rates and latencies compare, counts do not.", num(base.Messages), num(res.Messages)))
+		c.Notes = append(c.Notes, fmt.Sprintf("The baseline published %s orders per mode, the result %s: rates, latencies and the missing share compare, counts do not.", num(base.Messages), num(res.Messages)))
 	}
 	got := map[string]scenario.ModeResult{}
 	for _, m := range res.Modes {
@@ -202,11 +221,12 @@ func compareMode(k string, b *scenario.ModeResult, r scenario.ModeResult, t Thre
 type thresholdKind int
 
 const (
-	mustPass    thresholdKind = iota // the result's own verdict must be pass
-	noLoss                           // no confirmed message lost, unless lost_allowed
-	maxDrop                          // a rate (msg/s) may fall at most Thresholds.MaxThroughputDropPct
-	maxRise                          // a latency (ms) may rise at most Thresholds.MaxP99RisePct
-	maxRecovery                      // a recovery time (ms) is held to Thresholds.MaxRecoveryMS and MaxRecoveryRisePct
+	mustPass     thresholdKind = iota // the result's own verdict must be pass
+	noLoss                            // no confirmed message lost, unless lost_allowed
+	maxDrop                           // a rate (msg/s) may fall at most Thresholds.MaxThroughputDropPct
+	maxRise                           // a latency (ms) may rise at most Thresholds.MaxP99RisePct
+	maxRecovery                       // a recovery time (ms) is held to Thresholds.MaxRecoveryMS and MaxRecoveryRisePct
+	maxShareRise                      // a share of sent (%) may rise at most Thresholds.MaxMissingRisePts points
 )
 
 // needsBaseline reports whether the kind compares with the baseline (and so
@@ -232,6 +252,18 @@ var comparedMetrics = []comparedMetric{
 	{name: "lost (confirmed)", kind: noLoss, shown: func(_ *scenario.ModeResult, r scenario.ModeResult) bool {
 		return r.Mode.ConfirmMode() || r.Lost > 0
 	}},
+	// Fire-and-forget's silent loss: the publisher's risk, not a broken
+	// promise, so it is held to the baseline rather than to 0.
+	{name: "missing (unconfirmed)", says: "missing share", kind: maxShareRise,
+		shown: func(b *scenario.ModeResult, r scenario.ModeResult) bool {
+			return !r.Mode.ConfirmMode() || r.UnconfirmedMissing > 0 || b.UnconfirmedMissing > 0
+		},
+		read: func(m scenario.ModeResult) (float64, bool) {
+			if m.Sent == 0 {
+				return 0, false
+			}
+			return float64(m.UnconfirmedMissing) / float64(m.Sent) * 100, true
+		}},
 	{name: "publish msg/s (before fault)", says: "publish msg/s (before fault)", kind: maxDrop,
 		read: func(m scenario.ModeResult) (float64, bool) { return m.PreFaultPublishRate, true }},
 	{name: "confirm msg/s", says: "confirm msg/s", kind: maxDrop, shown: confirmModeShown,
@@ -266,6 +298,8 @@ func (m comparedMetric) check(k string, b *scenario.ModeResult, r scenario.ModeR
 		return checkDrop(m, k, b, r, t)
 	case maxRise:
 		return checkRise(m, k, b, r, t)
+	case maxShareRise:
+		return checkShareRise(m, k, b, r, t)
 	default:
 		return checkRecovery(m, k, b, r, t)
 	}
@@ -286,9 +320,9 @@ func checkVerdict(m comparedMetric, k string, b *scenario.ModeResult, r scenario
 }
 
 func checkLost(m comparedMetric, k string, b *scenario.ModeResult, r scenario.ModeResult) Check {
-	l := Check{Metric: m.name, Baseline: "-", Result: num(r.Lost), Limit: "0", OK: r.Lost == 0 || r.LostAllowed}
+	l := Check{Metric: m.name, Baseline: "-", Result: num(r.Lost), ResultValue: f64p(float64(r.Lost)), Limit: "0", OK: r.Lost == 0 || r.LostAllowed}
 	if b != nil {
-		l.Baseline = num(b.Lost)
+		l.Baseline, l.BaselineValue = num(b.Lost), f64p(float64(b.Lost))
 	}
 	if r.LostAllowed {
 		l.Limit = "any (" + allowedLabel(r) + ")"
@@ -304,9 +338,9 @@ func checkLost(m comparedMetric, k string, b *scenario.ModeResult, r scenario.Mo
 func checkDrop(m comparedMetric, k string, b *scenario.ModeResult, r scenario.ModeResult, t Thresholds) Check {
 	bv, _ := m.read(*b)
 	rv, _ := m.read(r)
-	ch := Check{Metric: m.name, Baseline: rate(bv), Result: rate(rv), OK: true}
+	ch := Check{Metric: m.name, Baseline: rate(bv), Result: rate(rv), BaselineValue: f64p(bv), ResultValue: f64p(rv), OK: true}
 	if bv <= 0 {
-		ch.Baseline = "-"
+		ch.Baseline, ch.BaselineValue = "-", nil
 		return ch
 	}
 	ch.ChangePct = change(bv, rv)
@@ -325,13 +359,13 @@ func checkRise(m comparedMetric, k string, b *scenario.ModeResult, r scenario.Mo
 	ch := Check{Metric: m.name, Baseline: "-", Result: "-", OK: true}
 	rv, rok := m.read(r)
 	if rok {
-		ch.Result = ms(rv)
+		ch.Result, ch.ResultValue = ms(rv), f64p(rv)
 	}
 	bv, bok := m.read(*b)
 	if !bok || bv <= 0 {
 		return ch
 	}
-	ch.Baseline = ms(bv)
+	ch.Baseline, ch.BaselineValue = ms(bv), f64p(bv)
 	limit := bv * (100 + t.MaxP99RisePct) / 100
 	ch.Limit = fmt.Sprintf("≤ %s (+%s%%)", ms(limit), pct(t.MaxP99RisePct))
 	if rok {
@@ -356,7 +390,7 @@ func checkRecovery(m comparedMetric, k string, b *scenario.ModeResult, r scenari
 	}
 	bv, bok := m.read(*b)
 	if bok {
-		ch.Baseline = ms(bv)
+		ch.Baseline, ch.BaselineValue = ms(bv), f64p(bv)
 		if t.MaxRecoveryRisePct != nil {
 			rel := bv * (100 + *t.MaxRecoveryRisePct) / 100
 			limit = math.Min(limit, rel)
@@ -365,7 +399,7 @@ func checkRecovery(m comparedMetric, k string, b *scenario.ModeResult, r scenari
 	}
 	ch.Limit = strings.Join(limits, ", ")
 	if rv, rok := m.read(r); rok {
-		ch.Result = ms(rv)
+		ch.Result, ch.ResultValue = ms(rv), f64p(rv)
 		if bok && bv > 0 {
 			ch.ChangePct = change(bv, rv)
 		}
@@ -376,6 +410,37 @@ func checkRecovery(m comparedMetric, k string, b *scenario.ModeResult, r scenari
 	}
 	return ch
 }
+
+// checkShareRise holds fire-and-forget's missing share (% of sent) to a rise
+// of at most t.MaxMissingRisePts points over the baseline's; the cells show
+// the count and the share.
+func checkShareRise(m comparedMetric, k string, b *scenario.ModeResult, r scenario.ModeResult, t Thresholds) Check {
+	ch := Check{Metric: m.name, Baseline: "-", Result: "-", OK: true}
+	bv, bok := m.read(*b)
+	rv, rok := m.read(r)
+	if bok {
+		ch.Baseline = fmt.Sprintf("%s (%s%%)", num(b.UnconfirmedMissing), pct(bv))
+		ch.BaselineValue = f64p(float64(b.UnconfirmedMissing))
+	}
+	if rok {
+		ch.Result = fmt.Sprintf("%s (%s%%)", num(r.UnconfirmedMissing), pct(rv))
+		ch.ResultValue = f64p(float64(r.UnconfirmedMissing))
+	}
+	if !bok || !rok {
+		return ch
+	}
+	d := rv - bv
+	ch.ChangePts = &d
+	limit := min(bv+t.MaxMissingRisePts, 100)
+	ch.Limit = fmt.Sprintf("≤ %s%% of sent (+%s pts)", pct(limit), pct(t.MaxMissingRisePts))
+	if rv > limit {
+		ch.OK = false
+		ch.Regression = fmt.Sprintf("%s: %s rose %s points (%s%% → %s%% of sent: %s → %s never delivered), more than the %s allowed", k, m.says, pct(d), pct(bv), pct(rv), num(b.UnconfirmedMissing), num(r.UnconfirmedMissing), pct(t.MaxMissingRisePts))
+	}
+	return ch
+}
+
+func f64p(v float64) *float64 { return &v }
 
 func plural(n int, one, many string) string {
 	if n == 1 {
@@ -425,8 +490,11 @@ func writeCompare(w io.Writer, c *Comparison, baseName, resName string) error {
 		rows := make([][]string, 0, len(m.Checks))
 		for _, ch := range m.Checks {
 			chg := "-"
-			if ch.ChangePct != nil {
+			switch {
+			case ch.ChangePct != nil:
 				chg = fmt.Sprintf("%+.1f%%", *ch.ChangePct)
+			case ch.ChangePts != nil:
+				chg = fmt.Sprintf("%+.1f pts", *ch.ChangePts)
 			}
 			ok := "ok"
 			if !ch.OK {
@@ -443,6 +511,46 @@ func writeCompare(w io.Writer, c *Comparison, baseName, resName string) error {
 		}
 	}
 	return nil
+}
+
+// CompareJSON writes c as one indented JSON object: the scenario, both
+// files, whether anything regressed, every regression sentence, the notes,
+// the thresholds (percent, percentage points, ms; null when off) and per
+// mode its checks with the formatted cells, the figures behind them
+// (baseline_value, result_value: msg/s, ms, ids; null when not measured),
+// change_pct or change_pts, the limit and ok. It returns the first error
+// writing to w.
+func CompareJSON(w io.Writer, c *Comparison, baseName, resName string) error {
+	type thresholds struct {
+		MaxThroughputDropPct float64  `json:"max_throughput_drop_pct"`
+		MaxP99RisePct        float64  `json:"max_p99_rise_pct"`
+		MaxMissingRisePts    float64  `json:"max_missing_rise_pts"`
+		MaxRecoveryMS        *float64 `json:"max_recovery_ms"`
+		MaxRecoveryRisePct   *float64 `json:"max_recovery_rise_pct"`
+	}
+	out := struct {
+		Scenario    string           `json:"scenario"`
+		Baseline    string           `json:"baseline"`
+		Result      string           `json:"result"`
+		Regressed   bool             `json:"regressed"`
+		Regressions []string         `json:"regressions"`
+		Notes       []string         `json:"notes"`
+		Thresholds  thresholds       `json:"thresholds"`
+		Modes       []ModeComparison `json:"modes"`
+	}{c.Scenario, baseName, resName, c.Regressed(), nonNil(c.Regressions), nonNil(c.Notes),
+		thresholds{c.Thresholds.MaxThroughputDropPct, c.Thresholds.MaxP99RisePct, c.Thresholds.MaxMissingRisePts, c.Thresholds.MaxRecoveryMS, c.Thresholds.MaxRecoveryRisePct},
+		c.Modes}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(out)
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 func capitalize(s string) string {

@@ -2,7 +2,9 @@ package reports
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -64,7 +66,7 @@ func TestCompareIdenticalPasses(t *testing.T) {
 	if c.Regressed() {
 		t.Fatalf("regressions against itself: %v", c.Regressions)
 	}
-	// fire-and-forget: verdict, pre-fault rate, recovery; no confirm rate, p99 or lost.
+	// fire-and-forget: verdict, missing share, pre-fault rate, recovery; no confirm rate, p99 or lost.
 	var metricsOf = func(i int) []string {
 		var out []string
 		for _, ch := range c.Modes[i].Checks {
@@ -72,7 +74,7 @@ func TestCompareIdenticalPasses(t *testing.T) {
 		}
 		return out
 	}
-	if got, want := metricsOf(0), []string{"verdict", "publish msg/s (before fault)", "client recovery ms"}; !slices.Equal(got, want) {
+	if got, want := metricsOf(0), []string{"verdict", "missing (unconfirmed)", "publish msg/s (before fault)", "client recovery ms"}; !slices.Equal(got, want) {
 		t.Errorf("fire-and-forget checks %v, want %v", got, want)
 	}
 	if got, want := metricsOf(1), []string{"verdict", "lost (confirmed)", "publish msg/s (before fault)", "confirm msg/s", "confirm p99 ms", "client recovery ms"}; !slices.Equal(got, want) {
@@ -226,9 +228,9 @@ func TestComparable(t *testing.T) {
 	}{
 		{result(), result(), ""},
 		{result(), other, `new.json: scenario "baseline", but baseline old.json is of scenario "kill-mid-burst"`},
-		{v2, result(), "old.json: schema_version 3, this rmqtorture reads schema_version 1 to 2"},
-		{result(), v2, "new.json: schema_version 3, this rmqtorture reads schema_version 1 to 2"},
-		{v0, result(), "old.json: schema_version 0, this rmqtorture reads schema_version 1 to 2"},
+		{v2, result(), "old.json: schema_version 4, this rmqtorture reads schema_version 1 to 3"},
+		{result(), v2, "new.json: schema_version 4, this rmqtorture reads schema_version 1 to 3"},
+		{v0, result(), "old.json: schema_version 0, this rmqtorture reads schema_version 1 to 3"},
 		{v1, result(), ""}, // a version 1 baseline still compares: only the series differ
 		{result(), v1, ""},
 		{result(), empty, "new.json: no scenario name: not an rmqtorture result.json"},
@@ -252,13 +254,15 @@ func TestThresholdsValidate(t *testing.T) {
 		{MaxP99RisePct: -0.5},
 		{MaxRecoveryMS: f64(-1)},
 		{MaxRecoveryRisePct: f64(-1)},
+		{MaxMissingRisePts: -1},
+		{MaxMissingRisePts: 100.5},
 	}
 	for _, th := range bad {
 		if th.Validate() == nil {
 			t.Errorf("%+v accepted", th)
 		}
 	}
-	good := []Thresholds{DefaultThresholds(), {MaxThroughputDropPct: 100, MaxP99RisePct: 0, MaxRecoveryMS: f64(0), MaxRecoveryRisePct: f64(0)}}
+	good := []Thresholds{DefaultThresholds(), {MaxThroughputDropPct: 100, MaxP99RisePct: 0, MaxRecoveryMS: f64(0), MaxRecoveryRisePct: f64(0), MaxMissingRisePts: 100}}
 	for _, th := range good {
 		if err := th.Validate(); err != nil {
 			t.Errorf("%+v refused: %v", th, err)
@@ -291,5 +295,131 @@ func TestCompareMarkdownGolden(t *testing.T) {
 	}
 	if buf.String() != string(want) {
 		t.Fatalf("markdown differs from %s (run go test ./reports -run Golden -update and review the diff):\n%s", golden, buf.String())
+	}
+}
+
+// TestCompareMissingShare: fire-and-forget's missing share (missing ÷ sent)
+// may rise at most MaxMissingRisePts points; shares, not counts, so runs of
+// different sizes compare. The baseline misses 3,000 of 4,000 (75%).
+func TestCompareMissingShare(t *testing.T) {
+	withMissing := func(sent, missing int) scenario.ModeResult {
+		m := fireMode()
+		m.Sent, m.UnconfirmedMissing = sent, missing
+		m.UnconfirmedDelivered, m.Delivered, m.Deliveries = sent-missing, sent-missing, sent-missing
+		return m
+	}
+	base := result(fireMode())
+	th := DefaultThresholds()
+	th.MaxMissingRisePts = 5
+	for _, tc := range []struct {
+		name               string
+		res                scenario.ModeResult
+		result, change, ok string
+		regression         string
+	}{
+		{"same", withMissing(4000, 3000), "3,000 (75%)", "+0.0 pts", "ok", ""},
+		{"at the limit", withMissing(4000, 3200), "3,200 (80%)", "+5.0 pts", "ok", ""},
+		{"fewer missing", withMissing(4000, 100), "100 (2.5%)", "-72.5 pts", "ok", ""},
+		{"half the run, same share", withMissing(2000, 1500), "1,500 (75%)", "+0.0 pts", "ok", ""},
+		{"ten points more", withMissing(4000, 3400), "3,400 (85%)", "+10.0 pts", "REGRESSION",
+			"fire-and-forget: missing share rose 10 points (75% → 85% of sent: 3,000 → 3,400 never delivered), more than the 5 allowed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Compare(base, result(tc.res), th)
+			ch := checkOf(t, c, "fire-and-forget", "missing (unconfirmed)")
+			if ch.Baseline != "3,000 (75%)" || ch.Result != tc.result || ch.Limit != "≤ 80% of sent (+5 pts)" || *ch.BaselineValue != 3000 || *ch.ResultValue != float64(tc.res.UnconfirmedMissing) {
+				t.Errorf("cells %q / %q, limit %q, values %v / %v", ch.Baseline, ch.Result, ch.Limit, *ch.BaselineValue, *ch.ResultValue)
+			}
+			if ch.Regression != tc.regression || !slices.Equal(c.Regressions, nonEmpty(tc.regression)) {
+				t.Errorf("regression %q (all: %q), want %q", ch.Regression, c.Regressions, tc.regression)
+			}
+			var md bytes.Buffer
+			if err := CompareMarkdown(&md, c, "base.json", "new.json"); err != nil {
+				t.Fatal(err)
+			}
+			var cells []string
+			for _, l := range strings.Split(md.String(), "\n") {
+				if strings.HasPrefix(l, "| missing (unconfirmed) ") {
+					for _, c := range strings.Split(strings.Trim(l, "|"), "|") {
+						cells = append(cells, strings.TrimSpace(c))
+					}
+				}
+			}
+			if want := []string{"missing (unconfirmed)", "3,000 (75%)", tc.result, tc.change, "≤ 80% of sent (+5 pts)", tc.ok}; !slices.Equal(cells, want) {
+				line := strings.Join(cells, " | ")
+				t.Errorf("table row %q, want %q", line, want)
+			}
+		})
+	}
+	// A baseline that missed nothing (no fault) holds the result to 5%.
+	none := withMissing(4000, 0)
+	c := Compare(result(none), result(withMissing(4000, 201)), th)
+	if want := []string{"fire-and-forget: missing share rose 5 points (0% → 5% of sent: 0 → 201 never delivered), more than the 5 allowed"}; !slices.Equal(c.Regressions, want) {
+		t.Errorf("regressions %q, want %q", c.Regressions, want)
+	}
+	// The default allows 10 points, and a limit never passes 100%.
+	c = Compare(base, result(withMissing(4000, 3400)), DefaultThresholds())
+	if ch := checkOf(t, c, "fire-and-forget", "missing (unconfirmed)"); !ch.OK || ch.Limit != "≤ 85% of sent (+10 pts)" {
+		t.Errorf("default: %+v", ch)
+	}
+	c = Compare(result(withMissing(4000, 3900)), result(withMissing(4000, 4000)), DefaultThresholds())
+	if ch := checkOf(t, c, "fire-and-forget", "missing (unconfirmed)"); !ch.OK || ch.Limit != "≤ 100% of sent (+10 pts)" || ch.Result != "4,000 (100%)" {
+		t.Errorf("near 100%%: %+v", ch)
+	}
+	// Confirm modes miss nothing: no row.
+	c = Compare(result(confirmMode()), result(confirmMode()), DefaultThresholds())
+	for _, ch := range c.Modes[0].Checks {
+		if ch.Metric == "missing (unconfirmed)" {
+			t.Errorf("confirm-window has a missing row: %+v", ch)
+		}
+	}
+}
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// TestCompareJSON: -o json carries what the markdown does, with the
+// figures as numbers and null where a threshold is off.
+func TestCompareJSON(t *testing.T) {
+	r := fireMode()
+	r.UnconfirmedMissing, r.UnconfirmedDelivered = 3500, 500
+	c := Compare(result(fireMode()), result(r), DefaultThresholds())
+	var buf bytes.Buffer
+	if err := CompareJSON(&buf, c, "base.json", "new.json"); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Scenario, Baseline, Result string
+		Regressed                  bool
+		Regressions, Notes         []string
+		Thresholds                 map[string]*float64
+		Modes                      []struct {
+			Mode   string
+			Checks []map[string]any
+		}
+	}
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Scenario != "kill-mid-burst" || got.Baseline != "base.json" || got.Result != "new.json" || !got.Regressed || len(got.Regressions) != 1 || got.Notes == nil {
+		t.Fatalf("header: %+v", got)
+	}
+	th := got.Thresholds
+	if *th["max_throughput_drop_pct"] != 20 || *th["max_p99_rise_pct"] != 50 || *th["max_missing_rise_pts"] != 10 || th["max_recovery_ms"] != nil || th["max_recovery_rise_pct"] != nil {
+		t.Errorf("thresholds %v", buf.String())
+	}
+	if len(got.Modes) != 1 || got.Modes[0].Mode != "fire-and-forget" || len(got.Modes[0].Checks) != 4 {
+		t.Fatalf("modes: %s", buf.String())
+	}
+	miss := got.Modes[0].Checks[1]
+	want := map[string]any{"metric": "missing (unconfirmed)", "baseline": "3,000 (75%)", "result": "3,500 (87.5%)", "baseline_value": 3000.0, "result_value": 3500.0,
+		"change_pct": nil, "change_pts": 12.5, "limit": "≤ 85% of sent (+10 pts)", "ok": false,
+		"regression": "fire-and-forget: missing share rose 12.5 points (75% → 87.5% of sent: 3,000 → 3,500 never delivered), more than the 10 allowed"}
+	if !reflect.DeepEqual(miss, want) {
+		t.Errorf("missing check\n got %v\nwant %v", miss, want)
 	}
 }

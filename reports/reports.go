@@ -303,7 +303,7 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	p("# rmqtorture: %s\n\n", r.Scenario)
 	headlineBlock(w, r)
 	if r.Description != "" {
-		p("%s\n\n", r.Description)
+		p("%s\n\n", description(r))
 	}
 	p("- **Scenario:** %s from %s\n", code(r.Scenario), code(r.File))
 	broker := "version unknown (never reached)"
@@ -322,7 +322,12 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	p("- **Tool:** rmqtorture %s\n", r.Tool)
 	p("- **Queue:** %s; %s orders per mode\n", r.Topology, num(r.Messages))
 	p("- **Run:** %s, started %s, took %s s\n", code(r.RunID), r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"), strconv.FormatFloat(r.DurationMS/1000, 'f', 1, 64))
-	p("- **Seed:** %d (replay the fault jitter with `--seed %d`)\n", r.Seed, r.Seed)
+	if NotRecorded(r, "/seed") {
+		p("- **Seed:** not recorded\n")
+	} else {
+		p("- **Seed:** %d (replay the fault jitter with `--seed %d`)\n", r.Seed, r.Seed)
+	}
+	olderResultLine(w, r)
 	brokerConfigLine(w, r)
 	p("\nCommand:\n\n%s\n", fence(r.Command))
 	// The verdict is a heading of its own: a list of reasons right after
@@ -574,7 +579,13 @@ func latency(l metrics.LatencySummary) string {
 // latencyOver describes a latency summary of count samples of what
 // ("confirms", "deliveries").
 func latencyOver(l metrics.LatencySummary, what string) string {
-	s := fmt.Sprintf("p50 %s ms, p90 %s ms, p99 %s ms, p99.9 %s ms, max %s ms over %s %s", ms(l.P50), ms(l.P90), ms(l.P99), ms(l.P999), ms(l.Max), num(int(l.Count)), what)
+	p999 := ms(l.P999) + " ms"
+	if l.P999 < l.P99 {
+		// Quantiles only rise: a p99.9 below p99 is one an older
+		// result.json did not record (Result.NotRecorded), read as 0.
+		p999 = "not recorded"
+	}
+	s := fmt.Sprintf("p50 %s ms, p90 %s ms, p99 %s ms, p99.9 %s, max %s ms over %s %s", ms(l.P50), ms(l.P90), ms(l.P99), p999, ms(l.Max), num(int(l.Count)), what)
 	if l.OutOfRange > 0 {
 		s += fmt.Sprintf(" (%s more beyond 10 minutes, not recorded)", num(int(l.OutOfRange)))
 	}

@@ -66,6 +66,10 @@ type InvalidResultError struct {
 	Syntax       error
 	Line, Column int
 	Problems     []Problem
+	// Version is the schema_version whose schema the document failed, and
+	// SchemaFile that schema's file in the repository.
+	Version    int
+	SchemaFile string
 }
 
 func (e *InvalidResultError) Error() string {
@@ -79,14 +83,26 @@ func (e *InvalidResultError) Error() string {
 	for i, p := range e.Problems {
 		parts[i] = p.String()
 	}
-	return fmt.Sprintf("does not match result.schema.json (schema_version %d): ", scenario.SchemaVersion) + strings.Join(parts, "; ")
+	return fmt.Sprintf("does not match the schema of schema_version %d (%s): ", e.Version, e.SchemaFile) + strings.Join(parts, "; ")
 }
 
-// Validate checks that data is one JSON document matching result.schema.json.
-// It returns nil, an *InvalidResultError, or an error from the embedded
-// schema itself (an rmqtorture bug).
+// Validate checks that data is one JSON document matching the schema of
+// its own schema_version: result.schema.json for scenario.SchemaVersion,
+// reports/schemas/ for the older versions Decode reads (a document without
+// a readable schema_version is checked against result.schema.json, which
+// says what is wrong). It returns nil, an *InvalidResultError, or an error
+// from an embedded schema itself (an rmqtorture bug).
 func Validate(data []byte) error {
-	sch, err := compiled()
+	v, ok := documentVersion(data)
+	if !ok || v < OldestSchemaVersion || v > scenario.SchemaVersion {
+		v = scenario.SchemaVersion
+	}
+	return validateAs(data, v)
+}
+
+// validateAs checks data against the schema of layout version v.
+func validateAs(data []byte, v int) error {
+	sch, file, err := schemaOf(v)
 	if err != nil {
 		return err
 	}
@@ -110,7 +126,7 @@ func Validate(data []byte) error {
 	} else if !errors.As(err, &ve) {
 		return err
 	}
-	return &InvalidResultError{Problems: problems(ve)}
+	return &InvalidResultError{Problems: problems(ve), Version: v, SchemaFile: file}
 }
 
 var printer = message.NewPrinter(language.English)
@@ -153,20 +169,30 @@ func position(data []byte, off int64) (line, col int) {
 	return line, col
 }
 
-// OldestSchemaVersion is the oldest result.json layout Decode and Comparable
-// read. Version 1 differs from version 2 only in naming series.acked
-// (basic.acks received per bucket) "confirmed".
-const OldestSchemaVersion = 1
-
-// Decode validates data against result.schema.json and decodes it into a
-// Result. A schema_version 1 document is first upgraded to the current
-// layout (each mode's series.confirmed becomes series.acked) and comes back
-// with SchemaVersion scenario.SchemaVersion. Errors are
-// *InvalidResultError for bad input.
+// Decode reads a result.json of any schema_version from
+// OldestSchemaVersion to scenario.SchemaVersion: it validates data against
+// the schema of its own version, upgrades an older layout to the current
+// one (migrate: the fields the older file lacked are 0 and listed in
+// Result.NotRecorded, and Result.MigratedFrom names the old version),
+// checks the upgrade against result.schema.json, and decodes it. The Result
+// always has SchemaVersion scenario.SchemaVersion. Errors are
+// *InvalidResultError for bad input (not JSON, not matching its version's
+// schema, or a schema_version this rmqtorture does not read).
 func Decode(data []byte) (*scenario.Result, error) {
-	data = upgrade(data)
 	if err := Validate(data); err != nil {
 		return nil, err
+	}
+	// Validate passed, so the version is one this binary reads.
+	if v, _ := documentVersion(data); v != scenario.SchemaVersion {
+		up, err := migrate(data, v)
+		if err != nil {
+			return nil, fmt.Errorf("upgrade schema_version %d: %w", v, err)
+		}
+		if err := validateAs(up, scenario.SchemaVersion); err != nil {
+			// The upgrade does not produce the current layout: an rmqtorture bug.
+			return nil, fmt.Errorf("upgrade schema_version %d: %w", v, err)
+		}
+		data = up
 	}
 	var r scenario.Result
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -176,44 +202,4 @@ func Decode(data []byte) (*scenario.Result, error) {
 		return nil, fmt.Errorf("decode result: %w", err)
 	}
 	return &r, nil
-}
-
-// upgrade rewrites a schema_version 1 document in the current layout: the
-// key confirmed in each mode's series becomes acked, and schema_version
-// becomes scenario.SchemaVersion. Any other document, or one that is not
-// JSON (Validate then says why), comes back unchanged.
-func upgrade(data []byte) []byte {
-	var doc map[string]json.RawMessage
-	var version int
-	if json.Unmarshal(data, &doc) != nil || json.Unmarshal(doc["schema_version"], &version) != nil || version != 1 {
-		return data
-	}
-	var modes []map[string]json.RawMessage
-	if json.Unmarshal(doc["modes"], &modes) != nil {
-		return data
-	}
-	for _, m := range modes {
-		var series map[string]json.RawMessage
-		if json.Unmarshal(m["series"], &series) != nil || series == nil {
-			continue // no series (or not an object: Validate says so)
-		}
-		if c, ok := series["confirmed"]; ok {
-			series["acked"] = c
-			delete(series, "confirmed")
-		}
-		m["series"] = mustMarshal(series)
-	}
-	doc["modes"] = mustMarshal(modes)
-	doc["schema_version"] = mustMarshal(scenario.SchemaVersion)
-	return mustMarshal(doc)
-}
-
-// mustMarshal encodes values decoded from JSON a moment ago, which cannot
-// fail.
-func mustMarshal(v any) []byte {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err)
-	}
-	return b
 }

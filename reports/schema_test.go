@@ -76,8 +76,8 @@ func TestSchemaRejects(t *testing.T) {
 		{"negative count", func(d map[string]any) { mode0(d)["nacked"] = -1 }, []string{"/modes/0/nacked: minimum: got -1, want 0"}},
 		{"unknown field", func(d map[string]any) { mode0(d)["seed"] = 7 }, []string{"/modes/0: additional properties 'seed' not allowed"}},
 		{"unknown mode", func(d map[string]any) { mode0(d)["mode"] = "confirm-all" }, []string{"/modes/0/mode: value must be one of 'fire-and-forget', 'confirm-each', 'confirm-window', 'transactional'"}},
-		{"future schema version", func(d map[string]any) { d["schema_version"] = 3 }, []string{"/schema_version: value must be 2"}},
-		{"series key of version 1 in version 2", func(d map[string]any) {
+		{"future schema version", func(d map[string]any) { d["schema_version"] = 4 }, []string{"/schema_version: value must be 3"}},
+		{"series key of version 1 in version 3", func(d map[string]any) {
 			s := seriesDoc()
 			s["confirmed"] = s["acked"]
 			delete(s, "acked")
@@ -370,77 +370,5 @@ func TestSchemaEnums(t *testing.T) {
 		if !slices.Equal(tc.got, tc.want) {
 			t.Errorf("%s enum %q, want %q", name, tc.got, tc.want)
 		}
-	}
-}
-
-// TestDecodeSchemaVersion1: a result.json of schema_version 1, where each
-// mode's series named basic.acks received "confirmed", still decodes: into
-// the same Result as its version 2 form (series.acked), which is also what
-// it renders back to as JSON.
-func TestDecodeSchemaVersion1(t *testing.T) {
-	real, _ := realFixture(t)
-	real.Modes[1].Series = chartMode().Series // the stored run predates series
-	var v2 bytes.Buffer
-	if err := JSON(&v2, real); err != nil {
-		t.Fatal(err)
-	}
-	// The version 1 form: the same document with series.acked named
-	// confirmed and schema_version 1.
-	dec := json.NewDecoder(bytes.NewReader(v2.Bytes()))
-	dec.UseNumber() // the seed is a uint64: no float64 round trip
-	var doc map[string]any
-	if err := dec.Decode(&doc); err != nil {
-		t.Fatal(err)
-	}
-	doc["schema_version"] = 1
-	s := doc["modes"].([]any)[1].(map[string]any)["series"].(map[string]any)
-	s["confirmed"] = s["acked"]
-	delete(s, "acked")
-	v1, err := json.Marshal(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Validate(v1); err == nil {
-		t.Fatal("the version 1 document matches the version 2 schema: the test does not test the upgrade")
-	}
-	got, err := Decode(v1)
-	if err != nil {
-		t.Fatalf("version 1: %v", err)
-	}
-	if got.SchemaVersion != scenario.SchemaVersion || !slices.Equal(got.Modes[1].Series.Acked, []int{5, 20, 0, 0, 0, 10}) {
-		t.Fatalf("decoded schema_version %d, series acked %v; want %d, [5 20 0 0 0 10]", got.SchemaVersion, got.Modes[1].Series.Acked, scenario.SchemaVersion)
-	}
-	var again bytes.Buffer
-	if err := JSON(&again, got); err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(again.Bytes(), v2.Bytes()) {
-		t.Fatalf("version 1 decodes to something else than its version 2 form:\n%s", again.String())
-	}
-	// Only version 1 is upgraded: a version 3 document with the old key
-	// is still refused.
-	doc["schema_version"] = 3
-	v3, _ := json.Marshal(doc)
-	var ie *InvalidResultError
-	if _, err := Decode(v3); !errors.As(err, &ie) {
-		t.Fatalf("version 3: got %v, want an *InvalidResultError", err)
-	}
-}
-
-// TestDecodeStoredSchemaVersion1: the stored kill-mid-burst result as
-// rmqtorture wrote it under schema_version 1 (it has no series) decodes to
-// the same Result as the stored version 2 file.
-func TestDecodeStoredSchemaVersion1(t *testing.T) {
-	want, data := realFixture(t)
-	v1 := bytes.Replace(data, []byte(`"schema_version": 2,`), []byte(`"schema_version": 1,`), 1)
-	if bytes.Equal(v1, data) {
-		t.Fatal("no schema_version 2 in the stored result")
-	}
-	got, err := Decode(v1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatal("the version 1 file decodes differently from the version 2 file")
 	}
 }

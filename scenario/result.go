@@ -8,9 +8,11 @@ import (
 
 // SchemaVersion is the version of the result.json layout. Version 2 renamed
 // series.confirmed (basic.acks received) to series.acked, so "confirmed"
-// means only acked and delivered (metrics.Counts.Confirmed); reports.Decode
-// still reads version 1.
-const SchemaVersion = 2
+// means only acked and delivered (metrics.Counts.Confirmed). Version 3 added
+// MigratedFrom and NotRecorded: a reader that upgrades an older file
+// (reports.Decode reads versions 1 and 2) marks the fields that file lacked
+// instead of passing zeros off as measurements.
+const SchemaVersion = 3
 
 // Status is a verdict's outcome.
 type Status string
@@ -78,6 +80,15 @@ type Result struct {
 	// log over the run (e.g. a classic queue's recovery after an unclean
 	// shutdown, rabbitmq-server#13390), in the scanner's table order.
 	BrokerLogFindings []BrokerLogFinding `json:"broker_log_findings,omitempty"`
+	// MigratedFrom is the schema_version of the file this result was read
+	// from when reports.Decode upgraded an older layout; 0 (absent) for a
+	// result written by this version.
+	MigratedFrom int `json:"migrated_from,omitempty"`
+	// NotRecorded lists the fields an older file lacked because the
+	// rmqtorture that wrote it predates them, as JSON pointers (RFC 6901)
+	// such as "/seed" or "/modes/0/confirm_latency_ms/p99_9": they hold 0
+	// and mean unknown. Empty for a result written by this version.
+	NotRecorded []string `json:"not_recorded,omitempty"`
 }
 
 // BrokerLogFinding is one known signature found in the broker's log: lines

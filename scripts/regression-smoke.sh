@@ -24,7 +24,7 @@ results=("$tmp"/out/baseline-*/result.json)
 # a full one, and 3,984 during a busy 4,000-order run (15x apart), so
 # --max-throughput-drop 100 switches the rate checks off (a rate cannot fall
 # below 0). --max-p99-rise 10000 fails only when confirms take 100x the
-# baseline's p99 (27.7 ms confirm-each, 53.8 ms window → seconds): stuck
+# baseline's p99 (44.1 ms confirm-each, 127 ms window → seconds): stuck
 # confirms, not a slow machine. What fails regardless: a confirmed message
 # lost, a mode whose verdict is not pass, a mode missing from the result, a
 # result.json this binary cannot compare.
