@@ -189,3 +189,33 @@ func TestMarkExternalRedactsCommand(t *testing.T) {
 		t.Fatalf("command %q, uri %q; want %q", res.Command, res.URI, want)
 	}
 }
+
+// RMQTORTURE_URI stands for --uri when the flag is absent: its refusals
+// hide the password as the flag's do, and a run with it contacts no Docker
+// Engine (the broker at a dead port never answers: inconclusive).
+func TestURIFromEnvironment(t *testing.T) {
+	docker := dockerCounter(t)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	dir := t.TempDir()
+	t.Chdir(dir)
+	writeFiles(t, dir, map[string]string{"k.yaml": scenarioHead + "    broker: {ready_timeout: 1s}\n    load: {messages: 100}\n"})
+	t.Setenv("RMQTORTURE_URI", "amqp://alice:Pw0rdX@127.0.0.1:"+strconv.Itoa(port)+"/")
+	var stdout, stderr bytes.Buffer
+	code := Execute(context.Background(), []string{"run", "s", "-f", "k.yaml", "--port", "5000"}, &stdout, &stderr)
+	want := "rmqtorture: --uri and --port: --uri names a running broker"
+	if code != ExitUsage || !strings.HasPrefix(stderr.String(), want) || strings.Contains(stdout.String()+stderr.String(), "Pw0rdX") {
+		t.Errorf("with --port: exit %d, stderr %q; want %d, %q…", code, stderr.String(), ExitUsage, want)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	code = Execute(context.Background(), []string{"run", "s", "-f", "k.yaml", "--out", "out"}, &stdout, &stderr)
+	if code != ExitInconclusive || docker.Load() != 0 || strings.Contains(stdout.String()+stderr.String(), "Pw0rdX") {
+		t.Errorf("run: exit %d, %d Docker contacts, output %q; want %d, none, no password", code, docker.Load(), stdout.String()+stderr.String(), ExitInconclusive)
+	}
+}

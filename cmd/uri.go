@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"reflect"
 	"strings"
 	"time"
@@ -22,6 +23,10 @@ import (
 // the client library sees it whole; what is printed or stored is
 // redacted (broker.External).
 
+// uriEnv is read as --uri when the flag is not given: a URI with a
+// password on the command line is visible to every user of the host (ps).
+const uriEnv = "RMQTORTURE_URI"
+
 // dockerFlags are the flags that shape a broker container, which --uri
 // replaces.
 var dockerFlags = []string{"container", "containers", "nodes", "image", "port", "keep"}
@@ -31,7 +36,15 @@ var dockerFlags = []string{"container", "containers", "nodes", "image", "port", 
 func (o *runOpts) checkURI(c *cobra.Command) error {
 	fl := c.Flags()
 	if !fl.Changed("uri") {
-		return nil
+		env := os.Getenv(uriEnv)
+		if env == "" {
+			return nil
+		}
+		// From the environment, so the password stays out of the process
+		// list (ps shows the command line, not the environment).
+		if err := fl.Set("uri", env); err != nil {
+			return fmt.Errorf("%s: %w", uriEnv, err)
+		}
 	}
 	for _, name := range dockerFlags {
 		if fl.Changed(name) {
