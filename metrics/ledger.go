@@ -193,7 +193,8 @@ func (l *Ledger) Published(seq int, confirmMode bool) (attempt int) {
 func (l *Ledger) publishedAt(seq int, confirmMode bool, at time.Time) (attempt int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.attempts[seq] == 0 {
+	first := l.attempts[seq] == 0
+	if first {
 		l.sentCount++
 	} else {
 		l.republished++
@@ -213,7 +214,7 @@ func (l *Ledger) publishedAt(seq int, confirmMode bool, at time.Time) (attempt i
 		l.copies[seq]++
 		backlog = l.joinBacklog(seq)
 	}
-	l.series.published(flight, backlog)
+	l.series.published(flight, backlog, first)
 	if confirmMode {
 		// A new attempt is routed afresh: an earlier attempt's basic.return
 		// says nothing about it. (Fire-and-forget records an attempt only
@@ -387,7 +388,7 @@ func (l *Ledger) delivery(id string, rec HistoryRecord, fn func(seq int)) {
 		l.unexpected++
 		return
 	}
-	l.series.delivered()
+	l.series.delivered(l.deliveries[seq] == 0 && l.deadLettered[seq] == 0)
 	fn(seq)
 }
 
