@@ -72,6 +72,11 @@ type progress struct {
 	faultAt   map[string]time.Time // per target: when its latest fault took effect
 	faultWhat map[string]string    // per target: that fault's action
 	samples   []rateSample
+	// The broker's state at the last draw, since when (the fault's
+	// effect when a fault took it there).
+	state      metrics.BrokerState
+	stateSince time.Time
+	lastFault  time.Time
 
 	wake chan struct{}
 	stop chan struct{}
@@ -230,7 +235,7 @@ func (p *progress) onBurst(m scenario.Mode, s *metrics.Series, tl *metrics.Timel
 	defer p.mu.Unlock()
 	p.mode, p.s, p.tl, p.phase, p.waiting = m, s, tl, phasePublishing, ""
 	p.trigSent, p.faultAt, p.faultWhat = 0, map[string]time.Time{}, map[string]string{}
-	p.samples = nil
+	p.samples, p.state, p.stateSince, p.lastFault = nil, metrics.StateUp, p.now(), time.Time{}
 	p.say(phaseBurst(p.done+1, p.modes, m, p.messages))
 	tl.Watch(p.onEvent)
 }
@@ -248,7 +253,7 @@ func (p *progress) onEvent(e metrics.Event) {
 	case metrics.EvTrigger:
 		p.trigSent = t.Sent
 	case metrics.EvFault:
-		p.faultAt[e.Target], p.faultWhat[e.Target] = e.At, e.Action
+		p.faultAt[e.Target], p.faultWhat[e.Target], p.lastFault = e.At, e.Action, e.At
 		p.say(phaseFault(e.Action, e.Target, p.trigSent, p.messages, e.At.Sub(p.s.Start())))
 	case metrics.EvBrokerReady:
 		p.say(phaseRecovered(e.Target, e.At.Sub(p.faultAt[e.Target]), p.faultWhat[e.Target]))
@@ -317,6 +322,18 @@ func (p *progress) status(now time.Time) (l statusLine, ok bool) {
 	}
 	if p.phase == phaseFinishing && l.Broker != metrics.StateUp {
 		l.Phase = phaseRecovery
+	}
+	if l.Broker != p.state {
+		// A fault recorded since the last change is when this state began
+		// (the state is read from the fault events); else this draw is.
+		since := now
+		if l.Broker != metrics.StateUp && p.lastFault.After(p.stateSince) {
+			since = p.lastFault
+		}
+		p.state, p.stateSince = l.Broker, since
+	}
+	if l.Broker != metrics.StateUp {
+		l.BrokerFor = now.Sub(p.stateSince)
 	}
 	l.Rate = p.rate(now, l.Done)
 	if l.Rate > 0 && l.Total > l.Done {

@@ -23,7 +23,7 @@ var statusCases = []struct {
 	{"fire-and-forget publishing", statusLine{Mode: scenario.FireAndForget, K: 1, N: 3, Phase: phasePublishing,
 		Done: 4200, Total: 20000, Rate: 129172.4, ETA: 122 * time.Millisecond, Broker: metrics.StateUp}},
 	{"confirm-window publishing, broker down, republished, in doubt", statusLine{Mode: scenario.ConfirmWindow, K: 2, N: 3, Phase: phasePublishing,
-		Done: 10500, Total: 20000, Republished: 1000, InFlight: 1000, InDoubt: 12, Rate: 12430.4, ETA: 764 * time.Millisecond, Broker: metrics.StateDown}},
+		Done: 10500, Total: 20000, Republished: 1000, InFlight: 1000, InDoubt: 12, Rate: 12430.4, ETA: 764 * time.Millisecond, Broker: metrics.StateDown, BrokerFor: 4200 * time.Millisecond}},
 	{"confirm-each publishing, up, nothing in doubt", statusLine{Mode: scenario.ConfirmEach, K: 2, N: 3, Phase: phasePublishing,
 		Done: 3100, Total: 20000, InFlight: 1, Rate: 479, ETA: 35 * time.Second, Broker: metrics.StateUp}},
 	{"every order published, more republished", statusLine{Mode: scenario.ConfirmEach, K: 3, N: 3, Phase: phaseFinishing,
@@ -257,7 +257,7 @@ func TestProgressBurst(t *testing.T) {
 			clearLine + "mode 1/2 confirm-each publishing  2/4 50%  in flight 1  in doubt 0  broker up",
 		// The fault counts what was published when its trigger fired.
 		clearLine + "fault     kill broker at 2/4 published (1.0s into the burst)\n" +
-			clearLine + "mode 1/2 confirm-each publishing  2/4 50%  in doubt 1  0 msg/s  broker down",
+			clearLine + "mode 1/2 confirm-each publishing  2/4 50%  in doubt 1  0 msg/s  broker down 1s",
 		clearLine + "level=WARN msg=x\n",
 		// Published counts ids; the republish is apart. The drain's rate
 		// starts afresh.

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -41,21 +42,28 @@ type statusLine struct {
 	// ETA is the time left at Rate; negative when unknown.
 	ETA    time.Duration
 	Broker metrics.BrokerState
+	// BrokerFor is how long the broker has been in Broker, when not up
+	// (0: not shown).
+	BrokerFor time.Duration
 }
 
 // segment is one field of the progress line; when the line is too wide
-// the segments of lowest keep go first (the later one on a tie).
+// the segments of highest keep are shown first (the earlier one on a tie)
+// and each other one only if it still fits.
 type segment struct {
 	text string
 	keep int
+	// glue joins the segment to the one before with one space, and shows
+	// it only with that one ("broker down" "4s").
+	glue bool
 }
 
 // segments are the line's fields in display order.
 func (l statusLine) segments() []segment {
 	if l.Waiting != "" {
-		return []segment{{l.Waiting, 100}, {fmt.Sprintf("%.0fs", l.Elapsed.Seconds()), 90}}
+		return []segment{{text: l.Waiting, keep: 100}, {text: fmt.Sprintf("%.0fs", l.Elapsed.Seconds()), keep: 90}}
 	}
-	segs := []segment{{fmt.Sprintf("mode %d/%d %s %s", l.K, l.N, l.Mode, l.Phase), 100}}
+	segs := []segment{{text: fmt.Sprintf("mode %d/%d %s %s", l.K, l.N, l.Mode, l.Phase), keep: 100}}
 	count := fmt.Sprintf("%s/%s", num(l.Done), num(l.Total))
 	if l.Total > 0 {
 		count += fmt.Sprintf(" %d%%", l.Done*100/l.Total) // floored: 100% only when complete
@@ -63,29 +71,32 @@ func (l statusLine) segments() []segment {
 	if l.Phase == phaseDraining {
 		count = "delivered " + count
 	}
-	segs = append(segs, segment{count, 98})
+	segs = append(segs, segment{text: count, keep: 98})
 	if l.Republished > 0 {
-		segs = append(segs, segment{"+" + num(l.Republished) + " republished", 60})
+		segs = append(segs, segment{text: "+" + num(l.Republished) + " republished", keep: 60})
 	}
 	if l.Mode.ConfirmMode() {
-		segs = append(segs, segment{"in flight " + num(l.InFlight), 40})
-		doubt := segment{"in doubt " + num(l.InDoubt), 45}
+		segs = append(segs, segment{text: "in flight " + num(l.InFlight), keep: 40})
+		doubt := segment{text: "in doubt " + num(l.InDoubt), keep: 45}
 		if l.InDoubt > 0 {
 			doubt.keep = 70
 		}
 		segs = append(segs, doubt)
 	}
 	if (l.Phase == phasePublishing || l.Phase == phaseDraining) && l.Rate >= 0 {
-		segs = append(segs, segment{num(int(l.Rate+0.5)) + " msg/s", 65})
+		segs = append(segs, segment{text: num(int(l.Rate+0.5)) + " msg/s", keep: 65})
 		if l.ETA >= 0 {
-			segs = append(segs, segment{"ETA " + shortDuration(l.ETA), 50})
+			segs = append(segs, segment{text: "ETA " + shortDuration(l.ETA), keep: 50})
 		}
 	}
-	broker := segment{"broker " + string(l.Broker), 30}
-	if l.Broker != metrics.StateUp {
-		broker.keep = 80
+	if l.Broker == metrics.StateUp {
+		return append(segs, segment{text: "broker up", keep: 30})
 	}
-	return append(segs, broker)
+	segs = append(segs, segment{text: "broker " + string(l.Broker), keep: 80})
+	if l.BrokerFor > 0 {
+		segs = append(segs, segment{text: shortDuration(l.BrokerFor), keep: 35, glue: true})
+	}
+	return segs
 }
 
 // render draws the line in fewer than width columns (the last column is
@@ -96,27 +107,41 @@ func (l statusLine) render(width int) string {
 	return fit(l.segments(), width)
 }
 
-// fit joins segs with two spaces, dropping segments of lowest keep until
-// the line is narrower than width.
+// fit joins segs in a line narrower than width: segments are taken in
+// order of keep, each one only if the line still fits with it, so a short
+// field can show where a longer, more useful one did not fit. The first
+// segment is always shown, cut if need be.
 func fit(segs []segment, width int) string {
-	max := max(width, 10) - 1
-	for {
-		parts := make([]string, len(segs))
-		for i, s := range segs {
-			parts[i] = s.text
-		}
-		line := strings.Join(parts, "  ")
-		if utf8.RuneCountInString(line) <= max || len(segs) == 1 {
-			return cut(line, max)
-		}
-		drop := len(segs) - 1
-		for i := len(segs) - 1; i >= 0; i-- {
-			if segs[i].keep < segs[drop].keep {
-				drop = i
-			}
-		}
-		segs = append(segs[:drop:drop], segs[drop+1:]...)
+	limit := max(width, 10) - 1
+	order := make([]int, len(segs))
+	for i := range order {
+		order[i] = i
 	}
+	sort.SliceStable(order, func(a, b int) bool { return segs[order[a]].keep > segs[order[b]].keep })
+	shown := make([]bool, len(segs))
+	join := func() string {
+		var b strings.Builder
+		for i, s := range segs {
+			if !shown[i] {
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteString(map[bool]string{true: " ", false: "  "}[s.glue])
+			}
+			b.WriteString(s.text)
+		}
+		return b.String()
+	}
+	for n, i := range order {
+		if segs[i].glue && (i == 0 || !shown[i-1]) {
+			continue
+		}
+		shown[i] = true
+		if n > 0 && utf8.RuneCountInString(join()) > limit {
+			shown[i] = false
+		}
+	}
+	return cut(join(), limit)
 }
 
 // cut shortens s to at most n runes, ending it with "…" when cut.
