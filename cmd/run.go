@@ -487,6 +487,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 
 	sr := o.watch(ctx, c, log, s, res, dir)
 	defer sr.stop()
+	o.prog.startScenario(modesToRun(s), s.Load.Messages)
 	o.prog.brokerStarting(s.Broker.Image, o.namedContainers(), s.Broker.Nodes)
 	ut, cause, err := o.provision(ctx, c, log, cli, s, res, dir, sr)
 	if ut == nil {
@@ -511,7 +512,6 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	if ut.streamAddr != nil {
 		runner.StreamTraffic = &broker.Stream{AMQP: ut.traffic(log), Addr: ut.streamAddr}
 	}
-	o.prog.startScenario(modesToRun(s), s.Load.Messages)
 	runCells(ctx, log, runner, s, res, runner.OnModeDone)
 	scanBrokerLog(ctx, log, ut.logs, res)
 	return o.finish(ctx, c, log, dir, res, sr)

@@ -173,7 +173,7 @@ func shortDuration(d time.Duration) string {
 const phaseLabel = 10
 
 func phaseLine(label, format string, args ...any) string {
-	return fmt.Sprintf("%-*s%s", phaseLabel, label, fmt.Sprintf(format, args...))
+	return fmt.Sprintf("%-*s %s", phaseLabel-1, label, fmt.Sprintf(format, args...))
 }
 
 // phaseBrokerStarting: the broker is being created (image) or attached
@@ -238,7 +238,11 @@ func phaseModeDone(k, n int, r scenario.ModeResult) string {
 	if r.NotRun {
 		return phaseLine(label, "%s: %s", r.Mode, strings.Join(r.Verdict.Reasons, "; "))
 	}
-	parts := []string{fmt.Sprintf("%s: %s", r.Mode, r.Verdict.Status)}
+	mode := string(r.Mode)
+	if c := r.Cell; c != nil {
+		mode += fmt.Sprintf(" (%s, %s, #%d)", c.QueueType, scenario.Persistence(c.Persistent), c.Repeat)
+	}
+	parts := []string{fmt.Sprintf("%s: %s", mode, r.Verdict.Status)}
 	if r.Mode.ConfirmMode() {
 		parts = append(parts, fmt.Sprintf("%s of %s lost", num(r.Lost), num(r.Sent)))
 	} else {
