@@ -191,6 +191,16 @@ func (p *progress) erase() {
 	}
 }
 
+// note prints a phase line at once.
+func (p *progress) note(line string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sayNow(line)
+}
+
 // startScenario begins a scenario of modes bursts of messages orders.
 func (p *progress) startScenario(modes, messages int) {
 	if p == nil {

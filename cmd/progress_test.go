@@ -47,6 +47,7 @@ func phaseCases() []string {
 		phaseBrokerStarting("", "--containers a,b,c", 3),
 		phaseBrokerReady(6340*time.Millisecond, "RabbitMQ 4.0.5"),
 		phaseBrokerReady(12*time.Second, ""),
+		phaseKept("rmqt-4d99fa73", "amqp://guest:xxxxx@127.0.0.1:45397/"),
 		phaseBurst(1, 3, scenario.FireAndForget, 20000),
 		phaseBurst(10, 12, scenario.Transactional, 4000),
 		phaseFault("kill", "broker", 10003, 20000, 4123*time.Millisecond),

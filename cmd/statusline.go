@@ -196,6 +196,12 @@ func phaseBrokerReady(took time.Duration, version string) string {
 	return phaseLine("broker", "ready in %.1fs (%s)", took.Seconds(), version)
 }
 
+// phaseKept: --keep left the broker (container or cluster name) running
+// at url (without credentials).
+func phaseKept(name, url string) string {
+	return phaseLine("broker", "kept running: %s, %s", name, url)
+}
+
 // phaseBurst: mode k of n starts its burst of messages orders.
 func phaseBurst(k, n int, m scenario.Mode, messages int) string {
 	return phaseLine(fmt.Sprintf("mode %d/%d", k, n), "%s: burst of %s orders", m, num(messages))
