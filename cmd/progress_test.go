@@ -287,3 +287,61 @@ func TestProgressBurst(t *testing.T) {
 		}
 	}
 }
+
+// The drawer, the publisher, the fault goroutine and the runner's hooks
+// run at once (go test -race): every phase line comes out whole and in
+// order, and the line is erased at the end.
+func TestProgressConcurrent(t *testing.T) {
+	var b bytes.Buffer // written only under p.mu; read after Stop
+	p := startProgress(&b, true, true, time.Millisecond)
+	p.startScenario(1, 1000)
+	p.brokerStarting("rabbitmq:4", "", 1)
+	p.brokerReady("")
+	start := time.Now()
+	s := metrics.NewSeries(start, 0)
+	tl := metrics.NewTimeline(start)
+	l := metrics.NewLedger("c-", 1000)
+	l.Attach(s)
+	p.onBurst(scenario.ConfirmWindow, s, tl)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tl.AddAt(time.Now(), metrics.EvTrigger, "kill")
+		tl.Record(metrics.Event{Kind: metrics.EvFault, Action: "kill", Target: "broker"})
+		tl.Record(metrics.Event{Kind: metrics.EvBrokerReady, Action: "kill", Target: "broker"})
+	}()
+	for i := range 1000 {
+		l.Published(i, true)
+		_ = l.Settle(i, true)
+		if i%100 == 0 {
+			_, _ = p.Write([]byte("log\n"))
+			time.Sleep(time.Millisecond)
+		}
+	}
+	<-done
+	tl.AddAt(time.Now(), metrics.EvBurstEnd, "")
+	tl.AddAt(time.Now(), metrics.EvDrainStart, "")
+	for i := range 1000 {
+		l.Delivered(l.MessageID(i), false)
+	}
+	tl.AddAt(time.Now(), metrics.EvDrainEnd, "")
+	p.modeDone(func(scenario.ModeResult) {})(scenario.ModeResult{Mode: scenario.ConfirmWindow, Verdict: scenario.Verdict{Status: scenario.Pass}})
+	p.verdict(&scenario.Result{Verdict: scenario.Verdict{Status: scenario.Pass}, Modes: make([]scenario.ModeResult, 1)})
+	p.Stop()
+	out := b.String()
+	var phases []string
+	for _, line := range strings.Split(out, "\n") {
+		parts := strings.Split(line, clearLine) // redraws without a newline come before the last
+		line = parts[len(parts)-1]
+		if f := strings.Fields(line); len(f) > 0 && f[0] != "log" {
+			phases = append(phases, f[0])
+		}
+	}
+	want := []string{"broker", "broker", "mode", "fault", "recovery", "drain", "mode", "verdict"}
+	if strings.Join(phases, " ") != strings.Join(want, " ") {
+		t.Errorf("phase lines %q, want %q\n%q", phases, want, out)
+	}
+	if !strings.HasSuffix(out, "\n") {
+		t.Errorf("the progress line is left on screen: %q", out[max(0, len(out)-100):])
+	}
+}
