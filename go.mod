@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
 	github.com/Masterminds/semver/v3 v3.4.0
+	github.com/agnivade/levenshtein v1.2.2
 	github.com/docker/docker v28.5.2+incompatible
 	github.com/docker/go-connections v0.8.2
 	github.com/olekukonko/tablewriter v1.1.5

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -162,5 +164,44 @@ func TestRunClusterFlagsApplied(t *testing.T) {
 		if s.Broker.Nodes != 1 || s.Load.ConnectTo != "" {
 			t.Fatalf("%v changed the loaded scenario: nodes %d connect_to %q", tc.args, s.Broker.Nodes, s.Load.ConnectTo)
 		}
+	}
+}
+
+// --fail-on-missing sets expect.max_unconfirmed_missing to 0, so
+// fire-and-forget's silent loss fails the verdict (exit 1) with a reason
+// in plain words; without it the same loss passes (the headline warns).
+func TestRunFailOnMissing(t *testing.T) {
+	f, err := scenario.LoadFile("../scenarios.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.Find("../scenarios.yaml", "kill-mid-burst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lossy := metrics.Counts{Sent: 20000, UnconfirmedDelivered: 401, UnconfirmedMissing: 19599, Delivered: 401}
+	for _, tc := range []struct {
+		args []string
+		want scenario.Verdict
+	}{
+		{nil, scenario.Verdict{Status: scenario.Pass}},
+		{[]string{"--fail-on-missing"}, scenario.Verdict{Status: scenario.Fail, Reasons: []string{"19599 of 20000 orders missing: published without an error, never delivered; expect.max_unconfirmed_missing (or --fail-on-missing) allows 0"}}},
+	} {
+		sc := *s
+		o := &runOpts{}
+		c := newRunWith(&globalOpts{}, o)
+		if err := c.ParseFlags(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := o.apply(c, "../scenarios.yaml", &sc); err != nil {
+			t.Fatal(err)
+		}
+		got := scenario.Judge(scenario.FireAndForget, lossy, scenario.Observed{}, sc.Expect, scenario.Conditions{})
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%v: verdict %+v, want %+v", tc.args, got, tc.want)
+		}
+	}
+	if s.Expect.MaxUnconfirmedMissing != nil {
+		t.Fatal("--fail-on-missing changed the loaded scenario itself")
 	}
 }

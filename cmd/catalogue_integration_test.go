@@ -179,7 +179,7 @@ func TestRetryToDLQCountsOwnHeaderNotXDeath(t *testing.T) {
 	}
 }
 
-// F10: deliveries per message before the broker dead-letters a poison
+// Deliveries per message before the broker dead-letters a poison
 // message, with x-delivery-limit 3 and with the 4.0 default (20): measured
 // on RabbitMQ 4.0.5 as limit + 1 deliveries, nack with requeue counting.
 func TestDeliveryLimitDeadLettersAfterLimitPlusOne(t *testing.T) {

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
 // outputFormat is the value of -o/--output: how a command prints its result
@@ -33,6 +35,9 @@ func (v *outputValue) Type() string   { return "format" }
 func (v *outputValue) Set(s string) error {
 	f := outputFormat(s)
 	if !slices.Contains(v.allowed, f) {
+		if m := scenario.Suggest(s, strings.Split(v.names(), ", ")); m != "" {
+			return fmt.Errorf("unknown output format %q; did you mean %s?", s, m)
+		}
 		return fmt.Errorf("unknown output format %q; choose one of %s", s, v.names())
 	}
 	*v.p = f

@@ -17,6 +17,7 @@ import (
 
 type reportOpts struct {
 	format      string
+	output      outputFormat // -o: sets the format (wide: table)
 	out         string
 	summaryFile string
 }
@@ -29,7 +30,11 @@ var formats = map[string]struct {
 	"markdown": {reports.Markdown, "report.md"},
 	"table":    {reports.Table, "report.txt"},
 	"json":     {reports.JSON, "result.json"},
+	"summary":  {reports.Summary, "summary.txt"},
 }
+
+// outputFormats maps -o to the --format it stands for.
+var outputFormats = map[outputFormat]string{outWide: "table", outJSON: "json", outMarkdown: "markdown"}
 
 func newReport(g *globalOpts) *cobra.Command {
 	o := &reportOpts{}
@@ -39,8 +44,12 @@ func newReport(g *globalOpts) *cobra.Command {
 		Long: `report reads a result.json written by run, checks it against the result
 schema (reports/result.schema.json; schema_version 1 and 2) and renders it again:
 markdown (as report.md), the terminal tables, or normalised JSON. It prints to
-stdout, or with --out DIR writes DIR/report.md (report.txt, result.json for the
-other formats). It touches no broker.
+stdout, or with --out DIR writes DIR/report.md and the SVG charts it links
+(timeline-N-MODE.svg, drawn again from the result), or report.txt,
+result.json or summary.txt for the other formats. -o wide, json or markdown
+is --format table, json or markdown; --format summary prints what run prints
+by default: the headline and a table that fits 100 columns. It touches no
+broker.
 
 A file that is not JSON or does not match the schema is bad input (exit 2);
 the error names the file and the JSON path of each problem. --out and
@@ -49,7 +58,8 @@ or a file that cannot be appended to, is bad input too (exit 2, naming the
 flag). A report that still cannot be written (stdout failed, the disk filled
 up) is an error (exit 4); --out then leaves no partial file in place.`,
 		Example: `  rmqtorture report rmqtorture-results/kill-mid-burst-20261129T201915Z-6b08aa17/result.json
-  rmqtorture report result.json --format table
+  rmqtorture report result.json -o wide
+  rmqtorture report result.json --format summary
   rmqtorture report result.json --summary-file "$GITHUB_STEP_SUMMARY" > /dev/null`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) != 1 {
@@ -60,16 +70,24 @@ up) is an error (exit 4); --out then leaves no partial file in place.`,
 		RunE: func(c *cobra.Command, args []string) error { return o.run(c, args[0]) },
 	}
 	fl := c.Flags()
-	fl.StringVar(&o.format, "format", "markdown", "output format: markdown, table or json")
-	fl.StringVar(&o.out, "out", "", "write to this folder (report.md, report.txt or result.json) instead of stdout")
+	fl.StringVar(&o.format, "format", "markdown", "output format: markdown, table, json or summary (the headline and a table that fits 100 columns)")
+	addOutputFlag(c, &o.output, outWide, outJSON, outMarkdown)
+	fl.Lookup("output").Usage = "output format: wide (--format table), json or markdown (default: --format's)"
+	fl.StringVar(&o.out, "out", "", "write to this folder (report.md and its SVG charts, report.txt, result.json or summary.txt) instead of stdout")
 	fl.StringVar(&o.summaryFile, "summary-file", "", "also append the markdown report to this file, e.g. $GITHUB_STEP_SUMMARY")
 	return c
 }
 
 func (o *reportOpts) run(c *cobra.Command, path string) error {
+	if o.output != outDefault {
+		if c.Flags().Changed("format") && o.format != outputFormats[o.output] {
+			return usageErr(fmt.Errorf("-o %s and --format %s disagree: give one", o.output, o.format))
+		}
+		o.format = outputFormats[o.output]
+	}
 	format, ok := formats[o.format]
 	if !ok {
-		return usageErr(fmt.Errorf("--format: %q is not a format (markdown, table, json)", o.format))
+		return usageErr(fmt.Errorf("--format: %q is not a format (markdown, table, json, summary)", o.format))
 	}
 	// Outputs are checked before the result is even read.
 	if o.out != "" {
@@ -106,6 +124,12 @@ func (o *reportOpts) run(c *cobra.Command, path string) error {
 	}
 	if err := writeAtomic(dest, func(f *os.File) error { return format.render(f, res) }); err != nil {
 		return causeErr(CauseWriteFailed, fmt.Errorf("write %s: %w", dest, err))
+	}
+	if o.format == "markdown" {
+		// The charts report.md links, beside it.
+		if err := writeCharts(o.out, res); err != nil {
+			return causeErr(CauseWriteFailed, err)
+		}
 	}
 	if _, err := fmt.Fprintf(c.OutOrStdout(), "report: %s\n", dest); err != nil {
 		return causeErr(CauseWriteFailed, err)

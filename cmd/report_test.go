@@ -15,6 +15,9 @@ const (
 	storedResult = "../reports/testdata/kill-mid-burst.result.json"
 	storedMD     = "../reports/testdata/kill-mid-burst.md.golden"
 	storedTable  = "../reports/testdata/kill-mid-burst.table.golden"
+	// storedSummary is run's default output: the headline and a table
+	// that fits 100 columns.
+	storedSummary = "../reports/testdata/kill-mid-burst.summary.golden"
 )
 
 func readFile(t *testing.T, path string) string {
@@ -37,6 +40,10 @@ func TestReportFormats(t *testing.T) {
 		{[]string{"--format", "markdown"}, readFile(t, storedMD)},
 		{[]string{"--format", "table"}, readFile(t, storedTable)},
 		{[]string{"--format", "json"}, readFile(t, storedResult)},
+		{[]string{"--format", "summary"}, readFile(t, storedSummary)},
+		{[]string{"-o", "wide"}, readFile(t, storedTable)},
+		{[]string{"-o", "json"}, readFile(t, storedResult)},
+		{[]string{"--output", "markdown", "--format", "markdown"}, readFile(t, storedMD)},
 	} {
 		code, stdout, stderr := runCLI(t, append([]string{"report", storedResult}, tc.args...)...)
 		if code != ExitPass || stderr != "" {
@@ -109,7 +116,7 @@ func TestReportBadInput(t *testing.T) {
 		{[]string{"report", missingField}, "rmqtorture: " + missingField + ": does not match result.schema.json (schema_version 2): /duration_ms: got string, want number; /modes/1: missing property 'lost'\n"},
 		{[]string{"report", notJSON}, "rmqtorture: " + notJSON + ": not JSON: line 4, column 1: unexpected EOF\n"},
 		{[]string{"report", missing}, "rmqtorture: read result: open " + missing + ": no such file or directory\n"},
-		{[]string{"report", storedResult, "--format", "html"}, "rmqtorture: --format: \"html\" is not a format (markdown, table, json)\n"},
+		{[]string{"report", storedResult, "--format", "html"}, "rmqtorture: --format: \"html\" is not a format (markdown, table, json, summary)\n"},
 		{[]string{"report", self, "--format", "json", "--out", dir}, "rmqtorture: --out " + dir + " would overwrite the result being read, " + self + "\n"},
 		{[]string{"report"}, "rmqtorture: report takes one file, RESULT.json; got 0\n"},
 	} {
@@ -150,7 +157,44 @@ func TestRunWriteSummaryFile(t *testing.T) {
 			t.Errorf("%s: mode %v (%v), want 0644", path, fi.Mode(), err)
 		}
 	}
-	if want := readFile(t, storedTable) + "report: " + filepath.Join(run, "report.md") + "\nresult: " + filepath.Join(run, "result.json") + "\n"; stdout.String() != want {
+	if want := readFile(t, storedSummary) + "(every column: -o wide; here or with rmqtorture report RESULT.json)\nreport: " + filepath.Join(run, "report.md") + "\nresult: " + filepath.Join(run, "result.json") + "\n"; stdout.String() != want {
 		t.Errorf("stdout:\n%s\nwant:\n%s", stdout.String(), want)
+	}
+}
+
+// TestRunWriteOutput: run -o wide prints every column, -o json the
+// result.json and -o markdown the report.md it writes; with json and
+// markdown, stdout holds the document alone and the paths go to stderr.
+func TestRunWriteOutput(t *testing.T) {
+	for _, tc := range []struct {
+		output      outputFormat
+		want        string
+		pathsStdout bool
+	}{
+		{outWide, storedTable, true},
+		{outJSON, storedResult, false},
+		{outMarkdown, storedMD, false},
+	} {
+		res, err := loadResult(storedResult)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := &runOpts{output: tc.output}
+		c := &cobra.Command{}
+		var stdout, stderr bytes.Buffer
+		c.SetOut(&stdout)
+		c.SetErr(&stderr)
+		run := filepath.Join(t.TempDir(), "run")
+		if err := o.write(c, slog.New(slog.DiscardHandler), run, res); err != nil {
+			t.Fatal(err)
+		}
+		paths := "report: " + filepath.Join(run, "report.md") + "\nresult: " + filepath.Join(run, "result.json") + "\n"
+		wantOut, wantErr := readFile(t, tc.want)+paths, ""
+		if !tc.pathsStdout {
+			wantOut, wantErr = readFile(t, tc.want), paths
+		}
+		if stdout.String() != wantOut || stderr.String() != wantErr {
+			t.Errorf("-o %s: stdout %d bytes, stderr %q; want %d bytes, stderr %q", tc.output, stdout.Len(), stderr.String(), len(wantOut), wantErr)
+		}
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rmqtorture/rmqtorture/redact"
-	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
 // Exit codes, documented in README.md (generated from exitCauses, which
@@ -78,33 +77,9 @@ func noArgs(c *cobra.Command, args []string) error {
 	return nil
 }
 
-// Version is set at build time with -ldflags "-X github.com/rmqtorture/rmqtorture/cmd.Version=v1.2.3".
-var Version = ""
-
-func toolVersion() string {
-	if Version != "" {
-		return Version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
-}
-
-// clientVersion names the AMQP client library and its version from the build.
-func clientVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, d := range bi.Deps {
-			if d.Path == "github.com/rabbitmq/amqp091-go" {
-				return "amqp091-go " + d.Version
-			}
-		}
-	}
-	return "amqp091-go"
-}
-
 type globalOpts struct {
-	file    string
+	file    string // -f, on the commands that read scenarios; see load
+	fileSet bool   // -f was given; without it, the built-in scenarios
 	verbose bool
 	quiet   bool
 }
@@ -134,14 +109,6 @@ func redactAttr(_ []string, a slog.Attr) slog.Attr {
 	return a
 }
 
-func (g *globalOpts) load() (*scenario.File, error) {
-	f, err := scenario.LoadFile(g.file)
-	if err != nil {
-		return nil, causeErr(CauseBadScenarioFile, err)
-	}
-	return f, nil
-}
-
 // NewRoot builds the command tree. stdout carries results only; logs go to stderr.
 func NewRoot(stdout, stderr io.Writer) *cobra.Command {
 	g := &globalOpts{}
@@ -161,10 +128,12 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	}
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.PersistentFlags().StringVarP(&g.file, "file", "f", "scenarios.yaml", "scenario file")
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "debug logging on stderr")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "warnings and errors only on stderr")
+	root.Version = versionText(debug.ReadBuildInfo()) // --version
+	root.SetVersionTemplate("{{.Version}}")
 	root.AddCommand(newRun(g), newList(g), newValidate(g), newVersion(), newCleanup(g), newReport(g), newCompare(), newCheck())
+	addCompletions(root, g)
 	return root
 }
 
@@ -179,16 +148,4 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "rmqtorture:", redact.Foreign(err.Error()))
 	}
 	return ExitCode(err)
-}
-
-func newVersion() *cobra.Command {
-	return &cobra.Command{
-		Use:   "version",
-		Short: "Print rmqtorture's version and its AMQP client library",
-		Args:  noArgs,
-		RunE: func(c *cobra.Command, _ []string) error {
-			fmt.Fprintf(c.OutOrStdout(), "rmqtorture %s (%s)\n", toolVersion(), clientVersion())
-			return nil
-		},
-	}
 }

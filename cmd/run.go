@@ -47,6 +47,12 @@ type runOpts struct {
 	bucket      time.Duration
 	prog        *progress  // nil unless stderr is a terminal
 	warnings    [][]string // per plan, from apply
+
+	// output is -o: the default summary, wide tables, json or markdown.
+	output outputFormat
+	// failOnMissing sets expect.max_unconfirmed_missing to 0: an order
+	// fire-and-forget loses without an error fails the verdict.
+	failOnMissing bool
 }
 
 func newRun(g *globalOpts) *cobra.Command { return newRunWith(g, &runOpts{}) }
@@ -63,8 +69,15 @@ publishing modes in turn on fresh queues, injects the planned faults through
 the Docker Engine API, restores the broker, drains the queue, reconciles
 every message id and judges the result.
 
-Per scenario it prints the ledger and speed tables on stdout and writes
-report.md and result.json to a folder under --out, whose path it prints.
+Per scenario it prints a headline on stdout (per mode: delivered/sent,
+confirmed messages lost, fire-and-forget orders missing, duplicates, the
+publish rate against the fastest mode's and the p99 confirm latency; then
+the verdict with its reasons) and a table that fits 100 columns (-o wide:
+every column; -o json: result.json; -o markdown: report.md), and writes
+report.md and result.json to a folder under --out, whose paths it prints
+(on stderr with -o json or -o markdown, so stdout holds only the document).
+A fire-and-forget order lost without an error is a warning; with
+--fail-on-missing (or expect.max_unconfirmed_missing: 0) it fails the run.
 The container it created is removed at the end (unless --keep), also on error
 and on Ctrl-C. --port, --out and --summary-file (and --container) are checked
 before anything starts (exit 2). A first Ctrl-C (or SIGTERM) stops publishing,
@@ -78,7 +91,8 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 		Example: `  rmqtorture run kill-mid-burst
   rmqtorture run kill-mid-burst --mode confirm-window --messages 5000
   rmqtorture run kill-mid-burst --image rabbitmq:4 --keep
-  rmqtorture run kill-mid-burst --nodes 3`,
+  rmqtorture run kill-mid-burst --nodes 3
+  rmqtorture run kill-mid-burst --fail-on-missing -o json > result.json`,
 		Args: func(c *cobra.Command, args []string) error {
 			if o.all != (len(args) == 0) {
 				return usageErr(errors.New("name one or more scenarios, or --all (not both)"))
@@ -105,6 +119,9 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	fl.Uint64Var(&o.seed, "seed", 0, "seed for fault jitter (overrides the scenario's seed; default: the scenario's, else a random one printed in the report)")
 	fl.StringVar(&o.summaryFile, "summary-file", "", "also append each scenario's markdown report to this file, e.g. $GITHUB_STEP_SUMMARY")
 	fl.DurationVar(&o.bucket, "bucket", metrics.DefaultBucket, "width of the timeline's buckets in result.json and the charts (10ms–1m)")
+	addFileFlag(c, g)
+	fl.BoolVar(&o.failOnMissing, "fail-on-missing", false, "fail the verdict (exit 1) when fire-and-forget loses any order without an error (sets expect.max_unconfirmed_missing: 0)")
+	addOutputFlag(c, &o.output, outWide, outJSON, outMarkdown)
 	return c
 }
 
@@ -115,6 +132,7 @@ var scenarioFlags = []struct{ flag, field string }{
 	{"queue-types", "queue.type"}, {"queue-types", "matrix.queue_types"},
 	{"persistence", "load.persistent"}, {"persistence", "matrix.persistent"}, {"repeat", "matrix.repeat"},
 	{"nodes", "broker.nodes"}, {"containers", "broker.nodes"},
+	{"fail-on-missing", "expect.max_unconfirmed_missing"},
 }
 
 // apply sets the overrides of the flags that were set on s, then checks s
@@ -201,7 +219,7 @@ func (o *runOpts) set(c *cobra.Command, s *scenario.Scenario) error {
 			case "persistent", "transient":
 				s.Matrix.Persistent = append(s.Matrix.Persistent, strings.TrimSpace(p) == "persistent")
 			default:
-				return fmt.Errorf("--persistence: %q is neither persistent nor transient", p)
+				return fmt.Errorf("--persistence: %q is neither persistent nor transient%s", p, scenario.DidYouMean(strings.TrimSpace(p), []string{"persistent", "transient"}))
 			}
 		}
 	}
@@ -214,6 +232,10 @@ func (o *runOpts) set(c *cobra.Command, s *scenario.Scenario) error {
 	}
 	if fl.Changed("containers") {
 		s.SetNodes(len(o.containers))
+	}
+	if o.failOnMissing {
+		none := 0
+		s.Expect.MaxUnconfirmedMissing = &none
 	}
 	if fl.Changed("repeat") {
 		if o.repeat == 0 {
@@ -324,7 +346,7 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 	// Every scenario and flag is checked before anything is touched.
 	var plans []scenario.Scenario
 	for _, name := range names {
-		s, err := f.Find(g.file, name)
+		s, err := findScenario(f, g.file, name)
 		if err != nil {
 			return causeErr(CauseUnknownScenario, err)
 		}
@@ -617,24 +639,41 @@ func markInterrupted(res *scenario.Result, reason string) {
 	}
 }
 
-// write renders the tables to stdout and writes result.json and report.md
-// atomically into dir. The tables are printed first, so what was measured
-// reaches stdout even when the files cannot be written; a failure to print
-// them does not stop the files, but write returns it (with the first file
-// error, if any), so no failed write goes unreported.
+// write prints the result on stdout in the -o format (by default the
+// headline and a table that fits 100 columns) and writes result.json and
+// report.md atomically into dir. The result is printed first, so what was
+// measured reaches stdout even when the files cannot be written; a failure
+// to print it does not stop the files, but write returns it (with the
+// first file error, if any), so no failed write goes unreported. The
+// paths of the files follow on stdout, or on stderr with -o json or -o
+// markdown, whose stdout holds the document alone.
 func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *scenario.Result) error {
 	out := c.OutOrStdout()
 	redact.Strings(res) // no URL password or terminal code reaches stdout or a file
 	o.prog.hide()
 	var stdoutErr error
-	if err := reports.Table(out, res); err != nil {
-		log.Error("print the tables", "err", err)
-		stdoutErr = fmt.Errorf("print the tables: %w", err)
+	render, paths := reports.Summary, out
+	switch o.output {
+	case outWide:
+		render = reports.Table
+	case outJSON:
+		render, paths = reports.JSON, c.ErrOrStderr()
+	case outMarkdown:
+		render, paths = reports.Markdown, c.ErrOrStderr()
+	}
+	if err := render(out, res); err != nil {
+		log.Error("print the result", "err", err)
+		stdoutErr = fmt.Errorf("print the result: %w", err)
+	}
+	if o.output == outDefault && stdoutErr == nil {
+		if _, err := fmt.Fprintln(out, "(every column: -o wide; here or with rmqtorture report RESULT.json)"); err != nil {
+			stdoutErr = fmt.Errorf("print the result: %w", err)
+		}
 	}
 	if err := o.writeFiles(dir, res); err != nil {
 		return errors.Join(err, stdoutErr)
 	}
-	if _, err := fmt.Fprintf(out, "report: %s\nresult: %s\n", filepath.Join(dir, "report.md"), filepath.Join(dir, "result.json")); err != nil && stdoutErr == nil {
+	if _, err := fmt.Fprintf(paths, "report: %s\nresult: %s\n", filepath.Join(dir, "report.md"), filepath.Join(dir, "result.json")); err != nil && stdoutErr == nil {
 		stdoutErr = fmt.Errorf("print the report paths: %w", err)
 	}
 	return stdoutErr
@@ -666,15 +705,7 @@ func (o *runOpts) writeReport(dir string, res *scenario.Result) error {
 	if err := writeAtomic(filepath.Join(dir, "report.md"), func(f *os.File) error { return reports.Markdown(f, res) }); err != nil {
 		return fmt.Errorf("write report.md: %w", err)
 	}
-	for i, m := range res.Modes {
-		if m.Series == nil {
-			continue
-		}
-		if err := writeAtomic(filepath.Join(dir, reports.ChartFile(i, m)), func(f *os.File) error { return reports.SVG(f, m) }); err != nil {
-			return fmt.Errorf("write %s: %w", reports.ChartFile(i, m), err)
-		}
-	}
-	return nil
+	return writeCharts(dir, res)
 }
 
 // writeAtomic writes path through a temporary file and a rename, so a reader

@@ -130,6 +130,17 @@ func TestSeriesStatesAndRecoveries(t *testing.T) {
 	if !reflect.DeepEqual(d.Broker, wantBroker) || !reflect.DeepEqual(d.Reconnects, []int{0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}) {
 		t.Errorf("broker %v reconnects %v", d.Broker, d.Reconnects)
 	}
+	// Bucket 0 (0–1000 ms) is down as a whole, but the chart shades from
+	// the exact spans: the kill took effect at 900 ms, not at 0.
+	wantStates := []metrics.StateSpan{
+		{FromMS: 900, ToMS: 7000, State: metrics.StateDown},
+		{FromMS: 8100, ToMS: 9100, State: metrics.StatePaused},
+		{FromMS: 9500, ToMS: 10000, State: metrics.StateDown},
+		{FromMS: 8200, ToMS: 8400, State: metrics.StateBlocked},
+	}
+	if !reflect.DeepEqual(d.States, wantStates) {
+		t.Errorf("states %+v\nwant %+v", d.States, wantStates)
+	}
 }
 
 // seriesWithBacklog returns a series whose backlog is one id from fromMS to toMS.
@@ -177,7 +188,13 @@ func TestRunModeRecordsSeries(t *testing.T) {
 	want := &metrics.SeriesData{
 		BucketMS: 3_600_000, Published: []int{200}, Acked: []int{200}, Nacked: []int{0}, Returned: []int{0},
 		Delivered: []int{200}, InFlight: []int{0}, Reconnects: []int{0}, Broker: []metrics.BrokerState{metrics.StateDown},
+		Republished: []int{0},
 	}
+	// The kill's exact span depends on the clock: one down span inside the bucket.
+	if st := res.Series.States; len(st) != 1 || st[0].State != metrics.StateDown || st[0].FromMS >= st[0].ToMS {
+		t.Errorf("states %+v: want one down span", st)
+	}
+	res.Series.States = nil
 	if !reflect.DeepEqual(res.Series, want) {
 		t.Fatalf("series %+v\nwant %+v", res.Series, want)
 	}

@@ -214,7 +214,7 @@ func (l *Ledger) publishedAt(seq int, confirmMode bool, at time.Time) (attempt i
 		l.copies[seq]++
 		backlog = l.joinBacklog(seq)
 	}
-	l.series.published(flight, backlog, first)
+	l.series.published(l.attempts[seq] > 1, flight, backlog)
 	if confirmMode {
 		// A new attempt is routed afresh: an earlier attempt's basic.return
 		// says nothing about it. (Fire-and-forget records an attempt only

@@ -39,14 +39,16 @@ func (s BrokerState) severity() int {
 // StateSpan is a stretch [FromMS, ToMS) of a burst, in ms since the burst
 // start, during which the broker was in State.
 type StateSpan struct {
-	FromMS, ToMS float64
-	State        BrokerState
+	FromMS float64     `json:"from_ms"`
+	ToMS   float64     `json:"to_ms"`
+	State  BrokerState `json:"state"`
 }
 
 // seriesBucket is what happened in one bucket; the gauges are their values
 // after the bucket's last event (set says there was one).
 type seriesBucket struct {
 	published, acked, nacked, returned, delivered int
+	republished                                   int
 	inFlight                                      int
 	set                                           bool
 }
@@ -148,12 +150,15 @@ func (s *Series) event(field func(*seriesBucket, *SeriesTotals), dFlight, dBackl
 	b.inFlight, b.set = s.totals.InFlight, true
 }
 
-// published counts a publish attempt; first says it is the id's first.
-func (s *Series) published(dFlight, dBacklog int, first bool) {
+// published counts a publish attempt; again says it is a republish of an
+// id published before (not counted in Sent).
+func (s *Series) published(again bool, dFlight, dBacklog int) {
 	s.event(func(b *seriesBucket, t *SeriesTotals) {
 		b.published++
 		t.Published++
-		if first {
+		if again {
+			b.republished++
+		} else {
 			t.Sent++
 		}
 	}, dFlight, dBacklog)
@@ -221,6 +226,15 @@ type SeriesData struct {
 	InFlight   []int         `json:"in_flight"`
 	Reconnects []int         `json:"reconnects"` // publisher reconnections
 	Broker     []BrokerState `json:"broker"`     // worst broker state during the bucket
+	// Republished is the publish attempts of ids published before (in-doubt
+	// or confirm-timeout republishes), included in Published. Absent from
+	// results written before it existed.
+	Republished []int `json:"republished,omitempty"`
+	// States are the exact stretches in which the broker was not up, in ms
+	// since the burst start, as Mark was given them (clipped to the series):
+	// Broker says which buckets they touched, States when they began and
+	// ended within them. Absent from results written before it existed.
+	States []StateSpan `json:"states,omitempty"`
 }
 
 // Len is the number of buckets.
@@ -234,21 +248,23 @@ func (s *Series) Sample(end time.Time) SeriesData {
 	defer s.mu.Unlock()
 	n := max(len(s.buckets), int(math.Ceil(float64(end.Sub(s.start))/float64(s.bucket))), 1)
 	d := SeriesData{
-		BucketMS:   Millis(s.bucket),
-		Published:  make([]int, n),
-		Acked:      make([]int, n),
-		Nacked:     make([]int, n),
-		Returned:   make([]int, n),
-		Delivered:  make([]int, n),
-		InFlight:   make([]int, n),
-		Reconnects: make([]int, n),
-		Broker:     make([]BrokerState, n),
+		BucketMS:    Millis(s.bucket),
+		Published:   make([]int, n),
+		Acked:       make([]int, n),
+		Nacked:      make([]int, n),
+		Returned:    make([]int, n),
+		Delivered:   make([]int, n),
+		InFlight:    make([]int, n),
+		Reconnects:  make([]int, n),
+		Broker:      make([]BrokerState, n),
+		Republished: make([]int, n),
 	}
 	flight := 0
 	for i := range n {
 		if i < len(s.buckets) {
 			b := s.buckets[i]
 			d.Published[i], d.Acked[i], d.Nacked[i], d.Returned[i], d.Delivered[i] = b.published, b.acked, b.nacked, b.returned, b.delivered
+			d.Republished[i] = b.republished
 			if b.set {
 				flight = b.inFlight
 			}
@@ -262,15 +278,21 @@ func (s *Series) Sample(end time.Time) SeriesData {
 // Mark records broker states and reconnects (times in ms since the burst
 // start) in the buckets they touch. A bucket touched by several states gets
 // the worst (down, disconnected, paused, blocked, up); spans and reconnects
-// past the last bucket are clipped.
+// past the last bucket are clipped. The spans that are not up are also kept,
+// clipped to the series, in States, so a chart can shade from the exact
+// instant a fault took effect rather than from the start of its bucket.
 func (d *SeriesData) Mark(spans []StateSpan, reconnectsMS []float64) {
 	if d.BucketMS <= 0 {
 		return
 	}
 	idx := func(ms float64) int { return min(max(int(ms/d.BucketMS), 0), d.Len()-1) }
+	end := float64(d.Len()) * d.BucketMS
 	for _, sp := range spans {
 		if sp.ToMS <= sp.FromMS {
 			continue
+		}
+		if sp.State != StateUp && sp.FromMS < end && sp.ToMS > 0 {
+			d.States = append(d.States, StateSpan{FromMS: max(sp.FromMS, 0), ToMS: min(sp.ToMS, end), State: sp.State})
 		}
 		// The bucket of the span's last instant: an end exactly on a bucket
 		// boundary does not touch the next bucket.

@@ -43,6 +43,8 @@ func TestSeriesBuckets(t *testing.T) {
 		InFlight:   []int{2, 0, 1, 0},
 		Reconnects: []int{0, 0, 0, 0},
 		Broker:     []BrokerState{StateUp, StateUp, StateUp, StateUp},
+		// The republish of id 2 at 600 ms.
+		Republished: []int{0, 0, 1, 0},
 	}
 	if !reflect.DeepEqual(d, want) {
 		t.Fatalf("sample:\n got %+v\nwant %+v", d, want)
@@ -55,6 +57,11 @@ func TestSeriesBuckets(t *testing.T) {
 	}, []float64{600, 5000}) // past the end: clipped to the last bucket
 	if want := []BrokerState{StateBlocked, StateDown, StateDown, StateDown}; !reflect.DeepEqual(d.Broker, want) {
 		t.Errorf("broker %v, want %v", d.Broker, want)
+	}
+	// The exact spans, for charts: the 300 ms start of the down span is kept
+	// although bucket 1 (250–500 ms) is down as a whole.
+	if want := []StateSpan{{100, 250, StateBlocked}, {300, 760, StateDown}, {760, 800, StatePaused}}; !reflect.DeepEqual(d.States, want) {
+		t.Errorf("states %+v, want %+v", d.States, want)
 	}
 	if want := []int{0, 0, 1, 1}; !reflect.DeepEqual(d.Reconnects, want) {
 		t.Errorf("reconnects %v, want %v", d.Reconnects, want)

@@ -5,12 +5,14 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -28,20 +30,21 @@ const maxMermaidPoints = 60
 
 // merged is a series regrouped into buckets of factor original buckets.
 type merged struct {
-	widthMS          float64
-	published, acked []int
-	notUp            []bool
+	widthMS         float64
+	sent, delivered []int
+	notUp           []bool
 }
 
 func merge(d *metrics.SeriesData, maxPoints int) merged {
 	factor := (d.Len() + maxPoints - 1) / maxPoints
 	factor = max(factor, 1)
 	n := (d.Len() + factor - 1) / factor
-	m := merged{widthMS: d.BucketMS * float64(factor), published: make([]int, n), acked: make([]int, n), notUp: make([]bool, n)}
+	m := merged{widthMS: d.BucketMS * float64(factor), sent: make([]int, n), delivered: make([]int, n), notUp: make([]bool, n)}
+	first := firstAttempts(d)
 	for i := range d.Len() {
 		j := i / factor
-		m.published[j] += d.Published[i]
-		m.acked[j] += d.Acked[i]
+		m.sent[j] += first[i]
+		m.delivered[j] += at(d.Delivered, i)
 		if d.Broker[i] != metrics.StateUp {
 			m.notUp[j] = true
 		}
@@ -49,14 +52,13 @@ func merge(d *metrics.SeriesData, maxPoints int) merged {
 	return m
 }
 
-// perSecond is a bucket count as msg/s, rounded.
-func perSecond(n int, widthMS float64) int { return int(math.Round(float64(n) * 1000 / widthMS)) }
-
 // Mermaid writes the mode's series as a fenced mermaid xychart-beta block
-// (GitHub renders it): a bar at full height for each bucket in which the
-// broker was not up (down, paused, disconnected or blocked), then lines of
-// published and acked msg/s. It writes nothing without a series, and returns
-// the first error writing to w.
+// (GitHub renders it, also in a job summary, where a linked file does not
+// resolve): a bar at full height for each bucket in which the broker was not
+// up (down, paused, disconnected or blocked), then two lines, the messages
+// sent (first attempts) and delivered so far at each bucket's end, so what
+// never arrived is the gap between them. It writes nothing without a
+// series, and returns the first error writing to w.
 func Mermaid(w io.Writer, m scenario.ModeResult) error {
 	return sticky(w, func(w io.Writer) error { return writeMermaid(w, m) })
 }
@@ -67,39 +69,44 @@ func writeMermaid(w io.Writer, m scenario.ModeResult) error {
 		return nil
 	}
 	g := merge(d, maxMermaidPoints)
-	n := len(g.published)
+	n := len(g.sent)
 	xs := make([]string, n)
-	bars, pub, conf := make([]string, n), make([]string, n), make([]string, n)
-	top := 1
+	bars, sent, deliv := make([]string, n), make([]string, n), make([]string, n)
+	// The bars reach a tenth above the highest line, so a line at its
+	// highest still shows against them.
+	top := int(math.Ceil(float64(max(total(g.sent), total(g.delivered), 1)) * 1.1))
+	cs, cd := 0, 0
 	for i := range n {
-		top = max(top, perSecond(g.published[i], g.widthMS), perSecond(g.acked[i], g.widthMS))
-	}
-	for i := range n {
-		xs[i] = strconv.FormatFloat(float64(i)*g.widthMS/1000, 'f', -1, 64)
-		pub[i] = strconv.Itoa(perSecond(g.published[i], g.widthMS))
-		conf[i] = strconv.Itoa(perSecond(g.acked[i], g.widthMS))
+		cs += g.sent[i]
+		cd += g.delivered[i]
+		xs[i] = strconv.FormatFloat(float64(i+1)*g.widthMS/1000, 'f', -1, 64)
+		sent[i], deliv[i] = strconv.Itoa(cs), strconv.Itoa(cd)
 		bars[i] = "0"
 		if g.notUp[i] {
 			bars[i] = strconv.Itoa(top)
 		}
 	}
-	_, err := fmt.Fprintf(w, "```mermaid\n%%%%{init: {\"themeVariables\": {\"xyChart\": {\"plotColorPalette\": \"#f2b8b5, #1f77b4, #2ca02c\"}}}}%%%%\nxychart-beta\n"+
-		"    title \"%s: msg/s per %s ms (bars: broker not up)\"\n"+
+	_, err := fmt.Fprintf(w, "```mermaid\n%%%%{init: {\"themeVariables\": {\"xyChart\": {\"plotColorPalette\": \"#f2b8b5, #1f77b4, #9467bd\"}}}}%%%%\nxychart-beta\n"+
+		"    title \"%s: messages sent vs delivered, cumulative (bars: broker not up)\"\n"+
 		"    x-axis \"s since burst start\" [%s]\n"+
-		"    y-axis \"msg/s\" 0 --> %d\n"+
+		"    y-axis \"messages\" 0 --> %d\n"+
 		"    bar [%s]\n"+
 		"    line [%s]\n"+
 		"    line [%s]\n```\n",
-		label(m), strconv.FormatFloat(g.widthMS, 'f', -1, 64), strings.Join(xs, ", "), top,
-		strings.Join(bars, ", "), strings.Join(pub, ", "), strings.Join(conf, ", "))
+		label(m), strings.Join(xs, ", "), top,
+		strings.Join(bars, ", "), strings.Join(sent, ", "), strings.Join(deliv, ", "))
 	return err
 }
 
 var (
-	colPublished = color.RGBA{0x1f, 0x77, 0xb4, 0xff}
-	colAcked     = color.RGBA{0x2c, 0xa0, 0x2c, 0xff}
-	colDelivered = color.RGBA{0x94, 0x67, 0xbd, 0xff}
-	colFault     = color.RGBA{0xd6, 0x27, 0x28, 0xff}
+	colSent      = color.RGBA{0x1f, 0x77, 0xb4, 0xff} // blue
+	colAcked     = color.RGBA{0x2c, 0xa0, 0x2c, 0xff} // green
+	colDelivered = color.RGBA{0x94, 0x67, 0xbd, 0xff} // purple
+	colFault     = color.RGBA{0xd6, 0x27, 0x28, 0xff} // red
+	colRecovery  = color.RGBA{0x00, 0x6d, 0x2c, 0xff} // dark green
+	colReconnect = color.RGBA{0x17, 0xbe, 0xcf, 0xff} // cyan
+	colRepublish = color.RGBA{0x8c, 0x56, 0x4b, 0xff} // brown
+	colDrain     = color.RGBA{0x7f, 0x7f, 0x7f, 0xff} // grey
 	// Translucent (non-premultiplied) so grid and lines show through.
 	stateColors = map[metrics.BrokerState]color.Color{
 		metrics.StateDown:         color.NRGBA{0xd6, 0x27, 0x28, 0x40},
@@ -109,60 +116,169 @@ var (
 	}
 )
 
-// SVG writes the mode's timeline as an SVG chart (gonum.org/v1/plot):
-// published, acked and delivered msg/s per bucket against seconds since
-// the burst start, shaded stretches where the broker was down, paused,
-// disconnected or blocked, and a dashed red line at each fault event. It
-// returns an error when the mode has no series, and the first error writing
-// to w.
+// Chart geometry: two panels stacked in the left part, the legend in a
+// column of its own on the right, so it never covers a line.
+const (
+	chartWidth   = 11 * vg.Inch
+	chartHeight  = 7 * vg.Inch
+	legendWidth  = 2.9 * vg.Inch
+	panelPadding = vg.Inch / 5
+)
+
+// SVG writes the mode's timeline as an SVG chart (gonum.org/v1/plot), two
+// panels against seconds since the burst start: above, the cumulative
+// messages sent (first attempts), acked (confirm modes) and delivered, so
+// what never arrived is the gap between the sent and delivered lines; below,
+// published, acked and delivered msg/s per bucket on a scale that fits the
+// publishing phase (the drain's burst of deliveries is clipped, and the
+// panel's title says at what). Both panels shade the stretches in which the
+// broker was down, paused, disconnected or blocked, from the instant each
+// began (SeriesData.States), and mark the faults, the broker accepting AMQP
+// again, publisher reconnects, republishes and the drain's start. The legend
+// sits beside the panels. It returns an error when the mode has no series,
+// and the first error writing to w.
 func SVG(w io.Writer, m scenario.ModeResult) error {
 	return sticky(w, func(w io.Writer) error { return renderChart(w, m, "svg") })
 }
 
-// renderChart draws mode m's timeline in format (svg, png, pdf…, see
-// plot.WriterTo): axes, then shaded broker states, then the rate lines, then
-// the fault marks, so each layer is drawn over the one before.
+// renderChart draws mode m's chart in format (svg, png, pdf…, see
+// draw.NewFormattedCanvas).
 func renderChart(w io.Writer, m scenario.ModeResult, format string) error {
 	d := m.Series
 	if d == nil || d.Len() == 0 || d.BucketMS <= 0 {
 		return fmt.Errorf("%s: no series to chart", label(m))
 	}
-	p := newChartPlot(m)
-	sec := d.BucketMS / 1000
-	lines := []chartSeries{{"published", d.Published, colPublished}, {"acked", d.Acked, colAcked}, {"delivered", d.Delivered, colDelivered}}
-	xys, top := seriesRates(lines, sec)
-	top *= 1.25 // room for the legend and the fault labels
+	legend := plot.NewLegend()
+	legend.Top, legend.Left = true, true
+	legend.ThumbnailWidth = vg.Points(24)
+	legend.Padding = vg.Points(4)
+	legend.TextStyle.Font.Size = vg.Points(10)
 
-	// Broker states first, so the lines are drawn over them.
-	if err := addStateBands(p, d, sec, top); err != nil {
+	spans, marks := shadeSpans(d, m.Events), chartMarks(d, m.Events)
+	xMax := float64(d.Len()) * d.BucketMS / 1000
+	cum, rates := cumulativePanel(m), ratesPanel(m)
+	// The legend lists the states and marks once, from the first panel.
+	if err := cum.fill(&legend, true, spans, marks, xMax); err != nil {
 		return err
 	}
-	if err := addSeriesLines(p, lines, xys); err != nil {
+	if err := rates.fill(&legend, false, spans, marks, xMax); err != nil {
 		return err
 	}
-	if err := addFaultMarks(p, m.Events, top); err != nil {
-		return err
-	}
-	p.X.Min, p.X.Max = 0, float64(d.Len())*sec
-	p.Y.Min, p.Y.Max = 0, top
-	p.Add(plotter.NewGrid())
-	wt, err := p.WriterTo(10*vg.Inch, 4*vg.Inch, format)
+
+	cw, err := draw.NewFormattedCanvas(chartWidth, chartHeight, format)
 	if err != nil {
 		return err
 	}
-	_, err = wt.WriteTo(w)
+	dc := draw.New(cw)
+	tiles := draw.Tiles{Rows: 2, Cols: 1, PadTop: panelPadding, PadBottom: panelPadding, PadLeft: panelPadding, PadRight: panelPadding, PadY: panelPadding}
+	canvases := plot.Align([][]*plot.Plot{{cum.p}, {rates.p}}, tiles, draw.Crop(dc, 0, -legendWidth, 0, 0))
+	cum.p.Draw(canvases[0][0])
+	rates.p.Draw(canvases[1][0])
+	legend.Draw(draw.Crop(dc, chartWidth-legendWidth, 0, 0, -2*panelPadding))
+	_, err = cw.WriteTo(w)
 	return err
 }
 
-// newChartPlot is the chart's frame: title, axis labels, whole-number msg/s
-// ticks and the legend at the top.
-func newChartPlot(m scenario.ModeResult) *plot.Plot {
+// panel is one of the chart's panels: its plot, y axis top and lines.
+type panel struct {
+	p     *plot.Plot
+	top   float64
+	lines []panelLine
+}
+
+// panelLine is a line of a panel, width in points.
+type panelLine struct {
+	name  string
+	xys   plotter.XYs
+	col   color.Color
+	width float64
+}
+
+// cumulativePanel is the upper panel: messages sent (first attempts),
+// acked (when any were) and delivered so far, with a title giving the
+// totals.
+func cumulativePanel(m scenario.ModeResult) panel {
+	d := m.Series
+	sec := d.BucketMS / 1000
+	sent := firstAttempts(d)
+	pn := panel{p: newPanel(), top: 1}
+	pn.lines = append(pn.lines, panelLine{"sent (first attempts)", cumulative(sent, sec), colSent, 3.5})
+	if total(d.Acked) > 0 {
+		pn.lines = append(pn.lines, panelLine{"acked (basic.ack)", cumulative(d.Acked, sec), colAcked, 1.5})
+	}
+	pn.lines = append(pn.lines, panelLine{"delivered", cumulative(d.Delivered, sec), colDelivered, 2.5})
+	for _, l := range pn.lines {
+		pn.top = math.Max(pn.top, l.xys[len(l.xys)-1].Y)
+	}
+	pn.top *= 1.08 // room above the highest line
+	pn.p.Title.Text = fmt.Sprintf("%s — cumulative messages: %s sent, %s delivered", label(m), num(total(sent)), num(total(d.Delivered)))
+	pn.p.Y.Label.Text = "messages"
+	return pn
+}
+
+// ratesPanel is the lower panel: published, acked (when any were) and
+// delivered msg/s per bucket on rateScale's scale, with a title saying
+// where the drain's deliveries were clipped.
+func ratesPanel(m scenario.ModeResult) panel {
+	d := m.Series
+	sec := d.BucketMS / 1000
+	drainMS := -1.0
+	for _, e := range m.Events {
+		if e.Kind == metrics.EvDrainStart {
+			drainMS = e.AtMS
+			break
+		}
+	}
+	top, peak := rateScale(d, drainMS)
+	pn := panel{p: newPanel(), top: top * 1.08}
+	pn.lines = append(pn.lines, panelLine{"published msg/s (with republishes)", rateXYs(d.Published, sec, top), colSent, 1.5})
+	if total(d.Acked) > 0 {
+		pn.lines = append(pn.lines, panelLine{"acked msg/s", rateXYs(d.Acked, sec, top), colAcked, 1.5})
+	}
+	pn.lines = append(pn.lines, panelLine{"delivered msg/s", rateXYs(d.Delivered, sec, top), colDelivered, 1.5})
+	pn.p.Title.Text = fmt.Sprintf("msg/s per %s ms bucket", strconv.FormatFloat(d.BucketMS, 'f', -1, 64))
+	if peak > top {
+		pn.p.Title.Text += fmt.Sprintf("; delivered clipped at %s msg/s (the drain peaked at %s msg/s)", rate(top), rate(peak))
+	}
+	pn.p.Y.Label.Text = "msg/s"
+	pn.p.X.Label.Text = "s since burst start"
+	return pn
+}
+
+// fill adds to the panel, in drawing order, the broker state shading, the
+// grid, its lines and the marks, over x from 0 to xMax s. It adds
+// the lines to legend, and the states and marks too when states is true.
+func (pn panel) fill(legend *plot.Legend, states bool, spans []metrics.StateSpan, marks []mark, xMax float64) error {
+	lg := legend
+	if !states {
+		lg = nil
+	}
+	if err := addStateBands(pn.p, lg, spans, pn.top); err != nil {
+		return err
+	}
+	pn.p.Add(plotter.NewGrid())
+	for _, s := range pn.lines {
+		l, err := plotter.NewLine(s.xys)
+		if err != nil {
+			return err
+		}
+		l.Color, l.Width = s.col, vg.Points(s.width)
+		pn.p.Add(l)
+		legend.Add(s.name, l)
+	}
+	if err := addMarks(pn.p, lg, marks, pn.top); err != nil {
+		return err
+	}
+	pn.p.X.Min, pn.p.X.Max = 0, xMax
+	pn.p.Y.Min, pn.p.Y.Max = 0, pn.top
+	return nil
+}
+
+// newPanel is a panel's frame: plain numbers on the axes (the default
+// ticks print "50000.00") and no legend of its own.
+func newPanel() *plot.Plot {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s — msg/s per %s ms bucket", label(m), strconv.FormatFloat(m.Series.BucketMS, 'f', -1, 64))
-	p.X.Label.Text = "s since burst start"
-	p.Y.Label.Text = "msg/s"
-	// Whole msg/s on the axis (the default ticks print "50000.00").
-	p.Y.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
+	plain := plot.TickerFunc(func(min, max float64) []plot.Tick {
 		ticks := plot.DefaultTicks{}.Ticks(min, max)
 		for i := range ticks {
 			if ticks[i].Label != "" {
@@ -171,39 +287,92 @@ func newChartPlot(m scenario.ModeResult) *plot.Plot {
 		}
 		return ticks
 	})
-	p.Legend.Top = true
+	p.X.Tick.Marker, p.Y.Tick.Marker = plain, plain
 	return p
 }
 
-// chartSeries is one rate line of the chart: per-bucket counts drawn as msg/s.
-type chartSeries struct {
-	name   string
-	counts []int
-	col    color.Color
-}
-
-// seriesRates turns each line's per-bucket counts into msg/s points at the
-// bucket centres (x in s; buckets of sec seconds), and returns the highest
-// rate, at least 1.
-func seriesRates(lines []chartSeries, sec float64) ([]plotter.XYs, float64) {
-	top := 1.0
-	xys := make([]plotter.XYs, len(lines))
-	for i, s := range lines {
-		xy := make(plotter.XYs, len(s.counts))
-		for j, c := range s.counts {
-			xy[j].X = (float64(j) + 0.5) * sec
-			xy[j].Y = float64(c) / sec
-			top = math.Max(top, xy[j].Y)
-		}
-		xys[i] = xy
+// total is the sum of counts.
+func total(counts []int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
 	}
-	return xys, top
+	return n
 }
 
-// addStateBands shades each run of buckets in which the broker was not up,
-// up to height top, and adds each state to the legend once.
-func addStateBands(p *plot.Plot, d *metrics.SeriesData, sec, top float64) error {
-	seen := map[metrics.BrokerState]bool{}
+// firstAttempts is each bucket's publishes of ids not published before:
+// Published minus Republished (Published alone for results that predate
+// Republished).
+func firstAttempts(d *metrics.SeriesData) []int {
+	out := slices.Clone(d.Published)
+	if len(d.Republished) == len(out) {
+		for i, r := range d.Republished {
+			out[i] -= r
+		}
+	}
+	return out
+}
+
+// cumulative is the running total of counts (buckets of sec seconds) as
+// points at each bucket's end, from (0, 0): the count so far at each time.
+func cumulative(counts []int, sec float64) plotter.XYs {
+	xy := make(plotter.XYs, len(counts)+1)
+	n := 0
+	for i, c := range counts {
+		n += c
+		xy[i+1] = plotter.XY{X: float64(i+1) * sec, Y: float64(n)}
+	}
+	return xy
+}
+
+// rateXYs is counts (buckets of sec seconds) as msg/s at the bucket
+// centres, each clipped to top.
+func rateXYs(counts []int, sec, top float64) plotter.XYs {
+	xy := make(plotter.XYs, len(counts))
+	for i, c := range counts {
+		xy[i] = plotter.XY{X: (float64(i) + 0.5) * sec, Y: math.Min(float64(c)/sec, top)}
+	}
+	return xy
+}
+
+// rateScale returns the rates panel's top, in msg/s: the highest published
+// or acked rate of any bucket and the highest delivered rate of the buckets
+// that end by drainMS (the drain's start; every bucket when negative), at
+// least 1; and peak, the highest delivered rate of any bucket. The drain
+// reads the whole queue at once, tens of times faster than it was
+// published: scaled to it, publishing would be a flat line.
+func rateScale(d *metrics.SeriesData, drainMS float64) (top, peak float64) {
+	sec := d.BucketMS / 1000
+	top = 1
+	for i := range d.Len() {
+		top = math.Max(top, float64(max(d.Published[i], at(d.Acked, i)))/sec)
+		r := float64(at(d.Delivered, i)) / sec
+		peak = math.Max(peak, r)
+		if drainMS < 0 || float64(i+1)*d.BucketMS <= drainMS {
+			top = math.Max(top, r)
+		}
+	}
+	return top, peak
+}
+
+// at is s[i], or 0 past its end.
+func at(s []int, i int) int {
+	if i < len(s) {
+		return s[i]
+	}
+	return 0
+}
+
+// shadeSpans are the stretches to shade, in ms: the series' exact States
+// when it has them; else (results written before States existed) each run
+// of buckets in a state other than up, begun at the first fault event
+// within its first bucket if there is one (a bucket is marked with the
+// worst state during it, so shading it whole would start before the fault).
+func shadeSpans(d *metrics.SeriesData, events []metrics.Event) []metrics.StateSpan {
+	if len(d.States) > 0 {
+		return d.States
+	}
+	var out []metrics.StateSpan
 	for i := 0; i < d.Len(); {
 		st := d.Broker[i]
 		j := i
@@ -211,69 +380,144 @@ func addStateBands(p *plot.Plot, d *metrics.SeriesData, sec, top float64) error 
 			j++
 		}
 		if st != metrics.StateUp {
-			x0, x1 := float64(i)*sec, float64(j)*sec
-			poly, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: 0}, {X: x1, Y: 0}, {X: x1, Y: top}, {X: x0, Y: top}})
-			if err != nil {
-				return err
+			from, to := float64(i)*d.BucketMS, float64(j)*d.BucketMS
+			for _, e := range events {
+				if e.Kind == metrics.EvFault && e.AtMS >= from && e.AtMS < from+d.BucketMS {
+					from = e.AtMS
+					break
+				}
 			}
-			poly.Color = stateColors[st]
-			poly.LineStyle.Width = 0
-			p.Add(poly)
-			if !seen[st] {
-				seen[st] = true
-				p.Legend.Add("broker "+string(st), poly)
-			}
+			out = append(out, metrics.StateSpan{FromMS: from, ToMS: to, State: st})
 		}
 		i = j
 	}
-	return nil
+	return out
 }
 
-// addSeriesLines draws each rate line with its legend entry.
-func addSeriesLines(p *plot.Plot, lines []chartSeries, xys []plotter.XYs) error {
-	for i, s := range lines {
-		l, err := plotter.NewLine(xys[i])
+// addStateBands shades each span up to height top, and adds each state to
+// lg (when not nil) once.
+func addStateBands(p *plot.Plot, lg *plot.Legend, spans []metrics.StateSpan, top float64) error {
+	seen := map[metrics.BrokerState]bool{}
+	for _, sp := range spans {
+		x0, x1 := sp.FromMS/1000, sp.ToMS/1000
+		poly, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: 0}, {X: x1, Y: 0}, {X: x1, Y: top}, {X: x0, Y: top}})
 		if err != nil {
 			return err
 		}
-		l.Color = s.col
-		l.Width = vg.Points(1.5)
-		p.Add(l)
-		p.Legend.Add(s.name, l)
+		poly.Color = stateColors[sp.State]
+		poly.LineStyle.Width = 0
+		p.Add(poly)
+		if lg != nil && !seen[sp.State] {
+			seen[sp.State] = true
+			lg.Add("broker "+string(sp.State), poly)
+		}
 	}
 	return nil
 }
 
-// addFaultMarks draws a dashed red line up to top at each fault event,
-// labelled with its action near the top.
-func addFaultMarks(p *plot.Plot, events []metrics.Event, top float64) error {
-	var marks plotter.XYLabels
+// markKind is a kind of vertical mark, in legend order.
+type markKind int
+
+const (
+	markFault markKind = iota
+	markRecovery
+	markReconnect
+	markRepublish
+	markDrain
+)
+
+// markStyles are each kind's legend text, colour and dashes (points).
+var markStyles = []struct {
+	name   string
+	col    color.Color
+	dashes []float64
+}{
+	markFault:     {"fault", colFault, []float64{5, 3}},
+	markRecovery:  {"broker accepting AMQP", colRecovery, []float64{5, 3}},
+	markReconnect: {"publisher reconnected", colReconnect, []float64{2, 2}},
+	markRepublish: {"republish", colRepublish, []float64{6, 2, 1, 2}},
+	markDrain:     {"drain start", colDrain, []float64{1, 3}},
+}
+
+// mark is a vertical mark at MS ms since the burst start; action names a
+// fault's action.
+type mark struct {
+	MS     float64
+	Kind   markKind
+	Action string
+}
+
+// chartMarks lists the marks of a mode's timeline, in event order: faults,
+// the broker accepting AMQP logins again, publisher reconnects (a
+// publisher's second or later connection; for results that do not number
+// connections, any publisher connection after a fault), the drain's start,
+// then the start of each run of buckets with republishes (at the bucket's
+// start) and each confirm-timeout republish.
+func chartMarks(d *metrics.SeriesData, events []metrics.Event) []mark {
+	var out []mark
+	faulted := false
 	for _, e := range events {
-		if e.Kind != metrics.EvFault {
-			continue
+		switch e.Kind {
+		case metrics.EvFault:
+			faulted = true
+			out = append(out, mark{e.AtMS, markFault, e.Action})
+		case metrics.EvBrokerReady:
+			out = append(out, mark{MS: e.AtMS, Kind: markRecovery})
+		case metrics.EvConnected:
+			if e.Connection > 1 || (e.Connection == 0 && faulted) {
+				out = append(out, mark{MS: e.AtMS, Kind: markReconnect})
+			}
+		case metrics.EvConfirmTimeout:
+			out = append(out, mark{MS: e.AtMS, Kind: markRepublish})
+		case metrics.EvDrainStart:
+			out = append(out, mark{MS: e.AtMS, Kind: markDrain})
 		}
-		x := e.AtMS / 1000
+	}
+	for i, r := range d.Republished {
+		if r > 0 && (i == 0 || d.Republished[i-1] == 0) {
+			out = append(out, mark{MS: float64(i) * d.BucketMS, Kind: markRepublish})
+		}
+	}
+	return out
+}
+
+// addMarks draws each mark as a dashed vertical line up to top, and adds
+// each kind to lg (when not nil) once, faults with their actions.
+func addMarks(p *plot.Plot, lg *plot.Legend, marks []mark, top float64) error {
+	var actions []string
+	for _, mk := range marks {
+		if mk.Kind == markFault && !slices.Contains(actions, mk.Action) {
+			actions = append(actions, mk.Action)
+		}
+	}
+	seen := map[markKind]bool{}
+	for _, mk := range marks {
+		st := markStyles[mk.Kind]
+		x := mk.MS / 1000
 		l, err := plotter.NewLine(plotter.XYs{{X: x, Y: 0}, {X: x, Y: top}})
 		if err != nil {
 			return err
 		}
-		l.Color, l.Dashes = colFault, []vg.Length{vg.Points(4), vg.Points(3)}
+		l.Color, l.Width = st.col, vg.Points(1.5)
+		for _, dash := range st.dashes {
+			l.Dashes = append(l.Dashes, vg.Points(dash))
+		}
 		p.Add(l)
-		marks.XYs = append(marks.XYs, plotter.XY{X: x, Y: top * 0.97})
-		marks.Labels = append(marks.Labels, " fault: "+e.Action)
+		if lg != nil && !seen[mk.Kind] {
+			seen[mk.Kind] = true
+			name := st.name
+			if mk.Kind == markFault && len(actions) > 0 {
+				name += ": " + strings.Join(actions, ", ")
+			}
+			lg.Add(name, l)
+		}
 	}
-	if len(marks.XYs) == 0 {
-		return nil
-	}
-	lbl, err := plotter.NewLabels(marks)
-	if err != nil {
-		return err
-	}
-	for i := range lbl.TextStyle {
-		lbl.TextStyle[i].Color = colFault
-	}
-	p.Add(lbl)
 	return nil
+}
+
+// chartLink is a markdown link to mode i's SVG chart, relative to report.md.
+func chartLink(i int, m scenario.ModeResult) string {
+	return fmt.Sprintf("[%s](%s)", ChartFile(i, m), ChartFile(i, m))
 }
 
 // timelineSection writes a mode's chart, a link to its SVG and its faults'
@@ -285,7 +529,8 @@ func timelineSection(w io.Writer, i int, m scenario.ModeResult) error {
 		if err := writeMermaid(w, m); err != nil {
 			return err
 		}
-		p("\nBars: buckets in which the broker was down, paused, disconnected or blocked; first line published msg/s (republishes included), second line acked msg/s (basic.acks received; none in fire-and-forget). Full chart with deliveries and fault marks: [%s](%s). Counts per bucket are in result.json (`series`).\n", ChartFile(i, m), ChartFile(i, m))
+		p("\nBars: buckets in which the broker was down, paused, disconnected or blocked; first line messages sent (first attempts), second line messages delivered, both cumulative: the gap between them is what was never delivered. "+
+			"The full chart, %s, with acks, msg/s and marks for faults, reconnects, republishes and recovery, is an SVG file in the run's folder beside this report (a CI job summary cannot show it: keep the folder as an artifact). Counts per bucket are in result.json (`series`).\n", chartLink(i, m))
 	}
 	var rows [][]string
 	cluster := false

@@ -5,8 +5,11 @@ import (
 	"encoding/xml"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/plotter"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -18,37 +21,46 @@ func chartMode() scenario.ModeResult {
 	return scenario.ModeResult{
 		Mode: scenario.ConfirmWindow,
 		Series: &metrics.SeriesData{
-			BucketMS:   250,
-			Published:  []int{10, 20, 0, 0, 5, 5},
-			Acked:      []int{5, 20, 0, 0, 0, 10},
-			Nacked:     make([]int, 6),
-			Returned:   make([]int, 6),
-			Delivered:  []int{0, 0, 0, 0, 0, 30},
-			InFlight:   []int{5, 0, 0, 0, 5, 0},
-			Reconnects: []int{0, 0, 0, 1, 0, 0},
-			Broker:     []metrics.BrokerState{up, down, down, up, up, blocked},
+			BucketMS:    250,
+			Published:   []int{10, 20, 0, 0, 5, 5},
+			Acked:       []int{5, 20, 0, 0, 0, 10},
+			Nacked:      make([]int, 6),
+			Returned:    make([]int, 6),
+			Delivered:   []int{0, 0, 0, 0, 0, 30},
+			InFlight:    []int{5, 0, 0, 0, 5, 0},
+			Reconnects:  []int{0, 0, 0, 1, 0, 0},
+			Broker:      []metrics.BrokerState{up, down, down, up, up, blocked},
+			Republished: []int{0, 0, 0, 0, 5, 0},
 		},
-		Events: []metrics.Event{{AtMS: 300, Kind: metrics.EvFault, Action: "kill", Detail: "kill SIGKILL (Docker API call returned)"}},
+		Events: []metrics.Event{
+			{AtMS: 0, Kind: metrics.EvConnected, Publisher: 1, Connection: 1},
+			{AtMS: 300, Kind: metrics.EvFault, Action: "kill", Detail: "kill SIGKILL (Docker API call returned)"},
+			{AtMS: 700, Kind: metrics.EvBrokerReady},
+			{AtMS: 800, Kind: metrics.EvConnected, Publisher: 1, Connection: 2},
+			{AtMS: 1250, Kind: metrics.EvDrainStart},
+		},
 		Faults: []scenario.FaultRecord{{Action: scenario.Kill, Recovery: &scenario.Recovery{ContainerRunningMS: v(250.5), AMQPAcceptingMS: v(400)}}},
 	}
 }
 
-// The mermaid block for a constructed series, pinned: 4 msg/s per message
-// in a 250 ms bucket; full-height bars where the broker was not up.
+// The mermaid block for a constructed series, pinned: messages sent (first
+// attempts: the 5 republished at 1–1.25 s are not counted again) and
+// delivered so far at each bucket's end; full-height bars where the broker
+// was not up, a tenth above the highest line (35 → 39).
 func TestMermaid(t *testing.T) {
 	var b bytes.Buffer
 	if err := Mermaid(&b, chartMode()); err != nil {
 		t.Fatal(err)
 	}
 	want := "```mermaid\n" +
-		`%%{init: {"themeVariables": {"xyChart": {"plotColorPalette": "#f2b8b5, #1f77b4, #2ca02c"}}}}%%` + "\n" +
+		`%%{init: {"themeVariables": {"xyChart": {"plotColorPalette": "#f2b8b5, #1f77b4, #9467bd"}}}}%%` + "\n" +
 		"xychart-beta\n" +
-		`    title "confirm-window: msg/s per 250 ms (bars: broker not up)"` + "\n" +
-		`    x-axis "s since burst start" [0, 0.25, 0.5, 0.75, 1, 1.25]` + "\n" +
-		`    y-axis "msg/s" 0 --> 80` + "\n" +
-		"    bar [0, 80, 80, 0, 0, 80]\n" +
-		"    line [40, 80, 0, 0, 20, 20]\n" +
-		"    line [20, 80, 0, 0, 0, 40]\n" +
+		`    title "confirm-window: messages sent vs delivered, cumulative (bars: broker not up)"` + "\n" +
+		`    x-axis "s since burst start" [0.25, 0.5, 0.75, 1, 1.25, 1.5]` + "\n" +
+		`    y-axis "messages" 0 --> 39` + "\n" +
+		"    bar [0, 39, 39, 0, 0, 39]\n" +
+		"    line [10, 30, 30, 30, 30, 35]\n" +
+		"    line [0, 0, 0, 0, 0, 30]\n" +
 		"```\n"
 	if b.String() != want {
 		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
@@ -62,14 +74,95 @@ func TestMermaid(t *testing.T) {
 // A long series is merged into at most maxMermaidPoints buckets: 130
 // buckets of 250 ms become 44 of 750 ms, the last holding one bucket.
 func TestMergeLongSeries(t *testing.T) {
-	d := &metrics.SeriesData{BucketMS: 250, Published: make([]int, 130), Acked: make([]int, 130), Broker: make([]metrics.BrokerState, 130)}
+	d := &metrics.SeriesData{BucketMS: 250, Published: make([]int, 130), Delivered: make([]int, 130), Broker: make([]metrics.BrokerState, 130)}
 	for i := range 130 {
 		d.Published[i], d.Broker[i] = 1, metrics.StateUp
 	}
+	d.Delivered[129] = 7
 	d.Broker[129] = metrics.StatePaused
 	g := merge(d, maxMermaidPoints)
-	if len(g.published) != 44 || g.widthMS != 750 || g.published[0] != 3 || g.published[43] != 1 || !g.notUp[43] || g.notUp[42] {
-		t.Errorf("merged: %d points of %g ms, first %d, last %d, notUp %v", len(g.published), g.widthMS, g.published[0], g.published[43], g.notUp[42:])
+	if len(g.sent) != 44 || g.widthMS != 750 || g.sent[0] != 3 || g.sent[43] != 1 || g.delivered[43] != 7 || !g.notUp[43] || g.notUp[42] {
+		t.Errorf("merged: %d points of %g ms, first %d, last %d/%d, notUp %v", len(g.sent), g.widthMS, g.sent[0], g.sent[43], g.delivered[43], g.notUp[42:])
+	}
+}
+
+// The series math of the chart, exact.
+func TestChartSeriesMath(t *testing.T) {
+	d := chartMode().Series
+	if got, want := firstAttempts(d), []int{10, 20, 0, 0, 0, 5}; !reflect.DeepEqual(got, want) {
+		t.Errorf("first attempts %v, want %v", got, want)
+	}
+	// Results written before Republished existed: Published as is.
+	old := *d
+	old.Republished = nil
+	if got := firstAttempts(&old); !reflect.DeepEqual(got, d.Published) {
+		t.Errorf("first attempts without republished %v", got)
+	}
+	if got, want := cumulative([]int{10, 20, 0, 5}, 0.25), (plotter.XYs{{X: 0, Y: 0}, {X: 0.25, Y: 10}, {X: 0.5, Y: 30}, {X: 0.75, Y: 30}, {X: 1, Y: 35}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("cumulative %v, want %v", got, want)
+	}
+	// 30 deliveries in 250 ms are 120 msg/s, clipped to 80.
+	if got, want := rateXYs([]int{5, 30}, 0.25, 80), (plotter.XYs{{X: 0.125, Y: 20}, {X: 0.375, Y: 80}}); !reflect.DeepEqual(got, want) {
+		t.Errorf("rates %v, want %v", got, want)
+	}
+	// Published peaks at 80 msg/s (20 in a bucket), acked too; the drain
+	// starts at 1250 ms, so bucket 5's 120 deliveries/s are left out of the
+	// scale and reported as the peak.
+	if top, peak := rateScale(d, 1250); top != 80 || peak != 120 {
+		t.Errorf("rate scale with a drain: top %g peak %g, want 80 120", top, peak)
+	}
+	// Without a drain (live consumers only), every delivery counts.
+	if top, peak := rateScale(d, -1); top != 120 || peak != 120 {
+		t.Errorf("rate scale without a drain: top %g peak %g, want 120 120", top, peak)
+	}
+	// A silent series still has a scale.
+	if top, peak := rateScale(&metrics.SeriesData{BucketMS: 250, Published: []int{0}}, -1); top != 1 || peak != 0 {
+		t.Errorf("silent series: top %g peak %g", top, peak)
+	}
+}
+
+// The shading starts where the fault took effect, not at the start of the
+// bucket the fault fell in.
+func TestShadeSpans(t *testing.T) {
+	m := chartMode()
+	// A result without exact states: runs of buckets, the first begun at the
+	// fault event inside it (300 ms, in the bucket 250–500 ms); the blocked
+	// bucket has no fault, so it is shaded whole.
+	want := []metrics.StateSpan{{FromMS: 300, ToMS: 750, State: metrics.StateDown}, {FromMS: 1250, ToMS: 1500, State: metrics.StateBlocked}}
+	if got := shadeSpans(m.Series, m.Events); !reflect.DeepEqual(got, want) {
+		t.Errorf("spans from buckets %+v, want %+v", got, want)
+	}
+	// Exact states win.
+	m.Series.States = []metrics.StateSpan{{FromMS: 301.5, ToMS: 700, State: metrics.StateDown}}
+	if got := shadeSpans(m.Series, m.Events); !reflect.DeepEqual(got, m.Series.States) {
+		t.Errorf("spans from states %+v", got)
+	}
+	// And a series marked by the engine carries them: a kill at 900 ms in
+	// 1 s buckets marks bucket 0 down, shaded from 900 ms.
+	d := &metrics.SeriesData{BucketMS: 1000, Published: make([]int, 3), Reconnects: make([]int, 3), Broker: []metrics.BrokerState{"up", "up", "up"}}
+	d.Mark([]metrics.StateSpan{{FromMS: 900, ToMS: 2500, State: metrics.StateDown}}, nil)
+	if !reflect.DeepEqual(d.Broker, []metrics.BrokerState{"down", "down", "down"}) {
+		t.Errorf("buckets %v", d.Broker)
+	}
+	if got := shadeSpans(d, nil); !reflect.DeepEqual(got, []metrics.StateSpan{{FromMS: 900, ToMS: 2500, State: metrics.StateDown}}) {
+		t.Errorf("spans from marked series %+v", got)
+	}
+}
+
+// Marks: the fault, the broker back, the reconnect (second connection;
+// the first is not one), the drain, then the republish at the start of its
+// bucket.
+func TestChartMarks(t *testing.T) {
+	m := chartMode()
+	want := []mark{{300, markFault, "kill"}, {700, markRecovery, ""}, {800, markReconnect, ""}, {1250, markDrain, ""}, {1000, markRepublish, ""}}
+	if got := chartMarks(m.Series, m.Events); !reflect.DeepEqual(got, want) {
+		t.Errorf("marks %+v\nwant %+v", got, want)
+	}
+	// Results that do not number connections: a connection after a fault
+	// is a reconnect.
+	ev := []metrics.Event{{AtMS: 5, Kind: metrics.EvConnected}, {AtMS: 10, Kind: metrics.EvFault, Action: "pause"}, {AtMS: 20, Kind: metrics.EvConnected}}
+	if got := chartMarks(&metrics.SeriesData{BucketMS: 250}, ev); !reflect.DeepEqual(got, []mark{{10, markFault, "pause"}, {20, markReconnect, ""}}) {
+		t.Errorf("marks without connection numbers %+v", got)
 	}
 }
 
@@ -106,7 +199,9 @@ func TestSVG(t *testing.T) {
 		t.Errorf("root element %q", root)
 	}
 	all := strings.Join(text, "|")
-	for _, w := range []string{"published", "acked", "delivered", "broker down", "broker blocked", "fault: kill", "s since burst start", "msg/s"} {
+	for _, w := range []string{"sent (first attempts)", "acked (basic.ack)", "delivered", "published msg/s", "broker down", "broker blocked", "fault: kill",
+		"broker accepting AMQP", "publisher reconnected", "republish", "drain start", "s since burst start", "msg/s", "messages",
+		"delivered clipped at 80 msg/s (the drain peaked at 120 msg/s)", "confirm-window — cumulative messages: 35 sent, 30 delivered"} {
 		if !strings.Contains(all, w) {
 			t.Errorf("SVG text lacks %q: %s", w, all)
 		}
@@ -128,6 +223,7 @@ func TestMarkdownTimeline(t *testing.T) {
 	for _, w := range []string{
 		"```mermaid\n",
 		"[timeline-2-confirm-window.svg](timeline-2-confirm-window.svg)",
+		"keep the folder as an artifact",
 		"| kill  |               251 |            400 |                     - |             - |               - |",
 	} {
 		if !strings.Contains(md, w) {

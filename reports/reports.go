@@ -249,15 +249,12 @@ func Table(w io.Writer, r *scenario.Result) error {
 
 func writeTable(w io.Writer, r *scenario.Result) error {
 	fmt.Fprintf(w, "%s — %s, %s orders, %s\n", r.Scenario, r.BrokerVersionOrImage(), num(r.Messages), r.Topology)
-	var speed [][]string
-	for _, m := range r.Modes {
-		speed = append(speed, speedRow(m))
-	}
+	sh, speed := speedTable(r)
 	lh, ledger := ledgerTable(r)
 	if err := table(w, false, lh, ledger); err != nil {
 		return err
 	}
-	if err := table(w, false, speedHeader, speed); err != nil {
+	if err := table(w, false, sh, speed); err != nil {
 		return err
 	}
 	for _, row := range speed {
@@ -267,6 +264,7 @@ func writeTable(w io.Writer, r *scenario.Result) error {
 		}
 	}
 	if hdr, rows := matrixRows(r); rows != nil {
+		fmt.Fprintln(w, "matrix: each cell's runs as min / median / max (one value when the cell ran once)")
 		if err := table(w, false, hdr, rows); err != nil {
 			return err
 		}
@@ -303,6 +301,7 @@ func Markdown(w io.Writer, r *scenario.Result) error {
 func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	p("# rmqtorture: %s\n\n", r.Scenario)
+	headlineBlock(w, r)
 	if r.Description != "" {
 		p("%s\n\n", r.Description)
 	}
@@ -348,27 +347,26 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 		p(", resurrected (deleted with the queue by the scenario's delete-queue, delivered anyway from the queue declared again: rabbitmq-server#12366; shown beside *unexpected*)")
 	}
 	p(". Figures are numbers of message ids.\n\n")
-	var speed [][]string
-	for _, m := range r.Modes {
-		speed = append(speed, speedRow(m))
-	}
+	sh, speed := speedTable(r)
 	lh, ledger := ledgerTable(r)
 	if err := table(w, true, lh, ledger); err != nil {
 		return err
 	}
 	p("\n## Speed and recovery\n\n")
-	if err := table(w, true, speedHeader, speed); err != nil {
+	if err := table(w, true, sh, speed); err != nil {
 		return err
 	}
 	p("\n- *publish msg/s (before fault)*: publish calls that returned without error per second, up to the first fault; *(whole burst)*: the same from first publish to last, downtime included.\n")
 	p("- *absorbed msg/s*: how fast messages entered the queue before the fault (queue-depth polls), fire-and-forget only.\n")
 	p("- *confirm p50/p99/max ms*: publish call → basic.ack; † from the order's intended send time on the load.rate schedule (corrected for coordinated omission).\n")
-	p("- *broker downtime ms*: fault → AMQP login accepted again. *client recovery ms*: fault → first publish or confirm after the publisher reconnected.\n")
+	if hadFault(r) {
+		p("- *broker downtime ms*: fault → AMQP login accepted again. *client recovery ms*: fault → first publish or confirm after the publisher reconnected.\n")
+	}
 	p("- *blocked ms*: time the broker held the publisher blocked (connection.blocked); it is included in confirm latency.\n")
 	p("- *n/a*: does not apply to the mode; *-*: none, or not measured.\n")
 	txLegend(w, r)
 	if hdr, rows := matrixRows(r); rows != nil {
-		p("\n## Matrix\n\nEach cell's runs summarised as min / median / max.\n\n")
+		p("\n## Matrix\n\nEach cell's runs summarised as min / median / max (one value when the cell ran once).\n\n")
 		if err := table(w, true, hdr, rows); err != nil {
 			return err
 		}
@@ -686,6 +684,9 @@ func matrixRows(r *scenario.Result) ([]string, [][]string) {
 				vals[i] = f(m)
 			}
 			slices.Sort(vals)
+			if len(vals) == 1 {
+				return format(vals[0]) // not "1,487 / 1,487 / 1,487"
+			}
 			med := vals[len(vals)/2]
 			if len(vals)%2 == 0 {
 				med = (vals[len(vals)/2-1] + vals[len(vals)/2]) / 2

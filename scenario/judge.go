@@ -192,7 +192,14 @@ func checkLimits(in judgeInput) []string {
 			out = append(out, fmt.Sprintf("%s %d exceeds expect.max_%s %d", name, got, name, *max))
 		}
 	}
-	limit("unconfirmed_missing", in.c.UnconfirmedMissing, in.e.MaxUnconfirmedMissing)
+	if most := in.e.MaxUnconfirmedMissing; most != nil && in.c.UnconfirmedMissing > *most {
+		// In plain words: fire-and-forget's silent loss, not the broker's.
+		by := "expect.max_unconfirmed_missing"
+		if *most == 0 {
+			by += " (or --fail-on-missing)"
+		}
+		out = append(out, fmt.Sprintf("%d of %d orders missing: published without an error, never delivered; %s allows %d", in.c.UnconfirmedMissing, in.c.Sent, by, *most))
+	}
 	limit("in_doubt", in.c.InDoubt, in.e.MaxInDoubt)
 	limit("duplicates", in.c.Duplicates, in.e.MaxDuplicates)
 	limit("nacked", in.c.Nacked, in.e.MaxNacked)

@@ -42,7 +42,7 @@ func TestParseErrors(t *testing.T) {
 			[]string{
 				"s.yaml:6:32: scenarios[0].load.modes[1]: \"confirm-al\" is not a mode (fire-and-forget, confirm-each, confirm-window, transactional)",
 				"s.yaml:8:9: scenarios[0].faults[0]: needs exactly one trigger (published_percent, published, in_flight, after, after_burst or after_start), got 2",
-				"s.yaml:9:17: scenarios[0].faults[0].signal: \"SIGKIL\" is not a signal (SIGKILL, SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGABRT)",
+				"s.yaml:9:17: scenarios[0].faults[0].signal: \"SIGKIL\" is not a signal (SIGKILL, SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGABRT); did you mean SIGKILL?",
 				"s.yaml:13:13: scenarios[0].drain.idle: \"soon\" is not a duration (use e.g. 5s, 250ms)",
 			}},
 		{"missing messages",
@@ -82,7 +82,7 @@ func TestParseErrors(t *testing.T) {
 				"s.yaml:8:35: scenarios[0].expect.modes.confirm-each.confirmed: must not be negative, got -1",
 				"s.yaml:8:39: scenarios[0].expect.modes.confirm-each.colour: unknown field (known: sent, confirmed, lost, nacked, returned, in_doubt, delivered, unconfirmed_delivered, unconfirmed_missing, duplicates, min_went_in_doubt, min_blocked_ms, not_published, pending_at_deadline, min_unconfirmed_missing, channel_closed_with, dead_lettered, min_redeliveries, deliveries_per_message, retries, max_went_in_doubt, redeliveries, republished, late_confirms, consumer_changes, lost_dead_letter_path)",
 			}},
-		{"a confirm listener smaller than the window is refused (F3)",
+		{"a confirm listener smaller than the window is refused (streadway/amqp#254)",
 			head + "    load: {messages: 10, window: 64, confirm_listener_buffer: 1, message_size_bytes: -1}\n",
 			[]string{
 				"s.yaml:4:63: scenarios[0].load.confirm_listener_buffer: 1 is below the window 64: a full confirm listener stalls amqp091-go's reader (streadway/amqp#254) and, since v1.13, makes it drop confirms; leave it unset to size it for the window",

@@ -243,7 +243,11 @@ func (p *parser) schemaError(cs *compiledSchema, e *jsonschema.ValidationError) 
 		for i, w := range k.Want {
 			names[i] = fmt.Sprint(w)
 		}
-		p.errAt(n, path, "%s is not %s (%s)", kindName(n), article(title), strings.Join(names, ", "))
+		hint := ""
+		if n.Kind == yaml.ScalarNode {
+			hint = DidYouMean(n.Value, names)
+		}
+		p.errAt(n, path, "%s is not %s (%s)%s", kindName(n), article(title), strings.Join(names, ", "), hint)
 	case *kind.Pattern:
 		p.errAt(n, path, "%q is not %s%s", k.Got, article(title), hint)
 	case *kind.Minimum, *kind.Maximum:

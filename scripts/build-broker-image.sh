@@ -6,7 +6,7 @@
 #
 # Usage: scripts/build-broker-image.sh [--force]
 # Env:   RMQT_IMAGE      image tag to build (default rmqtorture/rabbitmq:4.0-trixie)
-#        DEBIAN_MIRROR   Debian mirror URL (default: the one this machine's apt uses)
+#        DEBIAN_MIRROR   Debian mirror URL (default: the one the host's apt uses)
 #        RMQT_SUITE      Debian suite (default trixie)
 # Needs: root (debootstrap, chroot), the docker CLI, Debian's package mirror.
 # Why: the broker needs its own rabbitmq.conf (listen on all interfaces, guest
@@ -30,7 +30,7 @@ if [ "$(id -u)" != 0 ]; then
   log "must run as root (debootstrap and chroot need it)"; exit 1
 fi
 
-# The mirror is the one apt on this machine already uses: a deb822 .sources file or
+# The mirror is the one the host's apt already uses: a deb822 .sources file or
 # a one-line sources.list. Only the first plain Debian archive URI is taken.
 mirror() {
   if [ -n "${DEBIAN_MIRROR:-}" ]; then echo "$DEBIAN_MIRROR"; return; fi

@@ -1,0 +1,173 @@
+package reports
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// fixtures are every result the golden tests render.
+func fixtures(t *testing.T) map[string]*scenario.Result {
+	real, _ := realFixture(t)
+	return map[string]*scenario.Result{
+		"kill-mid-burst": real,
+		"full":           fullResult(),
+		"matrix":         matrixResult(),
+		"deadline":       deadlineResult(),
+		"tx":             txResult(),
+		"deadletter":     deadLetterResult(),
+	}
+}
+
+// TestHeadlineGolden pins the headline and the default terminal output
+// (headline and compact table) of every fixture.
+func TestHeadlineGolden(t *testing.T) {
+	for name, r := range fixtures(t) {
+		t.Run(name, func(t *testing.T) {
+			golden(t, name+".headline.golden", render(t, Headline, r))
+			golden(t, name+".summary.golden", render(t, Summary, r))
+		})
+	}
+}
+
+// TestSummaryFitsWidth: every line of the default output is at most 100
+// display columns on every fixture (and on issue 12's run).
+func TestSummaryFitsWidth(t *testing.T) {
+	all := fixtures(t)
+	all["issue"] = issueResult()
+	for name, r := range all {
+		out := render(t, Summary, r)
+		for i, l := range strings.Split(string(out), "\n") {
+			if n := twwidth.Width(l); n > 100 {
+				t.Errorf("%s: line %d is %d columns: %q", name, i+1, n, l)
+			}
+		}
+	}
+}
+
+func TestPercent(t *testing.T) {
+	for _, tc := range []struct {
+		part, whole float64
+		want        string
+	}{
+		{19599, 20000, "98%"}, {479, 129172, "0.4%"}, {13907, 129172, "11%"}, {3519, 4000, "88%"},
+		{251, 7262, "3.5%"}, {1, 20000, "<0.1%"}, {19999, 20000, ">99%"}, {20000, 20000, "100%"},
+		{0, 20000, "0.0%"}, {5, 0, "-"}, {99, 1000, "9.9%"}, {100, 1000, "10%"},
+	} {
+		if got := percent(tc.part, tc.whole); got != tc.want {
+			t.Errorf("percent(%v, %v) = %q, want %q", tc.part, tc.whole, got, tc.want)
+		}
+	}
+}
+
+// issueResult is the run issue 12 describes: fire-and-forget lost 19,599
+// of 20,000 orders; 129,172 / 479 / 13,907 msg/s before the kill.
+func issueResult() *scenario.Result {
+	return &scenario.Result{
+		Scenario: "kill-mid-burst", BrokerVersion: "4.0.5", Messages: 20000, Topology: "quorum, durable",
+		Modes: []scenario.ModeResult{
+			{Mode: scenario.FireAndForget, Counts: metrics.Counts{Sent: 20000, UnconfirmedDelivered: 401, UnconfirmedMissing: 19599, Delivered: 401},
+				PreFaultPublishRate: 129172, Verdict: scenario.Verdict{Status: scenario.Pass},
+				Faults: []scenario.FaultRecord{{Action: scenario.Kill, Signal: "SIGKILL", Trigger: "50% published"}}},
+			{Mode: scenario.ConfirmEach, Window: 1, Counts: metrics.Counts{Sent: 20000, Confirmed: 20000, Delivered: 20000, Duplicates: 1, DuplicatesFromRepublish: 1},
+				PreFaultPublishRate: 479, ConfirmLatency: metrics.LatencySummary{Count: 20000, P99: 17.14}, Verdict: scenario.Verdict{Status: scenario.Pass}},
+			{Mode: scenario.ConfirmWindow, Window: 1000, Counts: metrics.Counts{Sent: 20000, Confirmed: 19990, InDoubt: 10, Delivered: 20000},
+				PreFaultPublishRate: 13907, ConfirmLatency: metrics.LatencySummary{Count: 19990, P99: 733.4}, Verdict: scenario.Verdict{Status: scenario.Pass}},
+		},
+		Verdict: scenario.Verdict{Status: scenario.Pass},
+	}
+}
+
+// TestHeadlineFigures checks the derived figures: the rate as a share of
+// the fastest mode's, the missing share of sent, the p99.
+func TestHeadlineFigures(t *testing.T) {
+	got := string(render(t, Headline, issueResult()))
+	want := `kill-mid-burst: 20,000 orders per mode; quorum, durable; 4.0.5
+fire-and-forget  401/20,000 delivered, 19,599 missing (98%), 0 duplicates; 129,172 msg/s (100%)
+confirm-each     20,000/20,000 delivered, 0 lost, 1 duplicate; 479 msg/s (0.4%), p99 17.1 ms
+confirm-window   20,000/20,000 delivered, 0 lost, 10 in doubt, 0 duplicates;
+                 13,907 msg/s (11%), p99 733 ms
+(msg/s: publish rate before the first fault, as % of the fastest mode's; p99: confirm latency)
+warning: fire-and-forget lost 19,599 of 20,000 orders (98%) without an error; the broker broke no
+  promise (--fail-on-missing or expect.max_unconfirmed_missing: 0 fails the run on it)
+verdict: PASS: the broker broke no promise and every expectation held
+`
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	// A failed verdict names its reasons and drops the hint.
+	r := issueResult()
+	r.Modes[0].Verdict = scenario.Verdict{Status: scenario.Fail, Reasons: []string{"19599 orders missing"}}
+	r.Verdict = scenario.Overall(r.Modes)
+	got = string(render(t, Headline, r))
+	if !strings.Contains(got, "the broker broke no\n  promise\nverdict: FAIL\n  - fire-and-forget: 19599 orders missing\n") {
+		t.Fatalf("failed verdict:\n%s", got)
+	}
+}
+
+// TestHeadlineRepeats: a matrix cell says in how many of its runs each
+// loss happened, and sums its counts.
+func TestHeadlineRepeats(t *testing.T) {
+	cell := func(mode scenario.Mode, repeat, lost, missing int, rate, p99 float64) scenario.ModeResult {
+		m := scenario.ModeResult{Mode: mode, Cell: &scenario.Cell{QueueType: scenario.Quorum, Persistent: true, Repeat: repeat},
+			Counts:              metrics.Counts{Sent: 2000, Confirmed: 2000 - lost, Lost: lost, UnconfirmedMissing: missing, Delivered: 2000 - lost - missing},
+			PreFaultPublishRate: rate, Verdict: scenario.Verdict{Status: scenario.Pass}}
+		if mode.ConfirmMode() {
+			m.ConfirmLatency = metrics.LatencySummary{Count: 100, P99: p99}
+		} else {
+			m.Confirmed = 0
+		}
+		return m
+	}
+	r := &scenario.Result{Scenario: "repeat", Image: "rabbitmq:4", Messages: 2000, Topology: "matrix: quorum × persistent",
+		Modes: []scenario.ModeResult{
+			cell(scenario.FireAndForget, 1, 0, 2000, 30000, 0), cell(scenario.ConfirmWindow, 1, 0, 0, 3000, 10),
+			cell(scenario.FireAndForget, 2, 0, 0, 20000, 0), cell(scenario.ConfirmWindow, 2, 7, 0, 1000, 30),
+			cell(scenario.FireAndForget, 3, 0, 1, 10000, 0), cell(scenario.ConfirmWindow, 3, 0, 0, 2000, 20),
+		}}
+	r.Verdict = scenario.Overall(r.Modes)
+	got := string(render(t, Headline, r))
+	for _, want := range []string{
+		"fire-and-forget · quorum · persistent, 3 runs:\n  3,999/6,000 delivered, 2,001 missing in 2 of 3 runs (33%), 0 duplicates; 20,000 msg/s (100%)\n",
+		"confirm-window · quorum · persistent, 3 runs:\n  5,993/6,000 delivered, 7 lost in 1 of 3 runs, 0 duplicates; 2,000 msg/s (10%), p99 20.0 ms\n",
+		"warning: fire-and-forget · quorum · persistent lost orders without an error in 2 of 3 runs (2,001 of\n  6,000, 33%)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q in\n%s", want, got)
+		}
+	}
+}
+
+// TestSummaryNoModeRan: a run whose broker never came up has a headline
+// (the error and the verdict) and no table.
+func TestSummaryNoModeRan(t *testing.T) {
+	r := &scenario.Result{Scenario: "kill-mid-burst", Image: "rabbitmq:4", Messages: 2000, Topology: "quorum, durable",
+		Error:   "broker: no AMQP login within 60s",
+		Verdict: scenario.Overall(nil)}
+	want := `kill-mid-burst: 2,000 orders per mode; quorum, durable; rabbitmq:4
+error: broker: no AMQP login within 60s
+verdict: INCONCLUSIVE
+  - no mode ran
+`
+	if got := string(render(t, Summary, r)); got != want {
+		t.Fatalf("got\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestReadmeShowsSummary: README's Output section shows the default output
+// of the stored kill-mid-burst result as it is rendered today.
+func TestReadmeShowsSummary(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	real, _ := realFixture(t)
+	if got := render(t, Summary, real); !strings.Contains(string(readme), "```\n"+string(got)+"```\n") {
+		t.Fatal("README.md's Output section differs from the summary of reports/testdata/kill-mid-burst.result.json: paste reports/testdata/kill-mid-burst.summary.golden into it")
+	}
+}
