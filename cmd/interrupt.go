@@ -49,6 +49,12 @@ func executeSignals(args []string, stdout, stderr io.Writer, sigs <-chan os.Sign
 	done := make(chan int, 1)
 	go func() { done <- Execute(context.WithValue(ctx, aborterKey{}, a), args, stdout, stderr) }()
 	var cleaned <-chan int
+	// On a terminal a notice first erases the progress line (and the ^C
+	// echoed after it), so it starts a line of its own.
+	erase := ""
+	if isTerminal(stderr) {
+		erase = clearLine
+	}
 	for n := 1; ; n++ {
 		select {
 		case code := <-done:
@@ -59,15 +65,15 @@ func executeSignals(args []string, stdout, stderr io.Writer, sigs <-chan os.Sign
 		}
 		switch n {
 		case 1:
-			fmt.Fprintln(stderr, "rmqtorture: interrupted: stopping, finishing the fault under way, draining what was published and writing the partial report (again to stop now)")
+			fmt.Fprintln(stderr, erase+"rmqtorture: interrupted: stopping, finishing the fault under way, draining what was published and writing the partial report (again to stop now)")
 			stop()
 		case 2:
-			fmt.Fprintln(stderr, "rmqtorture: interrupted twice: writing what was measured, removing the broker container, exiting (again to exit at once)")
+			fmt.Fprintln(stderr, erase+"rmqtorture: interrupted twice: writing what was measured, removing the broker container, exiting (again to exit at once)")
 			cleaned = a.abort(abortWait, stderr)
 		default:
 			// At once, but not blindly: a bounded, best-effort removal of
 			// the containers this process created (cmd/cleanup.go Abort).
-			fmt.Fprintln(stderr, "rmqtorture: interrupted three times: removing what this process created (at most 2 s) and exiting")
+			fmt.Fprintln(stderr, erase+"rmqtorture: interrupted three times: removing what this process created (at most 2 s) and exiting")
 			Abort(stderr, 2*time.Second)
 			return ExitInterrupted
 		}

@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 	"time"
@@ -14,26 +15,77 @@ import (
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
+// What `run` shows on stderr:
+//
+//   - stderr a terminal, no -v nor -q: phase lines (broker starting and
+//     ready, each mode's burst, fault, recovery, drain and result, the
+//     verdict) and one progress line redrawn in place; logs at WARN and
+//     above only, without time stamps.
+//   - stderr a terminal, -v: logs at DEBUG as without a terminal, and the
+//     progress line; no phase lines (the logs say the same).
+//   - -q: WARN and above only; no progress line, no phase lines.
+//   - stderr not a terminal (CI, a pipe, a file): logs at INFO (DEBUG
+//     with -v) as structured slog text, exactly as before; no progress
+//     line and no phase lines, so a CI log carries no control codes.
+
 // progressEvery is how often the progress line is redrawn.
 const progressEvery = 500 * time.Millisecond
+
+// rateWindow is how far back the progress line's rate looks.
+const rateWindow = 3 * time.Second
 
 // clearLine returns the cursor to the start of the line and erases it.
 const clearLine = "\r\x1b[K"
 
-// progress redraws one status line on a terminal while bursts run. A nil
-// *progress (not a terminal) does nothing.
+// progress redraws one status line on a terminal while a run goes on and
+// prints phase lines above it. A nil *progress (not a terminal, or -q)
+// does nothing. It learns what happens through the engine's hooks
+// (Runner.OnBurst, Runner.OnModeDone) and the burst's timeline
+// (Timeline.Watch); the engine knows nothing of the terminal.
 type progress struct {
-	w     io.Writer
+	w      io.Writer
+	width  func() int       // terminal columns
+	now    func() time.Time // the clock; tests replace it
+	phases bool             // print phase lines (not with -v: the logs say it)
+
 	mu    sync.Mutex // guards everything below and every write to w
 	shown bool       // a progress line is on screen
-	mode  scenario.Mode
-	s     *metrics.Series
-	tl    *metrics.Timeline
-	// lastPub and lastAt are the totals of the previous draw, for the rate.
-	lastPub int
-	lastAt  time.Time
-	stop    chan struct{}
-	done    chan struct{}
+	// pending phase lines, printed on the next draw.
+	pending []string
+
+	// This scenario: modes to run (every matrix cell counted), modes
+	// done, orders per burst, when it started.
+	modes, done, messages int
+	started               time.Time
+	// waiting, when set and no burst runs, is shown with the time since
+	// waitSince ("starting the broker").
+	waiting   string
+	waitSince time.Time
+
+	// The burst under way (s nil: none, or hidden).
+	mode      scenario.Mode
+	s         *metrics.Series
+	tl        *metrics.Timeline
+	phase     string
+	drainAt   time.Time
+	trigSent  int                  // ids published when the latest trigger fired
+	faultAt   map[string]time.Time // per target: when its latest fault took effect
+	faultWhat map[string]string    // per target: that fault's action
+	samples   []rateSample
+	// The broker's state at the last draw, since when (the fault's
+	// effect when a fault took it there).
+	state      metrics.BrokerState
+	stateSince time.Time
+	lastFault  time.Time
+
+	wake chan struct{}
+	stop chan struct{}
+	over chan struct{}
+}
+
+type rateSample struct {
+	at time.Time
+	n  int
 }
 
 // isTerminal reports whether w is a terminal.
@@ -42,27 +94,146 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// termWidth is w's width in columns, 80 when unknown.
+func termWidth(w io.Writer) func() int {
+	return func() int {
+		if f, ok := w.(*os.File); ok {
+			if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+				return cols
+			}
+		}
+		return 80
+	}
+}
+
 // startProgress starts redrawing a progress line on w every interval when
-// tty is true; it returns nil, and draws nothing ever, otherwise.
-func startProgress(w io.Writer, tty bool, interval time.Duration) *progress {
+// tty is true, with phase lines when phases is; it returns nil, and draws
+// nothing ever, otherwise.
+func startProgress(w io.Writer, tty, phases bool, interval time.Duration) *progress {
 	if !tty {
 		return nil
 	}
-	p := &progress{w: w, stop: make(chan struct{}), done: make(chan struct{})}
+	p := newProgress(w, termWidth(w), phases)
 	go func() {
-		defer close(p.done)
+		defer close(p.over)
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
 			select {
 			case <-p.stop:
 				return
-			case now := <-t.C:
-				p.draw(now)
+			case <-t.C:
+			case <-p.wake:
 			}
+			p.draw()
 		}
 	}()
 	return p
+}
+
+func newProgress(w io.Writer, width func() int, phases bool) *progress {
+	return &progress{w: w, width: width, now: time.Now, phases: phases,
+		wake: make(chan struct{}, 1), stop: make(chan struct{}), over: make(chan struct{})}
+}
+
+// runLogger is run's logger: on a terminal without -v, only warnings and
+// errors, without time stamps (the phase lines tell the rest).
+func (g *globalOpts) runLogger(w io.Writer, tty bool) *slog.Logger {
+	if !tty || g.verbose || g.quiet {
+		return g.logger(w)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return redactAttr(groups, a)
+		}}))
+}
+
+// say queues a phase line for the next draw and wakes the drawer; callers
+// hold mu.
+func (p *progress) say(line string) {
+	if !p.phases {
+		return
+	}
+	p.pending = append(p.pending, line)
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// sayNow prints a phase line at once (callers hold mu).
+func (p *progress) sayNow(line string) {
+	p.say(line)
+	p.flush()
+}
+
+// flush prints the pending phase lines above the progress line, erasing
+// it first; the next draw puts it back. Callers hold mu.
+func (p *progress) flush() {
+	if len(p.pending) == 0 {
+		return
+	}
+	p.erase()
+	for _, l := range p.pending {
+		fmt.Fprintln(p.w, l) // printed once: it may wrap, it is never redrawn
+	}
+	p.pending = nil
+}
+
+// erase removes the progress line if shown; callers hold mu.
+func (p *progress) erase() {
+	if p.shown {
+		fmt.Fprint(p.w, clearLine)
+		p.shown = false
+	}
+}
+
+// note prints a phase line at once.
+func (p *progress) note(line string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sayNow(line)
+}
+
+// startScenario begins a scenario of modes bursts of messages orders.
+func (p *progress) startScenario(modes, messages int) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.modes, p.done, p.messages, p.started = modes, 0, messages, p.now()
+}
+
+// brokerStarting prints that the broker is being started (or attached
+// to) and shows the time it takes on the progress line.
+func (p *progress) brokerStarting(image, named string, nodes int) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sayNow(phaseBrokerStarting(image, named, nodes))
+	p.s, p.waiting, p.waitSince = nil, "waiting for the broker", p.now()
+}
+
+// brokerReady prints that the broker accepts AMQP logins (version as it
+// reports it).
+func (p *progress) brokerReady(version string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sayNow(phaseBrokerReady(p.now().Sub(p.waitSince), version))
+	p.waiting = ""
+	p.erase()
 }
 
 // onBurst follows a new burst (engine.Runner.OnBurst).
@@ -72,32 +243,141 @@ func (p *progress) onBurst(m scenario.Mode, s *metrics.Series, tl *metrics.Timel
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.mode, p.s, p.tl, p.lastPub, p.lastAt = m, s, tl, 0, s.Start()
+	p.mode, p.s, p.tl, p.phase, p.waiting = m, s, tl, phasePublishing, ""
+	p.trigSent, p.faultAt, p.faultWhat = 0, map[string]time.Time{}, map[string]string{}
+	p.samples, p.state, p.stateSince, p.lastFault = nil, metrics.StateUp, p.now(), time.Time{}
+	p.say(phaseBurst(p.done+1, p.modes, m, p.messages))
+	tl.Watch(p.onEvent)
 }
 
-func (p *progress) draw(now time.Time) {
+// onEvent follows the burst's timeline (Timeline.Watch): it moves the
+// phase and queues the phase lines of faults, recoveries and the drain.
+func (p *progress) onEvent(e metrics.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.s == nil {
 		return
 	}
 	t := p.s.Totals()
-	rate := 0.0
-	if dt := now.Sub(p.lastAt); dt > 0 {
-		rate = float64(t.Published-p.lastPub) / dt.Seconds()
+	switch e.Kind {
+	case metrics.EvTrigger:
+		p.trigSent = t.Sent
+	case metrics.EvFault:
+		p.faultAt[e.Target], p.faultWhat[e.Target], p.lastFault = e.At, e.Action, e.At
+		p.say(phaseFault(e.Action, e.Target, p.trigSent, p.messages, e.At.Sub(p.s.Start())))
+	case metrics.EvBrokerReady:
+		p.say(phaseRecovered(e.Target, e.At.Sub(p.faultAt[e.Target]), p.faultWhat[e.Target]))
+	case metrics.EvFaultCleared:
+		p.say(phaseCleared(e.Action, e.Target))
+	case metrics.EvBrokerNotReady:
+		p.say(phaseNotRecovered(e.Target, e.Action))
+	case metrics.EvBurstEnd:
+		p.phase, p.samples = phaseFinishing, nil
+	case metrics.EvDrainStart:
+		p.phase, p.drainAt, p.samples = phaseDraining, e.At, nil
+	case metrics.EvDrainEnd:
+		p.say(phaseDrain(t.Received, t.Sent, e.At.Sub(p.drainAt)))
+		p.phase = phaseFinishing
 	}
-	p.lastPub, p.lastAt = t.Published, now
-	state := engine.BrokerStateNow(p.tl.Events())
-	fmt.Fprint(p.w, clearLine+progressLine(p.mode, now.Sub(p.s.Start()), t, rate, state))
-	p.shown = true
 }
 
-// progressLine is the status line: mode, elapsed time since the burst
-// start, publish attempts, basic.acks, messages in flight, publish rate in
-// msg/s over the last interval, broker state.
-func progressLine(m scenario.Mode, elapsed time.Duration, t metrics.SeriesTotals, rate float64, state metrics.BrokerState) string {
-	return fmt.Sprintf("%s %6.1fs  published %s  acked %s  in flight %s  %s msg/s  broker %s",
-		m, elapsed.Seconds(), num(t.Published), num(t.Acked), num(t.InFlight), num(int(rate+0.5)), state)
+// modeDone wraps next (a Runner.OnModeDone) to print each mode's result
+// and stop drawing until the next burst.
+func (p *progress) modeDone(next func(scenario.ModeResult)) func(scenario.ModeResult) {
+	if p == nil {
+		return next
+	}
+	return func(r scenario.ModeResult) {
+		p.mu.Lock()
+		if p.tl != nil {
+			p.tl.Watch(nil)
+		}
+		p.done++
+		p.s, p.tl = nil, nil
+		p.sayNow(phaseModeDone(p.done, p.modes, r))
+		p.erase()
+		p.mu.Unlock()
+		next(r)
+	}
+}
+
+// verdict prints the scenario's verdict and stops drawing (the report
+// goes to stdout next).
+func (p *progress) verdict(res *scenario.Result) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.sayNow(phaseVerdict(res.Verdict, len(res.Modes), p.now().Sub(p.started)))
+	p.s, p.waiting = nil, ""
+	p.erase()
+}
+
+// status is the progress line's content now; callers hold mu. ok is false
+// when there is nothing to show.
+func (p *progress) status(now time.Time) (l statusLine, ok bool) {
+	if p.s == nil {
+		if p.waiting == "" {
+			return l, false
+		}
+		return statusLine{Waiting: p.waiting, Elapsed: now.Sub(p.waitSince)}, true
+	}
+	t := p.s.Totals()
+	l = statusLine{Mode: p.mode, K: p.done + 1, N: p.modes, Phase: p.phase,
+		Done: t.Sent, Total: p.messages, Republished: t.Published - t.Sent,
+		InFlight: t.InFlight, InDoubt: t.Backlog, ETA: -1, Broker: engine.BrokerStateNow(p.tl.Events())}
+	if p.phase == phaseDraining {
+		l.Done, l.Total = t.Received, t.Sent
+	}
+	if p.phase == phaseFinishing && l.Broker != metrics.StateUp {
+		l.Phase = phaseRecovery
+	}
+	if l.Broker != p.state {
+		// A fault recorded since the last change is when this state began
+		// (the state is read from the fault events); else this draw is.
+		since := now
+		if l.Broker != metrics.StateUp && p.lastFault.After(p.stateSince) {
+			since = p.lastFault
+		}
+		p.state, p.stateSince = l.Broker, since
+	}
+	if l.Broker != metrics.StateUp {
+		l.BrokerFor = now.Sub(p.stateSince)
+	}
+	l.Rate = p.rate(now, l.Done)
+	if l.Rate > 0 && l.Total > l.Done {
+		l.ETA = time.Duration(float64(l.Total-l.Done) / l.Rate * float64(time.Second))
+	}
+	return l, true
+}
+
+// rate is n's growth per second over the last rateWindow, -1 before a
+// second sample; callers hold mu.
+func (p *progress) rate(now time.Time, n int) float64 {
+	p.samples = append(p.samples, rateSample{now, n})
+	for len(p.samples) > 2 && now.Sub(p.samples[1].at) >= rateWindow {
+		p.samples = p.samples[1:]
+	}
+	first := p.samples[0]
+	if dt := now.Sub(first.at); dt > 0 {
+		return float64(n-first.n) / dt.Seconds()
+	}
+	return -1
+}
+
+// draw prints the pending phase lines and redraws the progress line.
+func (p *progress) draw() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.flush()
+	l, ok := p.status(p.now())
+	if !ok {
+		p.erase()
+		return
+	}
+	fmt.Fprint(p.w, clearLine+l.render(p.width()))
+	p.shown = true
 }
 
 // Write passes log output through, erasing the progress line first so a
@@ -105,18 +385,22 @@ func progressLine(m scenario.Mode, elapsed time.Duration, t metrics.SeriesTotals
 func (p *progress) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.shown {
-		fmt.Fprint(p.w, clearLine)
-		p.shown = false
-	}
+	p.flush()
+	p.erase()
 	return p.w.Write(b)
 }
 
-// hide erases the line until the next draw (before printing on stdout).
+// hide prints the pending phase lines, erases the progress line and stops
+// drawing it until the next burst (before printing on stdout).
 func (p *progress) hide() {
-	if p != nil {
-		_, _ = p.Write(nil)
+	if p == nil {
+		return
 	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.flush()
+	p.s, p.waiting = nil, ""
+	p.erase()
 }
 
 // logWriter is where log lines go: through p when there is a progress line.
@@ -127,19 +411,15 @@ func (p *progress) logWriter(w io.Writer) io.Writer {
 	return p
 }
 
-// Stop stops redrawing and erases the line.
+// Stop stops redrawing, prints the pending phase lines and erases the
+// line.
 func (p *progress) Stop() {
 	if p == nil {
 		return
 	}
 	close(p.stop)
-	<-p.done
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.shown {
-		fmt.Fprint(p.w, clearLine)
-		p.shown = false
-	}
+	<-p.over
+	p.hide()
 }
 
 // num formats an integer with thousands separators.

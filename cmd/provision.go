@@ -178,7 +178,7 @@ func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *cli
 		if len(ut.nodes) > 0 {
 			what = "keeping broker cluster"
 		}
-		release = func() { log.Info(what, "name", name, "amqp", url) }
+		release = func() { log.Info(what, "name", name, "amqp", url); o.prog.note(phaseKept(name, url)) }
 	}
 	return ut, release, err
 }

@@ -368,9 +368,10 @@ func newRunID() string {
 
 func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 	ctx := c.Context()
-	o.prog = startProgress(c.ErrOrStderr(), !g.quiet && isTerminal(c.ErrOrStderr()), progressEvery)
+	tty := isTerminal(c.ErrOrStderr())
+	o.prog = startProgress(c.ErrOrStderr(), !g.quiet && tty, !g.verbose, progressEvery)
 	defer o.prog.Stop()
-	log := g.logger(o.prog.logWriter(c.ErrOrStderr()))
+	log := g.runLogger(o.prog.logWriter(c.ErrOrStderr()), tty)
 	f, err := g.load()
 	if err != nil {
 		return err
@@ -550,10 +551,13 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 
 	sr := o.watch(ctx, c, log, s, res, dir)
 	defer sr.stop()
+	o.prog.startScenario(modesToRun(s), s.Load.Messages)
+	o.prog.brokerStarting(s.Broker.Image, o.namedContainers(), s.Broker.Nodes)
 	ut, cause, err := o.provision(ctx, c, log, cli, s, res, dir, sr)
 	if ut == nil {
 		return cause, err
 	}
+	o.prog.brokerReady(res.BrokerVersion)
 	runner := &engine.Runner{
 		Ports:        engine.PortsOf(ut.broker),
 		Traffic:      ut.traffic(log),
@@ -564,7 +568,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		Bucket:       o.bucket,
 		OnBurst:      o.prog.onBurst,
 		History:      historySink(dir),
-		OnModeDone:   sr.modeDone,
+		OnModeDone:   o.prog.modeDone(sr.modeDone),
 		// What some queue settings do depends on the broker's version.
 		BrokerVersion: res.BrokerVersion,
 	}
@@ -572,7 +576,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	if ut.streamAddr != nil {
 		runner.StreamTraffic = &broker.Stream{AMQP: ut.traffic(log), Addr: ut.streamAddr}
 	}
-	runCells(ctx, log, runner, s, res, sr.modeDone)
+	runCells(ctx, log, runner, s, res, runner.OnModeDone)
 	scanBrokerLog(ctx, log, ut.logs, res)
 	return o.finish(ctx, c, log, dir, res, sr)
 }
@@ -639,6 +643,7 @@ func (o *runOpts) finish(ctx context.Context, c *cobra.Command, log *slog.Logger
 	if ctx.Err() != nil {
 		markInterrupted(res, "interrupted before the run completed")
 	}
+	o.prog.verdict(res)
 	wrote, err := sr.writeOnce(func() error {
 		res.DurationMS = float64(time.Since(res.StartedAt).Milliseconds())
 		log.Info("writing the report", "dir", dir)

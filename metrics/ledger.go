@@ -193,7 +193,8 @@ func (l *Ledger) Published(seq int, confirmMode bool) (attempt int) {
 func (l *Ledger) publishedAt(seq int, confirmMode bool, at time.Time) (attempt int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.attempts[seq] == 0 {
+	first := l.attempts[seq] == 0
+	if first {
 		l.sentCount++
 	} else {
 		l.republished++
@@ -387,7 +388,7 @@ func (l *Ledger) delivery(id string, rec HistoryRecord, fn func(seq int)) {
 		l.unexpected++
 		return
 	}
-	l.series.delivered()
+	l.series.delivered(l.deliveries[seq] == 0 && l.deadLettered[seq] == 0)
 	fn(seq)
 }
 

@@ -56,10 +56,12 @@ type seriesBucket struct {
 // SeriesTotals are a Series' running totals, for a live progress line.
 type SeriesTotals struct {
 	Published int // publish attempts, republishes included
+	Sent      int // distinct ids with at least one publish attempt (Published - Sent are republishes)
 	Acked     int // basic.acks received (an acked id is confirmed only once the drain delivers it: see Counts.Confirmed)
 	Nacked    int // basic.nacks
 	Returned  int // basic.returns
 	Delivered int // deliveries of this burst's ids (duplicates and redeliveries included)
+	Received  int // distinct ids delivered at least once (the work queue or the dead-letter queue)
 	InFlight  int // published in confirm mode, no confirm yet and not given up
 	Backlog   int // ids in doubt, or republished after being in doubt and not yet acked
 }
@@ -149,13 +151,15 @@ func (s *Series) event(field func(*seriesBucket, *SeriesTotals), dFlight, dBackl
 }
 
 // published counts a publish attempt; again says it is a republish of an
-// id published before.
+// id published before (not counted in Sent).
 func (s *Series) published(again bool, dFlight, dBacklog int) {
 	s.event(func(b *seriesBucket, t *SeriesTotals) {
 		b.published++
 		t.Published++
 		if again {
 			b.republished++
+		} else {
+			t.Sent++
 		}
 	}, dFlight, dBacklog)
 }
@@ -172,8 +176,15 @@ func (s *Series) returned() {
 	s.event(func(b *seriesBucket, t *SeriesTotals) { b.returned++; t.Returned++ }, 0, 0)
 }
 
-func (s *Series) delivered() {
-	s.event(func(b *seriesBucket, t *SeriesTotals) { b.delivered++; t.Delivered++ }, 0, 0)
+// delivered counts a delivery; first says it is the id's first.
+func (s *Series) delivered(first bool) {
+	s.event(func(b *seriesBucket, t *SeriesTotals) {
+		b.delivered++
+		t.Delivered++
+		if first {
+			t.Received++
+		}
+	}, 0, 0)
 }
 
 // BacklogClearedAfter returns the first time at or after t at which the

@@ -94,3 +94,48 @@ func TestSeriesBuckets(t *testing.T) {
 		t.Errorf("second series %+v", d)
 	}
 }
+
+// Sent and Received count distinct ids: a republish adds to Published only,
+// a duplicate or a redelivery to Delivered only.
+func TestSeriesTotalsDistinct(t *testing.T) {
+	s := NewSeries(time.Now(), 0)
+	l := NewLedger("d-", 3)
+	l.Attach(s)
+	l.Published(0, true)
+	l.Published(1, true)
+	l.MarkInDoubt(0)
+	l.Published(0, true) // republish of an in-doubt id
+	l.Published(2, false)
+	l.Delivered("d-0", false)
+	l.Delivered("d-0", false) // duplicate
+	l.Delivered("d-0", true)  // redelivery
+	l.DeadLettered("d-1")
+	l.Delivered("d-1", false) // first from the work queue, but already seen dead-lettered
+	got := s.Totals()
+	if got.Published != 4 || got.Sent != 3 || got.Delivered != 5 || got.Received != 2 {
+		t.Errorf("totals %+v: want published 4, sent 3, delivered 5, received 2", got)
+	}
+}
+
+// A watcher sees each event recorded after Watch, in full, and none before.
+func TestTimelineWatch(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	tl := NewTimeline(t0)
+	tl.AddAt(t0, EvBurstStart, "")
+	var seen []Event
+	tl.Watch(func(e Event) { seen = append(seen, e) })
+	tl.AddAt(t0.Add(1500*time.Millisecond), EvTrigger, "kill (50% published)")
+	tl.Record(Event{At: t0.Add(2 * time.Second), Kind: EvFault, Action: "kill", Target: "broker"})
+	tl.Watch(nil)
+	tl.AddAt(t0.Add(3*time.Second), EvBrokerReady, "")
+	want := []Event{
+		{At: t0.Add(1500 * time.Millisecond), AtMS: 1500, Kind: EvTrigger, Detail: "kill (50% published)"},
+		{At: t0.Add(2 * time.Second), AtMS: 2000, Kind: EvFault, Action: "kill", Target: "broker"},
+	}
+	if !reflect.DeepEqual(seen, want) {
+		t.Errorf("seen %+v\nwant %+v", seen, want)
+	}
+	if n := len(tl.Events()); n != 4 {
+		t.Errorf("timeline holds %d events, want 4", n)
+	}
+}

@@ -95,6 +95,7 @@ type Timeline struct {
 	mu     sync.Mutex
 	start  time.Time
 	events []Event
+	watch  func(Event) // called with each event recorded after Watch (nil: none)
 }
 
 // NewTimeline starts a timeline at start.
@@ -105,9 +106,7 @@ func (t *Timeline) Add(kind EventKind, detail string) { t.AddAt(time.Now(), kind
 
 // AddAt appends an event at a given time.
 func (t *Timeline) AddAt(at time.Time, kind EventKind, detail string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.events = append(t.events, Event{At: at, AtMS: Millis(at.Sub(t.start)), Kind: kind, Detail: detail})
+	t.Record(Event{At: at, Kind: kind, Detail: detail})
 }
 
 // Record appends e; a zero e.At means now.
@@ -116,9 +115,23 @@ func (t *Timeline) Record(e Event) {
 		e.At = time.Now()
 	}
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	e.AtMS = Millis(e.At.Sub(t.start))
 	t.events = append(t.events, e)
+	watch := t.watch
+	t.mu.Unlock()
+	if watch != nil {
+		watch(e)
+	}
+}
+
+// Watch makes the timeline call fn with every event recorded from now on
+// (not those before), on the recording goroutine and outside the
+// timeline's lock, for a live display; fn must return quickly and not
+// block. A later Watch replaces fn; nil stops watching.
+func (t *Timeline) Watch(fn func(Event)) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.watch = fn
 }
 
 // Events returns a copy of the events in time order (stable for equal times).
