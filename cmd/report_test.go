@@ -157,7 +157,7 @@ func TestRunWriteSummaryFile(t *testing.T) {
 			t.Errorf("%s: mode %v (%v), want 0644", path, fi.Mode(), err)
 		}
 	}
-	if want := readFile(t, storedSummary) + "(every column: -o wide; here or with rmqtorture report RESULT.json)\nreport: " + filepath.Join(run, "report.md") + "\nresult: " + filepath.Join(run, "result.json") + "\n"; stdout.String() != want {
+	if want := readFile(t, storedSummary) + "(every column: rmqtorture report RESULT.json -o wide, or run with -o wide)\nreport: " + filepath.Join(run, "report.md") + "\nresult: " + filepath.Join(run, "result.json") + "\n"; stdout.String() != want {
 		t.Errorf("stdout:\n%s\nwant:\n%s", stdout.String(), want)
 	}
 }

@@ -708,7 +708,7 @@ func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *sce
 		stdoutErr = fmt.Errorf("print the result: %w", err)
 	}
 	if o.output == outDefault && stdoutErr == nil {
-		if _, err := fmt.Fprintln(out, "(every column: -o wide; here or with rmqtorture report RESULT.json)"); err != nil {
+		if _, err := fmt.Fprintln(out, "(every column: rmqtorture report RESULT.json -o wide, or run with -o wide)"); err != nil {
 			stdoutErr = fmt.Errorf("print the result: %w", err)
 		}
 	}
