@@ -53,6 +53,15 @@ func TestReportFormats(t *testing.T) {
 			t.Errorf("%v: stdout differs from the golden rendering (%d bytes, want %d)", tc.args, len(stdout), len(tc.want))
 		}
 	}
+	// A run folder stands for the result.json in it, as in compare and check.
+	run := t.TempDir()
+	if err := os.WriteFile(filepath.Join(run, "result.json"), []byte(readFile(t, storedResult)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, "report", run, "--format", "summary")
+	if code != ExitPass || stderr != "" || stdout != readFile(t, storedSummary) {
+		t.Errorf("report RUN_DIR: exit %d, stderr %q, stdout\n%s\nwant the stored summary", code, stderr, stdout)
+	}
 }
 
 func TestReportOutAndSummary(t *testing.T) {
