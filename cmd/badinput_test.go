@@ -495,7 +495,7 @@ func resultCases(t *testing.T, stored, other, checkRes, history, noHistory strin
 		resultCase("report without a file", []string{"report"}, ExitUsage, "rmqtorture: report takes one file, RESULT.json; got 0"),
 		resultCase("report two files", []string{"report", r, r}, ExitUsage, "rmqtorture: report takes one file, RESULT.json; got 2", r, stored),
 		resultCase("report missing file", []string{"report", "nosuch.json"}, ExitUsage, "rmqtorture: read result: open nosuch.json: no such file or directory"),
-		resultCase("report a folder", []string{"report", "."}, ExitUsage, "rmqtorture: read result: read .: is a directory"),
+		resultCase("report a folder without result.json", []string{"report", "."}, ExitUsage, "rmqtorture: read result: open result.json: no such file or directory"),
 		resultCase("report empty file", []string{"report", r}, ExitUsage, "rmqtorture: r.json: empty file, not a result.json", r, ""),
 		resultCase("report not JSON", []string{"report", r}, ExitUsage, "rmqtorture: r.json: not JSON: line 1, column 1: invalid character 's' looking for beginning of value", r, "schema_version: 2\n"),
 		resultCase("report truncated", []string{"report", r}, ExitUsage, "rmqtorture: r.json: not JSON: line 194, column 19: unexpected EOF", r, stored[:len(stored)/2]),

@@ -30,7 +30,7 @@ func flagValues() map[string]map[string][]string {
 			// queue.type: stream itself
 			"queue-type": {string(scenario.Quorum), string(scenario.Classic)},
 		},
-		"report": {"format": {"markdown", "table", "json"}},
+		"report": {"format": {"markdown", "table", "json", "summary"}},
 	}
 }
 

@@ -45,6 +45,7 @@ func phaseCases() []string {
 		phaseBrokerStarting("rabbitmq:4", "", 3),
 		phaseBrokerStarting("", "--container my-rabbit", 1),
 		phaseBrokerStarting("", "--containers a,b,c", 3),
+		phaseBrokerStarting("rmqtorture/rabbitmq:4.0-trixie", (&runOpts{uri: "amqp://bob:S3cr3tPass@127.0.0.1:5679/vh"}).brokerNamed(), 1),
 		phaseBrokerReady(6340*time.Millisecond, "RabbitMQ 4.0.5"),
 		phaseBrokerReady(12*time.Second, ""),
 		phaseKept("rmqt-4d99fa73", "amqp://guest:xxxxx@127.0.0.1:45397/"),

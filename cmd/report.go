@@ -41,8 +41,9 @@ func newReport(g *globalOpts) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "report RESULT.json",
 		Short: "Re-render a stored result.json as markdown, a table or JSON",
-		Long: `report reads a result.json written by run, checks it against the result
-schema of its schema_version (1 to 3; older layouts are upgraded) and renders it again:
+		Long: `report reads a result.json written by run (or the run folder holding it),
+checks it against the result schema of its schema_version (1 to 3; older
+layouts are upgraded) and renders it again:
 markdown (as report.md), the terminal tables, or normalised JSON. It prints to
 stdout, or with --out DIR writes DIR/report.md and the SVG charts it links
 (timeline-N-MODE.svg, drawn again from the result), or report.txt,
@@ -57,7 +58,7 @@ the error names the file and the JSON path of each problem. --out and
 or a file that cannot be appended to, is bad input too (exit 2, naming the
 flag). A report that still cannot be written (stdout failed, the disk filled
 up) is an error (exit 4); --out then leaves no partial file in place.`,
-		Example: `  rmqtorture report rmqtorture-results/kill-mid-burst-20261129T201915Z-6b08aa17/result.json
+		Example: `  rmqtorture report rmqtorture-results/kill-mid-burst-20261129T201915Z-6b08aa17
   rmqtorture report result.json -o wide
   rmqtorture report result.json --format summary
   rmqtorture report result.json --summary-file "$GITHUB_STEP_SUMMARY" > /dev/null`,
@@ -79,6 +80,8 @@ up) is an error (exit 4); --out then leaves no partial file in place.`,
 }
 
 func (o *reportOpts) run(c *cobra.Command, path string) error {
+	// A run folder stands for its result.json, as in compare and check.
+	path = resultFile(path)
 	if o.output != outDefault {
 		if c.Flags().Changed("format") && o.format != outputFormats[o.output] {
 			return usageErr(fmt.Errorf("-o %s and --format %s disagree: give one", o.output, o.format))

@@ -53,6 +53,15 @@ func TestReportFormats(t *testing.T) {
 			t.Errorf("%v: stdout differs from the golden rendering (%d bytes, want %d)", tc.args, len(stdout), len(tc.want))
 		}
 	}
+	// A run folder stands for the result.json in it, as in compare and check.
+	run := t.TempDir()
+	if err := os.WriteFile(filepath.Join(run, "result.json"), []byte(readFile(t, storedResult)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, "report", run, "--format", "summary")
+	if code != ExitPass || stderr != "" || stdout != readFile(t, storedSummary) {
+		t.Errorf("report RUN_DIR: exit %d, stderr %q, stdout\n%s\nwant the stored summary", code, stderr, stdout)
+	}
 }
 
 func TestReportOutAndSummary(t *testing.T) {
@@ -157,7 +166,7 @@ func TestRunWriteSummaryFile(t *testing.T) {
 			t.Errorf("%s: mode %v (%v), want 0644", path, fi.Mode(), err)
 		}
 	}
-	if want := readFile(t, storedSummary) + "(every column: -o wide; here or with rmqtorture report RESULT.json)\nreport: " + filepath.Join(run, "report.md") + "\nresult: " + filepath.Join(run, "result.json") + "\n"; stdout.String() != want {
+	if want := readFile(t, storedSummary) + "(every column: rmqtorture report RESULT.json -o wide, or run with -o wide)\nreport: " + filepath.Join(run, "report.md") + "\nresult: " + filepath.Join(run, "result.json") + "\n"; stdout.String() != want {
 		t.Errorf("stdout:\n%s\nwant:\n%s", stdout.String(), want)
 	}
 }

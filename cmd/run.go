@@ -552,7 +552,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	sr := o.watch(ctx, c, log, s, res, dir)
 	defer sr.stop()
 	o.prog.startScenario(modesToRun(s), s.Load.Messages)
-	o.prog.brokerStarting(s.Broker.Image, o.namedContainers(), s.Broker.Nodes)
+	o.prog.brokerStarting(s.Broker.Image, o.brokerNamed(), s.Broker.Nodes)
 	ut, cause, err := o.provision(ctx, c, log, cli, s, res, dir, sr)
 	if ut == nil {
 		return cause, err
@@ -708,7 +708,7 @@ func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *sce
 		stdoutErr = fmt.Errorf("print the result: %w", err)
 	}
 	if o.output == outDefault && stdoutErr == nil {
-		if _, err := fmt.Fprintln(out, "(every column: -o wide; here or with rmqtorture report RESULT.json)"); err != nil {
+		if _, err := fmt.Fprintln(out, "(every column: rmqtorture report RESULT.json -o wide, or run with -o wide)"); err != nil {
 			stdoutErr = fmt.Errorf("print the result: %w", err)
 		}
 	}

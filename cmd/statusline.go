@@ -177,9 +177,12 @@ func phaseLine(label, format string, args ...any) string {
 }
 
 // phaseBrokerStarting: the broker is being created (image) or attached
-// to (named: "--container NAME" or "--containers A,B,C").
+// to (named: "--container NAME", "--containers A,B,C" or "--uri URL",
+// its password redacted).
 func phaseBrokerStarting(image, named string, nodes int) string {
 	switch {
+	case strings.HasPrefix(named, "--uri "):
+		return phaseLine("broker", "using %s (not started by rmqtorture)", strings.TrimPrefix(named, "--uri "))
 	case named != "":
 		return phaseLine("broker", "using %s", strings.TrimPrefix(strings.TrimPrefix(named, "--containers "), "--container "))
 	case nodes > 1:

@@ -119,6 +119,18 @@ func markExternal(ut *underTest, res *scenario.Result) {
 	res.Command = strings.ReplaceAll(res.Command, ut.url(), ut.shown)
 }
 
+// brokerNamed is how the "broker" phase line names a broker rmqtorture
+// does not start: the --uri broker (password redacted: "--uri
+// amqp://bob:xxxxx@host:5672/vh"), else the containers named, else "".
+func (o *runOpts) brokerNamed() string {
+	if o.uri != "" {
+		if ext, err := broker.NewExternal(o.uri); err == nil {
+			return "--uri " + ext.Redacted
+		}
+	}
+	return o.namedContainers()
+}
+
 // noBrokerLog is the log of a broker rmqtorture cannot read (it has no
 // container): nothing is found.
 type noBrokerLog struct{}

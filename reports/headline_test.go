@@ -110,6 +110,28 @@ verdict: PASS: the broker broke no promise and every expectation held
 	}
 }
 
+// TestHeadlineIntendedLatency: with --rate the p99 is timed from each
+// order's intended send time (confirmP99), so the legend says so; a
+// reader would otherwise take 42 s behind the schedule for 42 s of
+// broker confirm time.
+func TestHeadlineIntendedLatency(t *testing.T) {
+	r := issueResult()
+	r.Modes[1].ConfirmLatencyIntended = &metrics.LatencySummary{Count: 20000, P99: 42467.3}
+	got := string(render(t, Headline, r))
+	for _, want := range []string{
+		"479 msg/s (0.4%), p99 42,467 ms\n",
+		"\n(msg/s: publish rate before the first fault, as % of the fastest mode's; p99: confirm latency from\n  each order's intended send time on the rate schedule)\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("headline lacks %q:\n%s", want, got)
+		}
+	}
+	// Without a rate schedule the legend stays short.
+	if got := string(render(t, Headline, issueResult())); strings.Contains(got, "intended") {
+		t.Errorf("no rate, yet the legend speaks of intended send times:\n%s", got)
+	}
+}
+
 // TestHeadlineRepeats: a matrix cell says in how many of its runs each
 // loss happened, and sums its counts.
 func TestHeadlineRepeats(t *testing.T) {
