@@ -83,7 +83,7 @@ func TestURITakesFaultsOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{
-		`no fault injected: --uri names a broker rmqtorture did not start, so it only published, drained and judged; any fault came from outside the tool; scenario "close-connections"'s fault steps were not run (close-connections at 5% published)`,
+		`no fault injected: rmqtorture did not start this broker, so it only published, drained and judged; scenario "close-connections"'s fault steps were not run (close-connections at 5% published)`,
 		`the expectations of scenario "close-connections" are not checked: they describe the outcome of its fault steps, which --uri does not run; a lost confirmed message still fails the run`,
 	}
 	if !slices.Equal(w, want) || len(s.Faults) != 0 || len(s.Expect.Modes) != 0 {

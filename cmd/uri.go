@@ -78,7 +78,7 @@ func (o *runOpts) uriScenario(s *scenario.Scenario) ([]string, error) {
 	case s.Queue.Type == scenario.Stream:
 		return nil, fmt.Errorf("--uri: scenario %q publishes to a stream over the stream protocol (queue.type: stream); with --uri rmqtorture speaks AMQP 0.9.1 only (run without --uri)", s.Name)
 	}
-	msg := "no fault injected: --uri names a broker rmqtorture did not start, so it only published, drained and judged; any fault came from outside the tool"
+	msg := "no fault injected: rmqtorture did not start this broker, so it only published, drained and judged"
 	if len(s.Faults) == 0 {
 		return []string{msg}, nil
 	}

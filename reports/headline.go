@@ -398,13 +398,12 @@ func writeHeadline(w io.Writer, r *scenario.Result) {
 		if f := figs[i]; !g.mode.ConfirmMode() && f.missing > 0 {
 			var text string
 			if len(g.runs) > 1 {
-				text = fmt.Sprintf("%s lost orders without an error %s (%s of %s, %s)", g.label, runsText(f.missingRuns, len(g.runs)), num(f.missing), num(f.sent), percent(float64(f.missing), float64(f.sent)))
+				text = fmt.Sprintf("%s: orders missing %s (%s of %s, %s): published without an error, never delivered", g.label, runsText(f.missingRuns, len(g.runs)), num(f.missing), num(f.sent), percent(float64(f.missing), float64(f.sent)))
 			} else {
-				text = fmt.Sprintf("%s lost %s of %s orders (%s) without an error", g.label, num(f.missing), num(f.sent), percent(float64(f.missing), float64(f.sent)))
+				text = fmt.Sprintf("%s: %s of %s orders (%s) missing: published without an error, never delivered", g.label, num(f.missing), num(f.sent), percent(float64(f.missing), float64(f.sent)))
 			}
-			text += "; the broker broke no promise"
 			if !failed {
-				text += " (--fail-on-missing or expect.max_unconfirmed_missing: 0 fails the run on it)"
+				text += " (--fail-on-missing fails the run on it)"
 			}
 			writeWrapped(w, "warning: ", text, 2)
 		}

@@ -93,8 +93,8 @@ confirm-each     20,000/20,000 delivered, 0 lost, 1 duplicate; 479 msg/s (0.4%),
 confirm-window   20,000/20,000 delivered, 0 lost, 10 in doubt, 0 duplicates;
                  13,907 msg/s (11%), p99 733 ms
 (msg/s: publish rate before the first fault, as % of the fastest mode's; p99: confirm latency)
-warning: fire-and-forget lost 19,599 of 20,000 orders (98%) without an error; the broker broke no
-  promise (--fail-on-missing or expect.max_unconfirmed_missing: 0 fails the run on it)
+warning: fire-and-forget: 19,599 of 20,000 orders (98%) missing: published without an error, never
+  delivered (--fail-on-missing fails the run on it)
 verdict: PASS: the broker broke no promise and every expectation held
 `
 	if got != want {
@@ -105,7 +105,7 @@ verdict: PASS: the broker broke no promise and every expectation held
 	r.Modes[0].Verdict = scenario.Verdict{Status: scenario.Fail, Reasons: []string{"19599 orders missing"}}
 	r.Verdict = scenario.Overall(r.Modes)
 	got = string(render(t, Headline, r))
-	if !strings.Contains(got, "the broker broke no\n  promise\nverdict: FAIL\n  - fire-and-forget: 19599 orders missing\n") {
+	if !strings.Contains(got, "never\n  delivered\nverdict: FAIL\n  - fire-and-forget: 19599 orders missing\n") {
 		t.Fatalf("failed verdict:\n%s", got)
 	}
 }
@@ -157,7 +157,7 @@ func TestHeadlineRepeats(t *testing.T) {
 	for _, want := range []string{
 		"fire-and-forget · quorum · persistent, 3 runs:\n  3,999/6,000 delivered, 2,001 missing in 2 of 3 runs (33%), 0 duplicates; 20,000 msg/s (100%)\n",
 		"confirm-window · quorum · persistent, 3 runs:\n  5,993/6,000 delivered, 7 lost in 1 of 3 runs, 0 duplicates; 2,000 msg/s (10%), p99 20.0 ms\n",
-		"warning: fire-and-forget · quorum · persistent lost orders without an error in 2 of 3 runs (2,001 of\n  6,000, 33%)",
+		"warning: fire-and-forget · quorum · persistent: orders missing in 2 of 3 runs (2,001 of 6,000, 33%):\n  published without an error, never delivered",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in\n%s", want, got)
