@@ -53,6 +53,11 @@ type runOpts struct {
 	// failOnMissing sets expect.max_unconfirmed_missing to 0: an order
 	// fire-and-forget loses without an error fails the verdict.
 	failOnMissing bool
+	// jsonDocs counts the results printed with -o json; with several
+	// scenarios they form one JSON array (jsonarray.go).
+	jsonDocs int
+	// jsonArray is set when -o json prints several scenarios' results.
+	jsonArray bool
 }
 
 func newRun(g *globalOpts) *cobra.Command { return newRunWith(g, &runOpts{}) }
@@ -73,7 +78,8 @@ Per scenario it prints a headline on stdout (per mode: delivered/sent,
 confirmed messages lost, fire-and-forget orders missing, duplicates, the
 publish rate against the fastest mode's and the p99 confirm latency; then
 the verdict with its reasons) and a table that fits 100 columns (-o wide:
-every column; -o json: result.json; -o markdown: report.md), and writes
+every column; -o json: result.json, or with several scenarios one JSON
+array of them; -o markdown: report.md), and writes
 report.md and result.json to a folder under --out, whose paths it prints
 (on stderr with -o json or -o markdown, so stdout holds only the document).
 A fire-and-forget order lost without an error is a warning; with
@@ -328,7 +334,7 @@ func newRunID() string {
 	return hex.EncodeToString(b)
 }
 
-func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
+func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err error) {
 	ctx := c.Context()
 	o.prog = startProgress(c.ErrOrStderr(), !g.quiet && isTerminal(c.ErrOrStderr()), progressEvery)
 	defer o.prog.Stop()
@@ -379,6 +385,12 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 		}
 	}
 
+	o.jsonArray = o.output == outJSON && len(plans) > 1
+	defer func() {
+		if end := o.endJSONArray(c.OutOrStdout()); end != nil {
+			err = errors.Join(err, end)
+		}
+	}()
 	worst := CausePass
 	for i := range plans {
 		if ctx.Err() != nil {
@@ -652,7 +664,7 @@ func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *sce
 	case outWide:
 		render = reports.Table
 	case outJSON:
-		render, paths = reports.JSON, c.ErrOrStderr()
+		render, paths = o.jsonElement, c.ErrOrStderr()
 	case outMarkdown:
 		render, paths = reports.Markdown, c.ErrOrStderr()
 	}

@@ -1,0 +1,69 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"path/filepath"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// TestRunJSONSeveralScenarios: run -o json with several scenarios prints
+// one JSON document, an array of their result.json objects in run order;
+// one scenario prints the object alone (what result.json holds); an array
+// no result reached prints nothing.
+func TestRunJSONSeveralScenarios(t *testing.T) {
+	want := readFile(t, storedResult)
+	for _, n := range []int{0, 1, 2, 3} {
+		o := &runOpts{output: outJSON, jsonArray: n > 1}
+		c := &cobra.Command{}
+		var stdout, stderr bytes.Buffer
+		c.SetOut(&stdout)
+		c.SetErr(&stderr)
+		for i := range n {
+			res, err := loadResult(storedResult)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := o.write(c, slog.New(slog.DiscardHandler), filepath.Join(t.TempDir(), "run"), res); err != nil {
+				t.Fatalf("scenario %d: %v", i, err)
+			}
+		}
+		if err := o.endJSONArray(c.OutOrStdout()); err != nil {
+			t.Fatal(err)
+		}
+		switch n {
+		case 0:
+			if stdout.Len() != 0 {
+				t.Errorf("no result: stdout %q, want nothing", stdout.String())
+			}
+		case 1:
+			if stdout.String() != want {
+				t.Errorf("one scenario: stdout %d bytes, want result.json's %d", stdout.Len(), len(want))
+			}
+		default:
+			var docs []json.RawMessage
+			dec := json.NewDecoder(&stdout)
+			if err := dec.Decode(&docs); err != nil {
+				t.Fatalf("%d scenarios: stdout is not one JSON array: %v", n, err)
+			}
+			if dec.More() {
+				t.Errorf("%d scenarios: more after the array", n)
+			}
+			if len(docs) != n {
+				t.Errorf("%d scenarios: %d elements", n, len(docs))
+			}
+			var compact, wantCompact bytes.Buffer
+			_ = json.Compact(&wantCompact, []byte(want))
+			for i, d := range docs {
+				compact.Reset()
+				_ = json.Compact(&compact, d)
+				if compact.String() != wantCompact.String() {
+					t.Errorf("%d scenarios: element %d is not the result.json", n, i)
+				}
+			}
+		}
+	}
+}
