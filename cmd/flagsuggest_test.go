@@ -1,0 +1,25 @@
+package cmd
+
+import "testing"
+
+// TestFlagDidYouMean: a mistyped long flag gets the command's nearest flag
+// (one or two edits away), exit 2, before anything starts; a flag nothing
+// is near gets cobra's message alone.
+func TestFlagDidYouMean(t *testing.T) {
+	for _, tc := range []struct {
+		args   []string
+		stderr string
+	}{
+		{[]string{"run", "baseline", "--mesages", "10"}, "rmqtorture: unknown flag: --mesages; did you mean --messages?\n"},
+		{[]string{"run", "baseline", "--fail-on-mising"}, "rmqtorture: unknown flag: --fail-on-mising; did you mean --fail-on-missing?\n"},
+		{[]string{"list", "--ouput", "json"}, "rmqtorture: unknown flag: --ouput; did you mean --output?\n"},
+		{[]string{"report", "r.json", "--formt", "json"}, "rmqtorture: unknown flag: --formt; did you mean --format?\n"},
+		{[]string{"run", "baseline", "--verbos"}, "rmqtorture: unknown flag: --verbos; did you mean --verbose?\n"},
+		{[]string{"run", "baseline", "--nosuch"}, "rmqtorture: unknown flag: --nosuch\n"},
+	} {
+		code, stdout, stderr := runCLI(t, tc.args...)
+		if code != ExitUsage || stdout != "" || stderr != tc.stderr {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2, stderr %q", tc.args, code, stdout, stderr, tc.stderr)
+		}
+	}
+}
