@@ -543,8 +543,12 @@ func timelineSection(w io.Writer, i int, m scenario.ModeResult) error {
 		if err := writeMermaid(w, m); err != nil {
 			return err
 		}
-		p("\nBars: buckets in which the broker was down, paused, disconnected or blocked; first line messages sent (first attempts), second line messages delivered, both cumulative: the gap between them is what was never delivered. "+
-			"The full chart, %s, with acks, msg/s and marks for faults, reconnects, republishes and recovery, is an SVG file in the run's folder beside this report (a CI job summary cannot show it: keep the folder as an artifact). Counts per bucket are in result.json (`series`).\n", chartLink(i, m))
+		second := "second line messages delivered, both cumulative: the gap between them is what was never delivered"
+		if deliveredLine(m) != "delivered" {
+			second = fmt.Sprintf("second line deliveries, both cumulative (%s deliveries of %s distinct orders: duplicates and redeliveries count again, so the gap understates what was never delivered)", num(total(m.Series.Delivered)), num(m.Delivered))
+		}
+		p("\nBars: buckets in which the broker was down, paused, disconnected or blocked; first line messages sent (first attempts), %s. "+
+			"The full chart, %s, with acks, msg/s and marks for faults, reconnects, republishes and recovery, is an SVG file in the run's folder beside this report (a CI job summary cannot show it: keep the folder as an artifact). Counts per bucket are in result.json (`series`).\n", second, chartLink(i, m))
 	}
 	var rows [][]string
 	cluster := false

@@ -68,6 +68,13 @@ func TestChartDeliveriesWithDuplicates(t *testing.T) {
 	if w := `title "confirm-window: messages sent vs deliveries (duplicates included), cumulative (bars: broker not up)"`; !strings.Contains(mermaid.String(), w) {
 		t.Errorf("mermaid lacks %q:\n%s", w, mermaid.String())
 	}
+	var md bytes.Buffer
+	if err := timelineSection(&md, 0, m); err != nil {
+		t.Fatal(err)
+	}
+	if w := "second line deliveries, both cumulative (30 deliveries of 28 distinct orders: duplicates and redeliveries count again, so the gap understates what was never delivered)."; !strings.Contains(md.String(), w) {
+		t.Errorf("report.md's chart caption lacks %q:\n%s", w, md.String())
+	}
 }
 
 // The mermaid block for a constructed series, pinned: messages sent (first
