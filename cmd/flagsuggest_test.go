@@ -1,6 +1,9 @@
 package cmd
 
-import "testing"
+import (
+	"strconv"
+	"testing"
+)
 
 // TestFlagDidYouMean: a mistyped long flag gets the command's nearest flag
 // (one or two edits away), exit 2, before anything starts; a flag nothing
@@ -22,4 +25,26 @@ func TestFlagDidYouMean(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2, stderr %q", tc.args, code, stdout, stderr, tc.stderr)
 		}
 	}
+}
+
+// TestUnknownScenarioManyNames: an unknown scenario name nothing is near
+// lists the names of a small file, but points a file with dozens (the
+// built-in one) to list instead of printing them all on one line.
+func TestUnknownScenarioManyNames(t *testing.T) {
+	for _, args := range [][]string{{"run", "nosuch"}, {"validate", "nosuch"}} {
+		code, stdout, stderr := runCLI(t, args...)
+		if want := "rmqtorture: scenarios.yaml: no scenario named \"nosuch\"; `rmqtorture list` names its " + strconv.Itoa(shippedCount(t)) + " scenarios\n"; code != ExitUsage || stdout != "" || stderr != want {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2, stderr %q", args, code, stdout, stderr, want)
+		}
+	}
+}
+
+// shippedCount is how many scenarios the built-in file has.
+func shippedCount(t *testing.T) int {
+	t.Helper()
+	f, err := (&globalOpts{}).load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(f.Scenarios)
 }
