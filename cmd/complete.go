@@ -30,7 +30,7 @@ func flagValues() map[string]map[string][]string {
 			// own completion keeps it
 			"queue-type": {string(scenario.Quorum), string(scenario.Classic), string(scenario.Stream)},
 		},
-		"report": {"format": {"markdown", "table", "json"}},
+		"report": {"format": {"markdown", "table", "json", "summary"}},
 	}
 }
 

@@ -93,13 +93,20 @@ func TestCompletion(t *testing.T) {
 		{[]string{"run", "x", "--queue-types", "classic,"}, []string{"classic,quorum"}},
 		{[]string{"run", "x", "--persistence", ""}, []string{"persistent", "transient"}},
 		{[]string{"run", "x", "--nodes", ""}, []string{"1", "3", "5"}},
-		{[]string{"report", "r.json", "--format", ""}, []string{"markdown", "table", "json"}},
+		{[]string{"report", "r.json", "--format", ""}, []string{"markdown", "table", "json", "summary"}},
 		{[]string{"list", "-o", ""}, []string{"wide", "json"}},
 		{[]string{"validate", "-o", ""}, []string{"json"}},
 	} {
 		got, directive := complete(t, c.args...)
 		if !slices.Equal(got, c.want) || directive != noFiles {
 			t.Errorf("complete %q: %q %s, want %q %s", c.args, got, directive, c.want, noFiles)
+		}
+	}
+	// report --format offers every format report accepts.
+	got, _ := complete(t, "report", "r.json", "--format", "")
+	for f := range formats {
+		if !slices.Contains(got, f) {
+			t.Errorf("report --format: %q offered, not %q, which report accepts", got, f)
 		}
 	}
 	// -f is offered where a scenario file is read, and nowhere else.
