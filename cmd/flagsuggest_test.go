@@ -19,6 +19,7 @@ func TestFlagDidYouMean(t *testing.T) {
 		{[]string{"report", "r.json", "--formt", "json"}, "rmqtorture: unknown flag: --formt; did you mean --format?\n"},
 		{[]string{"run", "baseline", "--verbos"}, "rmqtorture: unknown flag: --verbos; did you mean --verbose?\n"},
 		{[]string{"run", "baseline", "--nosuch"}, "rmqtorture: unknown flag: --nosuch\n"},
+		{[]string{"report", storedResult, "--format", "sumary"}, "rmqtorture: --format: \"sumary\" is not a format (markdown, table, json, summary); did you mean summary?\n"},
 	} {
 		code, stdout, stderr := runCLI(t, tc.args...)
 		if code != ExitUsage || stdout != "" || stderr != tc.stderr {
