@@ -169,6 +169,10 @@ func (o *runOpts) apply(c *cobra.Command, file string, s *scenario.Scenario) ([]
 			fmt.Fprintln(c.ErrOrStderr(), "warning: "+w)
 		}
 	}
+	if w := failOnMissingUnused(o.failOnMissing, s); w != "" {
+		fmt.Fprintln(c.ErrOrStderr(), "warning: "+w)
+		warnings = append(warnings, w)
+	}
 	// A "matrix" of one cell is the scenario with that cell's settings: a
 	// single --queue-types or --persistence value is applied, not ignored.
 	if cells := s.Cells(); len(cells) == 1 {
