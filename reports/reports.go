@@ -303,7 +303,7 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	p("# rmqtorture: %s\n\n", r.Scenario)
 	headlineBlock(w, r)
 	if r.Description != "" {
-		p("%s\n\n", r.Description)
+		p("%s%s\n\n", r.Description, sizeNote(r))
 	}
 	p("- **Scenario:** %s from %s\n", code(r.Scenario), code(r.File))
 	broker := "version unknown (never reached)"
