@@ -53,11 +53,8 @@ type runOpts struct {
 	// failOnMissing sets expect.max_unconfirmed_missing to 0: an order
 	// fire-and-forget loses without an error fails the verdict.
 	failOnMissing bool
-	// jsonDocs counts the results printed with -o json; with several
-	// scenarios they form one JSON array (jsonarray.go).
-	jsonDocs int
-	// jsonArray is set when -o json prints several scenarios' results.
-	jsonArray bool
+	// json is -o json's array of several scenarios' results (jsonarray.go).
+	json jsonArray
 }
 
 func newRun(g *globalOpts) *cobra.Command { return newRunWith(g, &runOpts{}) }
@@ -389,7 +386,7 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 		}
 	}
 
-	o.jsonArray = o.output == outJSON && len(plans) > 1
+	o.json.on = o.output == outJSON && len(plans) > 1
 	defer func() {
 		if end := o.endJSONArray(c.OutOrStdout()); end != nil {
 			err = errors.Join(err, end)
