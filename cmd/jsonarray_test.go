@@ -72,3 +72,29 @@ func TestRunJSONSeveralScenarios(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSeveralScenariosSeparated: with the default output, -o wide and
+// -o markdown, each further scenario's result starts after a blank line,
+// so the second headline does not run on from the first's report paths.
+func TestRunSeveralScenariosSeparated(t *testing.T) {
+	for _, output := range []outputFormat{outDefault, outWide, outMarkdown} {
+		o := &runOpts{output: output}
+		c := &cobra.Command{}
+		var one, two bytes.Buffer
+		c.SetErr(&bytes.Buffer{})
+		for _, w := range []*bytes.Buffer{&one, &two} {
+			res, err := loadResult(storedResult)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.SetOut(w)
+			if err := o.write(c, slog.New(slog.DiscardHandler), filepath.Join(t.TempDir(), "run"), res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		first, _, _ := bytes.Cut(one.Bytes(), []byte("\n"))
+		if bytes.HasPrefix(one.Bytes(), []byte("\n")) || !bytes.HasPrefix(two.Bytes(), append([]byte("\n"), first...)) {
+			t.Errorf("-o %q: first result starts %q, second %q; want the second after one blank line", output, one.String()[:20], two.String()[:20])
+		}
+	}
+}

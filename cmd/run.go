@@ -55,6 +55,8 @@ type runOpts struct {
 	failOnMissing bool
 	// json is -o json's array of several scenarios' results (jsonarray.go).
 	json jsonArray
+	// printed counts the scenarios whose result write printed.
+	printed int
 }
 
 func newRun(g *globalOpts) *cobra.Command { return newRunWith(g, &runOpts{}) }
@@ -660,6 +662,13 @@ func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *sce
 	redact.Strings(res) // no URL password or terminal code reaches stdout or a file
 	o.prog.hide()
 	var stdoutErr error
+	if o.printed > 0 && o.output != outJSON {
+		// A blank line between scenarios: each headline starts a block.
+		if _, err := fmt.Fprintln(out); err != nil {
+			stdoutErr = fmt.Errorf("print the result: %w", err)
+		}
+	}
+	o.printed++
 	render, paths := reports.Summary, out
 	switch o.output {
 	case outWide:
