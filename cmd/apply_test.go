@@ -187,7 +187,7 @@ func TestRunFailOnMissing(t *testing.T) {
 		want scenario.Verdict
 	}{
 		{nil, scenario.Verdict{Status: scenario.Pass}},
-		{[]string{"--fail-on-missing"}, scenario.Verdict{Status: scenario.Fail, Reasons: []string{"19599 of 20000 orders missing: published without an error, never delivered; expect.max_unconfirmed_missing (or --fail-on-missing) allows 0"}}},
+		{[]string{"--fail-on-missing"}, scenario.Verdict{Status: scenario.Fail, Reasons: []string{"19,599 of 20,000 orders missing: published without an error, never delivered; expect.max_unconfirmed_missing (or --fail-on-missing) allows 0"}}},
 	} {
 		sc := *s
 		o := &runOpts{}
