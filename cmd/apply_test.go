@@ -2,9 +2,11 @@ package cmd
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -185,7 +187,7 @@ func TestRunFailOnMissing(t *testing.T) {
 		want scenario.Verdict
 	}{
 		{nil, scenario.Verdict{Status: scenario.Pass}},
-		{[]string{"--fail-on-missing"}, scenario.Verdict{Status: scenario.Fail, Reasons: []string{"19599 of 20000 orders missing: published without an error, never delivered; expect.max_unconfirmed_missing (or --fail-on-missing) allows 0"}}},
+		{[]string{"--fail-on-missing"}, scenario.Verdict{Status: scenario.Fail, Reasons: []string{"19,599 of 20,000 orders missing: published without an error, never delivered; expect.max_unconfirmed_missing (or --fail-on-missing) allows 0"}}},
 	} {
 		sc := *s
 		o := &runOpts{}
@@ -203,5 +205,52 @@ func TestRunFailOnMissing(t *testing.T) {
 	}
 	if s.Expect.MaxUnconfirmedMissing != nil {
 		t.Fatal("--fail-on-missing changed the loaded scenario itself")
+	}
+}
+
+// --fail-on-missing on a scenario (or --mode) without fire-and-forget
+// checks nothing: apply says so on stderr and in the warnings result.json
+// carries, and stays silent when fire-and-forget runs.
+func TestRunFailOnMissingWithoutFireAndForget(t *testing.T) {
+	f, err := scenario.LoadFile("../scenarios.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const warn = `--fail-on-missing checks nothing in scenario "%s": it runs no fire-and-forget mode, the only one that publishes without a confirm (name it in --mode to check it)`
+	for _, tc := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"kill-classic", []string{"--fail-on-missing"}, []string{fmt.Sprintf(warn, "kill-classic")}},
+		{"kill-mid-burst", []string{"--fail-on-missing", "--mode", "confirm-each"}, []string{fmt.Sprintf(warn, "kill-mid-burst")}},
+		{"kill-mid-burst", []string{"--fail-on-missing"}, nil},
+		{"kill-classic", nil, nil},
+	} {
+		s, err := f.Find("../scenarios.yaml", tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := *s
+		o := &runOpts{}
+		c := newRunWith(&globalOpts{}, o)
+		var stderr bytes.Buffer
+		c.SetErr(&stderr)
+		if err := c.ParseFlags(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		got, err := o.apply(c, "../scenarios.yaml", &sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// --mode also warns of the expectations it leaves unchecked.
+		got = slices.DeleteFunc(got, func(w string) bool { return !strings.HasPrefix(w, "--fail-on-missing") })
+		var wantErr string
+		for _, w := range tc.want {
+			wantErr += "warning: " + w + "\n"
+		}
+		if !slices.Equal(got, tc.want) || strings.Contains(stderr.String(), "--fail-on-missing") != (wantErr != "") || !strings.Contains(stderr.String(), wantErr) {
+			t.Errorf("%s %v: warnings %q, stderr %q; want %q", tc.name, tc.args, got, stderr.String(), tc.want)
+		}
 	}
 }

@@ -474,8 +474,8 @@ func flagCases() []badInput {
 		flagCase("validate mistyped scenario", []string{"validate", "kill-clasic"}, ExitUsage, "rmqtorture: scenarios.yaml: no scenario named \"kill-clasic\"; did you mean kill-classic?"),
 		flagCase("run --mode mistyped", run("--mode", "confirm-eahc"), ExitUsage, "rmqtorture: --mode confirm-eahc: scenario \"s\": load.modes[0]: \"confirm-eahc\" is not a mode (fire-and-forget, confirm-each, confirm-window, transactional); did you mean confirm-each?"),
 		// -f only where a scenario file is read
-		flagCase("version -f", []string{"version", "-f", "s.yaml"}, ExitUsage, "rmqtorture: unknown shorthand flag: 'f' in -f"),
-		flagCase("cleanup --file", []string{"cleanup", "--file", "s.yaml"}, ExitUsage, "rmqtorture: unknown flag: --file"),
+		flagCase("version -f", []string{"version", "-f", "s.yaml"}, ExitUsage, "rmqtorture: unknown shorthand flag: 'f' in -f: version reads no scenario file (-f is a flag of run, list and validate)"),
+		flagCase("cleanup --file", []string{"cleanup", "--file", "s.yaml"}, ExitUsage, "rmqtorture: unknown flag: --file: cleanup reads no scenario file (-f is a flag of run, list and validate)"),
 		// cleanup
 		flagCase("cleanup --run and --all", []string{"cleanup", "--run", "ab12cd34", "--all"}, ExitUsage, "rmqtorture: --run and --all choose different scopes: give one"),
 		flagCase("cleanup with an argument", []string{"cleanup", "ab12cd34"}, ExitUsage, "rmqtorture: cleanup takes no arguments, got \"ab12cd34\"; to remove one run's containers: rmqtorture cleanup --run ab12cd34"),
@@ -524,9 +524,9 @@ func resultCases(t *testing.T, stored, other, checkRes, history, noHistory strin
 		resultCase("report --summary-file a folder", []string{"report", r, "--summary-file", "adir"}, ExitUsage, "rmqtorture: --summary-file adir: cannot append there: is a directory", r, stored, "adir/keep", ""),
 		resultCase("report unknown flag", []string{"report", r, "--pretty"}, ExitUsage, "rmqtorture: unknown flag: --pretty", r, stored),
 		// compare
-		resultCase("compare -f", []string{"compare", r, r, "-f", "s.yaml"}, ExitUsage, "rmqtorture: unknown shorthand flag: 'f' in -f", r, stored),
-		resultCase("check --file", []string{"check", "run", "--file", "s.yaml"}, ExitUsage, "rmqtorture: unknown flag: --file"),
-		resultCase("report -f", []string{"report", r, "-f", "s.yaml"}, ExitUsage, "rmqtorture: unknown shorthand flag: 'f' in -f", r, stored),
+		resultCase("compare -f", []string{"compare", r, r, "-f", "s.yaml"}, ExitUsage, "rmqtorture: unknown shorthand flag: 'f' in -f: compare reads no scenario file (-f is a flag of run, list and validate)", r, stored),
+		resultCase("check --file", []string{"check", "run", "--file", "s.yaml"}, ExitUsage, "rmqtorture: unknown flag: --file: check reads no scenario file (-f is a flag of run, list and validate)"),
+		resultCase("report -f", []string{"report", r, "-f", "s.yaml"}, ExitUsage, "rmqtorture: unknown shorthand flag: 'f' in -f: report reads no scenario file (-f is a flag of run, list and validate)", r, stored),
 		resultCase("compare one file", []string{"compare", r}, ExitUsage, "rmqtorture: compare takes two files, BASELINE.json and RESULT.json; got 1", r, stored),
 		resultCase("compare three files", []string{"compare", r, r, r}, ExitUsage, "rmqtorture: compare takes two files, BASELINE.json and RESULT.json; got 3 (r.json r.json r.json): to compare the newest run, pass $(ls -d DIR/SCENARIO-* | tail -1)", r, stored),
 		resultCase("compare different scenarios", []string{"compare", r, "b.json"}, ExitUsage, "rmqtorture: b.json: scenario \"baseline\", but baseline r.json is of scenario \"kill-mid-burst\"", r, stored, "b.json", other),

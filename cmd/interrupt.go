@@ -11,6 +11,7 @@ package cmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -319,7 +320,8 @@ func (sr *scenarioRun) abort() int {
 		}
 		code = codeOf(sr.abortCause)
 		res.DurationMS = float64(time.Since(res.StartedAt).Milliseconds())
-		return sr.o.write(sr.c, sr.log, sr.dir, &res)
+		// The last report: the process exits without waiting for run.
+		return errors.Join(sr.o.write(sr.c, sr.log, sr.dir, &res), sr.o.endJSONArray(sr.c.OutOrStdout()))
 	})
 	if err != nil {
 		sr.log.Error("write the partial report", "err", err)

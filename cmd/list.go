@@ -36,8 +36,13 @@ fault actions. Without -f it lists the scenarios built into rmqtorture.`,
 			if format == outJSON {
 				return writeJSON(c.OutOrStdout(), listJSON(f))
 			}
+			// The descriptions start in one column, after the longest name.
+			nameW := 0
 			for _, s := range f.Scenarios {
-				line := fmt.Sprintf("%-24s %s", s.Name, firstSentence(s.Description))
+				nameW = max(nameW, displaywidth.String(s.Name))
+			}
+			for _, s := range f.Scenarios {
+				line := fmt.Sprintf("%-*s %s", nameW, s.Name, firstSentence(s.Description))
 				if format != outWide {
 					line = displaywidth.TruncateString(line, listWidth, "…")
 				}

@@ -90,7 +90,7 @@ func (o *reportOpts) run(c *cobra.Command, path string) error {
 	}
 	format, ok := formats[o.format]
 	if !ok {
-		return usageErr(fmt.Errorf("--format: %q is not a format (markdown, table, json, summary)", o.format))
+		return usageErr(fmt.Errorf("--format: %q is not a format (markdown, table, json, summary)%s", o.format, scenario.DidYouMean(o.format, []string{"markdown", "table", "json", "summary"})))
 	}
 	// Outputs are checked before the result is even read.
 	if o.out != "" {

@@ -132,6 +132,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "warnings and errors only on stderr")
 	root.Version = versionText(debug.ReadBuildInfo()) // --version
 	root.SetVersionTemplate("{{.Version}}")
+	root.SetFlagErrorFunc(suggestFlag)
 	root.AddCommand(newRun(g), newList(g), newValidate(g), newVersion(), newCleanup(g), newReport(g), newCompare(), newCheck())
 	addCompletions(root, g)
 	return root

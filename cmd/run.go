@@ -66,6 +66,10 @@ type runOpts struct {
 	// uri names a broker rmqtorture did not start (uri.go): no Docker,
 	// no fault.
 	uri string
+	// json is -o json's array of several scenarios' results (jsonarray.go).
+	json jsonArray
+	// printed counts the scenarios whose result write printed.
+	printed int
 }
 
 func newRun(g *globalOpts) *cobra.Command { return newRunWith(g, &runOpts{}) }
@@ -86,7 +90,8 @@ Per scenario it prints a headline on stdout (per mode: delivered/sent,
 confirmed messages lost, fire-and-forget orders missing, duplicates, the
 publish rate against the fastest mode's and the p99 confirm latency; then
 the verdict with its reasons) and a table that fits 100 columns (-o wide:
-every column; -o json: result.json; -o markdown: report.md), and writes
+every column; -o json: result.json, or with several scenarios one JSON
+array of them; -o markdown: report.md), and writes
 report.md and result.json to a folder under --out, whose paths it prints
 (on stderr with -o json or -o markdown, so stdout holds only the document).
 A fire-and-forget order lost without an error is a warning; with
@@ -197,6 +202,10 @@ func (o *runOpts) apply(c *cobra.Command, file string, s *scenario.Scenario) ([]
 			fmt.Fprintln(c.ErrOrStderr(), "warning: "+line)
 		}
 		warnings = append(warnings, w...)
+	}
+	if w := failOnMissingUnused(o.failOnMissing, s); w != "" {
+		fmt.Fprintln(c.ErrOrStderr(), "warning: "+w)
+		warnings = append(warnings, w)
 	}
 	// A "matrix" of one cell is the scenario with that cell's settings: a
 	// single --queue-types or --persistence value is applied, not ignored.
@@ -366,7 +375,7 @@ func newRunID() string {
 	return hex.EncodeToString(b)
 }
 
-func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
+func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err error) {
 	ctx := c.Context()
 	tty := isTerminal(c.ErrOrStderr())
 	o.prog = startProgress(c.ErrOrStderr(), !g.quiet && tty, !g.verbose, progressEvery)
@@ -422,6 +431,12 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) error {
 		}
 	}
 
+	o.json.on = o.output == outJSON && len(plans) > 1
+	defer func() {
+		if end := o.endJSONArray(c.OutOrStdout()); end != nil {
+			err = errors.Join(err, end)
+		}
+	}()
 	worst := CausePass
 	for i := range plans {
 		if ctx.Err() != nil {
@@ -694,12 +709,19 @@ func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *sce
 	redact.Strings(res) // no URL password or terminal code reaches stdout or a file
 	o.prog.hide()
 	var stdoutErr error
+	if o.printed > 0 && o.output != outJSON {
+		// A blank line between scenarios: each headline starts a block.
+		if _, err := fmt.Fprintln(out); err != nil {
+			stdoutErr = fmt.Errorf("print the result: %w", err)
+		}
+	}
+	o.printed++
 	render, paths := reports.Summary, out
 	switch o.output {
 	case outWide:
 		render = reports.Table
 	case outJSON:
-		render, paths = reports.JSON, c.ErrOrStderr()
+		render, paths = o.jsonElement, c.ErrOrStderr()
 	case outMarkdown:
 		render, paths = reports.Markdown, c.ErrOrStderr()
 	}

@@ -149,7 +149,19 @@ func TestList(t *testing.T) {
 	if cut == 0 {
 		t.Error("no line was cut: the test shows nothing")
 	}
-	if want := "kill-classic             kill-mid-burst on a classic queue, awaiting each confirm, SIGKILL at 40% (rabbitmq/amqp091-go#46): the pending confirm resolves as in doubt, not nacked, and no confirmed order is lost."; !slices.Contains(wide, want) {
+	// Every description starts in one column, however long the name:
+	// memory-alarm-fire-and-forget (28) and dead-letter-ttl-kill-at-least-once
+	// (34) are longer than most.
+	descAt := func(line string) int {
+		name, _, _ := strings.Cut(line, " ")
+		return len(name) + len(line[len(name):]) - len(strings.TrimLeft(line[len(name):], " "))
+	}
+	for i, w := range wide {
+		if descAt(w) != descAt(wide[0]) {
+			t.Errorf("list -o wide line %d: description at column %d, line 1's at %d: %q", i+1, descAt(w), descAt(wide[0]), w)
+		}
+	}
+	if want := "kill-classic" + strings.Repeat(" ", descAt(wide[0])-len("kill-classic")) + "kill-mid-burst on a classic queue, awaiting each confirm, SIGKILL at 40% (rabbitmq/amqp091-go#46): the pending confirm resolves as in doubt, not nacked, and no confirmed order is lost."; !slices.Contains(wide, want) {
 		t.Errorf("list -o wide has no line %q", want)
 	}
 

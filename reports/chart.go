@@ -87,13 +87,13 @@ func writeMermaid(w io.Writer, m scenario.ModeResult) error {
 		}
 	}
 	_, err := fmt.Fprintf(w, "```mermaid\n%%%%{init: {\"themeVariables\": {\"xyChart\": {\"plotColorPalette\": \"#f2b8b5, #1f77b4, #9467bd\"}}}}%%%%\nxychart-beta\n"+
-		"    title \"%s: messages sent vs delivered, cumulative (bars: broker not up)\"\n"+
+		"    title \"%s: messages sent vs %s, cumulative (bars: broker not up)\"\n"+
 		"    x-axis \"s since burst start\" [%s]\n"+
 		"    y-axis \"messages\" 0 --> %d\n"+
 		"    bar [%s]\n"+
 		"    line [%s]\n"+
 		"    line [%s]\n```\n",
-		label(m), strings.Join(xs, ", "), top,
+		label(m), deliveredLine(m), strings.Join(xs, ", "), top,
 		strings.Join(bars, ", "), strings.Join(sent, ", "), strings.Join(deliv, ", "))
 	return err
 }
@@ -206,14 +206,28 @@ func cumulativePanel(m scenario.ModeResult) panel {
 	if total(d.Acked) > 0 {
 		pn.lines = append(pn.lines, panelLine{"acked (basic.ack)", cumulative(d.Acked, sec), colAcked, 1.5})
 	}
-	pn.lines = append(pn.lines, panelLine{"delivered", cumulative(d.Delivered, sec), colDelivered, 2.5})
+	pn.lines = append(pn.lines, panelLine{deliveredLine(m), cumulative(d.Delivered, sec), colDelivered, 2.5})
 	for _, l := range pn.lines {
 		pn.top = math.Max(pn.top, l.xys[len(l.xys)-1].Y)
 	}
 	pn.top *= 1.08 // room above the highest line
-	pn.p.Title.Text = fmt.Sprintf("%s — cumulative messages: %s sent, %s delivered", label(m), num(total(sent)), num(total(d.Delivered)))
+	pn.p.Title.Text = fmt.Sprintf("%s — cumulative messages: %s sent, %s delivered", label(m), num(total(sent)), num(m.Delivered))
+	if n := total(d.Delivered); n != m.Delivered {
+		pn.p.Title.Text += fmt.Sprintf(" (%s deliveries)", num(n))
+	}
 	pn.p.Y.Label.Text = "messages"
 	return pn
+}
+
+// deliveredLine names the delivered line: the series counts deliveries,
+// duplicates and redeliveries included, while "delivered" in the headline,
+// the tables and result.json counts distinct ids; when the two differ the
+// line says deliveries, so a duplicate is not read as a lost order found.
+func deliveredLine(m scenario.ModeResult) string {
+	if m.Series != nil && total(m.Series.Delivered) != m.Delivered {
+		return "deliveries (duplicates included)"
+	}
+	return "delivered"
 }
 
 // ratesPanel is the lower panel: published, acked (when any were) and
@@ -529,8 +543,12 @@ func timelineSection(w io.Writer, i int, m scenario.ModeResult) error {
 		if err := writeMermaid(w, m); err != nil {
 			return err
 		}
-		p("\nBars: buckets in which the broker was down, paused, disconnected or blocked; first line messages sent (first attempts), second line messages delivered, both cumulative: the gap between them is what was never delivered. "+
-			"The full chart, %s, with acks, msg/s and marks for faults, reconnects, republishes and recovery, is an SVG file in the run's folder beside this report (a CI job summary cannot show it: keep the folder as an artifact). Counts per bucket are in result.json (`series`).\n", chartLink(i, m))
+		second := "second line messages delivered, both cumulative: the gap between them is what was never delivered"
+		if deliveredLine(m) != "delivered" {
+			second = fmt.Sprintf("second line deliveries, both cumulative (%s deliveries of %s distinct orders: duplicates and redeliveries count again, so the gap understates what was never delivered)", num(total(m.Series.Delivered)), num(m.Delivered))
+		}
+		p("\nBars: buckets in which the broker was down, paused, disconnected or blocked; first line messages sent (first attempts), %s. "+
+			"The full chart, %s, with acks, msg/s and marks for faults, reconnects, republishes and recovery, is an SVG file in the run's folder beside this report (a CI job summary cannot show it: keep the folder as an artifact). Counts per bucket are in result.json (`series`).\n", second, chartLink(i, m))
 	}
 	var rows [][]string
 	cluster := false

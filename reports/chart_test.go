@@ -18,7 +18,7 @@ import (
 func chartMode() scenario.ModeResult {
 	up, down, blocked := metrics.StateUp, metrics.StateDown, metrics.StateBlocked
 	v := func(x float64) *float64 { return &x }
-	return scenario.ModeResult{
+	m := scenario.ModeResult{
 		Mode: scenario.ConfirmWindow,
 		Series: &metrics.SeriesData{
 			BucketMS:    250,
@@ -40,6 +40,40 @@ func chartMode() scenario.ModeResult {
 			{AtMS: 1250, Kind: metrics.EvDrainStart},
 		},
 		Faults: []scenario.FaultRecord{{Action: scenario.Kill, Recovery: &scenario.Recovery{ContainerRunningMS: v(250.5), AMQPAcceptingMS: v(400)}}},
+	}
+	m.Delivered = 30 // distinct ids, as the series' 30 deliveries
+	return m
+}
+
+// TestChartDeliveriesWithDuplicates: the series counts deliveries
+// (duplicates included), result.json's delivered counts distinct ids; a
+// chart of a mode with duplicates gives the distinct count as "delivered",
+// as the headline does, and names its line deliveries, in the SVG and in
+// the mermaid block.
+func TestChartDeliveriesWithDuplicates(t *testing.T) {
+	m := chartMode()
+	m.Delivered, m.Duplicates = 28, 2
+	var svg, mermaid bytes.Buffer
+	if err := SVG(&svg, m); err != nil {
+		t.Fatal(err)
+	}
+	if err := Mermaid(&mermaid, m); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"35 sent, 28 delivered (30 deliveries)", "deliveries (duplicates included)"} {
+		if !strings.Contains(svg.String(), w) {
+			t.Errorf("SVG lacks %q", w)
+		}
+	}
+	if w := `title "confirm-window: messages sent vs deliveries (duplicates included), cumulative (bars: broker not up)"`; !strings.Contains(mermaid.String(), w) {
+		t.Errorf("mermaid lacks %q:\n%s", w, mermaid.String())
+	}
+	var md bytes.Buffer
+	if err := timelineSection(&md, 0, m); err != nil {
+		t.Fatal(err)
+	}
+	if w := "second line deliveries, both cumulative (30 deliveries of 28 distinct orders: duplicates and redeliveries count again, so the gap understates what was never delivered)."; !strings.Contains(md.String(), w) {
+		t.Errorf("report.md's chart caption lacks %q:\n%s", w, md.String())
 	}
 }
 

@@ -25,7 +25,8 @@ const Width = 100
 // over its runs) with delivered/sent, confirmed messages lost (the
 // broker's promise broken), fire-and-forget orders missing (published
 // without error, never delivered: the publisher's risk) with their share
-// of those sent, duplicates, and the cost: the publish rate before the
+// of those sent, orders never published (an interrupted burst, a deadline),
+// duplicates, and the cost: the publish rate before the
 // first fault in msg/s with its share of the fastest mode's, and the p99
 // confirm latency in ms; a warning per mode that lost orders silently;
 // then the verdict with its reasons. It returns the first error writing
@@ -145,6 +146,7 @@ func (g *runGroup) add(m scenario.ModeResult) {
 type figures struct {
 	sent, delivered, lost, missing, dups, inDoubt, nacked, returned             int
 	unverified, unexpected, deadLettered, lostDeadLetter, lostDeadLetterAllowed int
+	notPublished                                                                int // orders the burst never published (interrupted, past a deadline)
 	lostRuns, missingRuns, dupRuns                                              int
 	allowed                                                                     []string // why lost confirmed messages fail nothing, distinct
 	rate                                                                        float64  // median publish msg/s before the first fault; 0 when not measured
@@ -166,6 +168,7 @@ func (g runGroup) figures() figures {
 		f.returned += m.Returned
 		f.unverified += m.Unverified
 		f.unexpected += m.Unexpected
+		f.notPublished += m.NotPublished
 		f.deadLettered += m.DeadLettered
 		f.lostDeadLetter += m.LostDeadLetterPath
 		if m.DeadLetterLossAllowed {
@@ -267,6 +270,10 @@ func runsText(k, n int) string {
 func (g runGroup) accounting(f figures) []string {
 	multi := len(g.runs) > 1
 	parts := []string{fmt.Sprintf("%s/%s delivered", num(f.delivered), num(f.sent))}
+	if f.notPublished > 0 {
+		// sent is what was published: say the burst fell short of its size.
+		parts = append(parts, num(f.notPublished)+" never published")
+	}
 	if g.mode.ConfirmMode() {
 		lost := num(f.lost) + " lost"
 		if multi && f.lost > 0 {

@@ -136,7 +136,7 @@ func checkLost(in judgeInput) []string {
 	if in.c.Lost <= 0 || in.obs.LostAllowed {
 		return nil
 	}
-	return []string{fmt.Sprintf("%d confirmed messages lost: basic.ack received, never delivered", in.c.Lost)}
+	return []string{printer.Sprintf("%d confirmed messages lost: basic.ack received, never delivered", in.c.Lost)}
 }
 
 // checkFalseAcks fails basic.acks received while a majority of the
@@ -146,7 +146,7 @@ func checkFalseAcks(in judgeInput) []string {
 	if in.obs.FalseAcks <= 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("%d basic.acks received while a majority of the nodes was down: a quorum queue cannot have committed them", in.obs.FalseAcks)}
+	return []string{printer.Sprintf("%d basic.acks received while a majority of the nodes was down: a quorum queue cannot have committed them", in.obs.FalseAcks)}
 }
 
 // checkDeadLetterPath fails confirmed messages lost on the dead-letter path
@@ -158,14 +158,14 @@ func checkDeadLetterPath(in judgeInput) []string {
 	if n <= 0 || in.obs.DeadLetterLossAllowed {
 		return nil
 	}
-	return []string{fmt.Sprintf("%d confirmed messages lost on the dead-letter path: basic.ack received, found in neither the queue nor its dead-letter queue, and they may have been dead-lettered before the broker went down; %s", n, in.obs.DeadLetterGuarantee)}
+	return []string{printer.Sprintf("%d confirmed messages lost on the dead-letter path: basic.ack received, found in neither the queue nor its dead-letter queue, and they may have been dead-lettered before the broker went down; %s", n, in.obs.DeadLetterGuarantee)}
 }
 
 func checkUnexpected(in judgeInput) []string {
 	if in.c.Unexpected <= 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("%d unexpected deliveries: ids this run never published (stale queue or bug)", in.c.Unexpected)}
+	return []string{printer.Sprintf("%d unexpected deliveries: ids this run never published (stale queue or bug)", in.c.Unexpected)}
 }
 
 // checkResurrected fails ids the scenario's delete-queue deleted with the
@@ -198,7 +198,7 @@ func checkLimits(in judgeInput) []string {
 		if *most == 0 {
 			by += " (or --fail-on-missing)"
 		}
-		out = append(out, fmt.Sprintf("%d of %d orders missing: published without an error, never delivered; %s allows %d", in.c.UnconfirmedMissing, in.c.Sent, by, *most))
+		out = append(out, printer.Sprintf("%d of %d orders missing: published without an error, never delivered; %s allows %d", in.c.UnconfirmedMissing, in.c.Sent, by, *most))
 	}
 	limit("in_doubt", in.c.InDoubt, in.e.MaxInDoubt)
 	limit("duplicates", in.c.Duplicates, in.e.MaxDuplicates)
@@ -317,7 +317,7 @@ func checkUnverified(in judgeInput) []string {
 	if in.c.Unverified <= 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("%d confirmed messages unverified: the queue was never drained", in.c.Unverified)}
+	return []string{printer.Sprintf("%d confirmed messages unverified: the queue was never drained", in.c.Unverified)}
 }
 
 // checkNotChecked names the expectations of a burst Ctrl-C cut short: they
@@ -366,7 +366,7 @@ func checkUnsent(in judgeInput) []string {
 	if in.cond.Unsent <= 0 {
 		return nil
 	}
-	return []string{fmt.Sprintf("%d orders were never published", in.cond.Unsent)}
+	return []string{printer.Sprintf("%d orders were never published", in.cond.Unsent)}
 }
 
 // Overall combines verdicts: any fail fails, else any inconclusive is

@@ -71,7 +71,7 @@ func TestStreamScenarioValid(t *testing.T) {
 	if errs := Validate("s.yaml", s); errs != nil {
 		t.Fatal(errs)
 	}
-	if got, want := s.Topology(), "matrix: stream queues × persistent messages × 2 repeat(s), durable, mandatory"; got != want {
+	if got, want := s.Topology(), "matrix: stream queues × persistent messages, 2 runs each, durable, mandatory"; got != want {
 		t.Fatalf("topology %q, want %q", got, want)
 	}
 	s.Matrix.Repeat = 0

@@ -295,8 +295,12 @@ func (s *Scenario) Topology() string {
 				pers = append(pers, p)
 			}
 		}
-		return fmt.Sprintf("matrix: %s queues × %s messages × %d repeat(s), durable, mandatory",
-			strings.Join(types, " and "), strings.Join(pers, " and "), max(1, s.Matrix.Repeat)) + s.traffic()
+		repeats := "1 run each"
+		if n := max(1, s.Matrix.Repeat); n > 1 {
+			repeats = fmt.Sprintf("%d runs each", n)
+		}
+		return fmt.Sprintf("matrix: %s queues × %s messages, %s, durable, mandatory",
+			strings.Join(types, " and "), strings.Join(pers, " and "), repeats) + s.traffic()
 	}
 	if s.Queue.Type == Stream {
 		return s.streamTopology() + s.traffic()
