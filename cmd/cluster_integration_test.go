@@ -64,6 +64,16 @@ func TestLeaderKillMidBurst(t *testing.T) {
 			(m.Mode.ConfirmMode() && (rc.FirstConfirmMS == nil || *rc.FirstConfirmMS >= *rc.AMQPAcceptingMS)) {
 			t.Fatalf("%s: recovery %+v: want a confirm through the survivors before the killed node is back, and the queue replicated after", m.Mode, rc)
 		}
+		// Fire-and-forget publish calls only reach a socket buffer: the
+		// publisher may hand the whole rest of the burst to the dead
+		// connection before it notices the kill, and then never needs
+		// another node (seen in CI: 6,000 publishes on rmq1, 0 reconnects).
+		if !m.Mode.ConfirmMode() && len(m.ByNode) == 1 {
+			if b := m.ByNode[0]; b.Node != f.LeaderBefore || b.Connections != 1 || b.Publishes != m.Sent || m.Reconnects != 0 {
+				t.Fatalf("%s: by node %+v, %d reconnects: want every publish on one connection to %s", m.Mode, m.ByNode, m.Reconnects, f.LeaderBefore)
+			}
+			continue
+		}
 		if len(m.ByNode) != 2 || m.ByNode[0].Node != f.LeaderBefore || m.ByNode[1].Node != next || m.ByNode[0].Connections != 1 || m.ByNode[1].Connections != 1 {
 			t.Fatalf("%s: by node %+v: want one connection to %s, then one to %s", m.Mode, m.ByNode, f.LeaderBefore, next)
 		}
