@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -152,6 +153,7 @@ func Compare(base, res *scenario.Result, t Thresholds) *Comparison {
 	if base.Messages != res.Messages {
 		c.Notes = append(c.Notes, fmt.Sprintf("The baseline published %s orders per mode, the result %s: rates, latencies and the missing share compare, counts do not.", num(base.Messages), num(res.Messages)))
 	}
+	c.Notes = append(c.Notes, settingNotes(base, res)...)
 	got := map[string]scenario.ModeResult{}
 	for _, m := range res.Modes {
 		got[modeKey(m)] = m
@@ -558,4 +560,64 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// settingFlags are run's flags that change what a run measures (rates,
+// latencies, the missing share) without changing its scenario.
+var settingFlags = []string{"--rate", "--size", "--publishers", "--consumers", "--prefetch", "--window", "--kill-at", "--down", "--queue-type", "--queue-types", "--persistence", "--mode", "--image", "--nodes", "--fail-on-missing"}
+
+// flagValues reads settingFlags' values from a command line as result.json
+// records it ("rmqtorture run s --rate 2000 --size=1024"); a flag given
+// without a value (--fail-on-missing) reads "true".
+func flagValues(command string) map[string]string {
+	v := map[string]string{}
+	f := strings.Fields(command)
+	for i := 0; i < len(f); i++ {
+		name, val, eq := strings.Cut(f[i], "=")
+		if !slices.Contains(settingFlags, name) {
+			continue
+		}
+		switch {
+		case eq:
+		case i+1 < len(f) && !strings.HasPrefix(f[i+1], "-"):
+			val = f[i+1]
+			i++
+		default:
+			val = "true"
+		}
+		v[name] = val
+	}
+	return v
+}
+
+// settingNotes says where the two runs were not made alike, so a
+// "regression" that only reflects another setting is read as such: the
+// broker version, the queue and message settings, whether faults were
+// injected (--uri), and each setting flag given to one run but not the
+// other, or with another value.
+func settingNotes(base, res *scenario.Result) []string {
+	var notes []string
+	if base.BrokerVersion != res.BrokerVersion && base.BrokerVersion != "" && res.BrokerVersion != "" {
+		notes = append(notes, fmt.Sprintf("The baseline ran on RabbitMQ %s, the result on %s.", base.BrokerVersion, res.BrokerVersion))
+	}
+	if base.Topology != res.Topology {
+		notes = append(notes, fmt.Sprintf("The baseline's queue and messages were %q, the result's %q.", base.Topology, res.Topology))
+	}
+	if injected := func(r *scenario.Result) bool { return r.FaultsInjected == nil || *r.FaultsInjected }; injected(base) != injected(res) {
+		notes = append(notes, "Only one of the two runs injected its faults (the other ran with --uri against a broker rmqtorture did not start).")
+	}
+	b, r := flagValues(base.Command), flagValues(res.Command)
+	for _, name := range settingFlags {
+		bv, bok := b[name]
+		rv, rok := r[name]
+		switch {
+		case bok && rok && bv != rv:
+			notes = append(notes, fmt.Sprintf("The baseline ran with %s %s, the result with %s %s.", name, bv, name, rv))
+		case bok && !rok:
+			notes = append(notes, fmt.Sprintf("The baseline ran with %s %s, the result without it.", name, bv))
+		case rok && !bok:
+			notes = append(notes, fmt.Sprintf("The result ran with %s %s, the baseline without it.", name, rv))
+		}
+	}
+	return notes
 }

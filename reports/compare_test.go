@@ -423,3 +423,29 @@ func TestCompareJSON(t *testing.T) {
 		t.Errorf("missing check\n got %v\nwant %v", miss, want)
 	}
 }
+
+// Two runs made with other settings say so, flag by flag, so a rate
+// "regression" from --rate 2000 is read as the setting it is.
+func TestCompareSettingNotes(t *testing.T) {
+	base := &scenario.Result{Scenario: "s", Command: "rmqtorture run s --size=1024 --fail-on-missing --mode confirm-each", BrokerVersion: "4.0.5", Topology: "quorum, durable"}
+	res := &scenario.Result{Scenario: "s", Command: "rmqtorture run s --rate 2000 --size 2048 --mode confirm-each -o json", BrokerVersion: "4.0.5", Topology: "quorum, durable"}
+	got := settingNotes(base, res)
+	want := []string{
+		"The result ran with --rate 2000, the baseline without it.",
+		"The baseline ran with --size 1024, the result with --size 2048.",
+		"The baseline ran with --fail-on-missing true, the result without it.",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("notes\n%q\nwant\n%q", got, want)
+	}
+	no := false
+	res.Command, res.BrokerVersion, res.Topology, res.FaultsInjected = base.Command, "4.3.6", "classic, durable", &no
+	want = []string{
+		"The baseline ran on RabbitMQ 4.0.5, the result on 4.3.6.",
+		`The baseline's queue and messages were "quorum, durable", the result's "classic, durable".`,
+		"Only one of the two runs injected its faults (the other ran with --uri against a broker rmqtorture did not start).",
+	}
+	if got := settingNotes(base, res); !slices.Equal(got, want) {
+		t.Fatalf("notes\n%q\nwant\n%q", got, want)
+	}
+}
