@@ -503,14 +503,7 @@ func (c *Container) logTail(ctx context.Context, n int) string {
 
 // ServerVersion returns the broker's version from its server properties.
 func (c *Container) ServerVersion() string {
-	conn, err := amqp.DialConfig(c.URL(), amqp.Config{Dial: amqp.DefaultDial(2 * time.Second)})
-	if err != nil {
-		return ""
-	}
-	defer conn.CloseDeadline(time.Now().Add(2 * time.Second))
-	product, _ := conn.Properties["product"].(string)
-	version, _ := conn.Properties["version"].(string)
-	return strings.TrimSpace(product + " " + version)
+	return serverVersion(c.URL())
 }
 
 // Remove force-removes the container and its anonymous volumes if this run
@@ -575,4 +568,18 @@ func single(t scenario.Target) error {
 		return fmt.Errorf("target %s needs a cluster", t)
 	}
 	return nil
+}
+
+// serverVersion logs in at url and returns the broker's product and
+// version from its connection.start server properties ("RabbitMQ 4.0.5"),
+// "" when it cannot log in within 2 s.
+func serverVersion(url string) string {
+	conn, err := amqp.DialConfig(url, amqp.Config{Dial: amqp.DefaultDial(2 * time.Second)})
+	if err != nil {
+		return ""
+	}
+	defer conn.CloseDeadline(time.Now().Add(2 * time.Second))
+	product, _ := conn.Properties["product"].(string)
+	version, _ := conn.Properties["version"].(string)
+	return strings.TrimSpace(product + " " + version)
 }

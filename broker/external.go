@@ -100,12 +100,5 @@ func (e *External) WaitReady(ctx context.Context, timeout time.Duration) error {
 // connection.start server properties ("RabbitMQ 4.0.5"), "" when it cannot
 // be read.
 func (e *External) ServerVersion() string {
-	conn, err := amqp.DialConfig(e.url, amqp.Config{Dial: amqp.DefaultDial(2 * time.Second)})
-	if err != nil {
-		return ""
-	}
-	defer conn.CloseDeadline(time.Now().Add(2 * time.Second))
-	product, _ := conn.Properties["product"].(string)
-	version, _ := conn.Properties["version"].(string)
-	return strings.TrimSpace(product + " " + version)
+	return serverVersion(e.url)
 }

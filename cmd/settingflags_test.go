@@ -127,12 +127,7 @@ func TestURIRefusalsHidePassword(t *testing.T) {
 func TestURIRunWithoutDocker(t *testing.T) {
 	docker := dockerCounter(t)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close() // nothing listens: the login never succeeds
+	port := deadPort(t) // nothing listens: the login never succeeds
 	dir := t.TempDir()
 	t.Chdir(dir)
 	writeFiles(t, dir, map[string]string{"k.yaml": scenarioHead + "    broker: {ready_timeout: 1s}\n    load: {messages: 100}\n    faults: [{action: kill, published_percent: 50}]\n"})
@@ -196,12 +191,7 @@ func TestMarkExternalRedactsCommand(t *testing.T) {
 func TestURIFromEnvironment(t *testing.T) {
 	docker := dockerCounter(t)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
+	port := deadPort(t)
 	dir := t.TempDir()
 	t.Chdir(dir)
 	writeFiles(t, dir, map[string]string{"k.yaml": scenarioHead + "    broker: {ready_timeout: 1s}\n    load: {messages: 100}\n"})
@@ -218,4 +208,16 @@ func TestURIFromEnvironment(t *testing.T) {
 	if code != ExitInconclusive || docker.Load() != 0 || strings.Contains(stdout.String()+stderr.String(), "Pw0rdX") {
 		t.Errorf("run: exit %d, %d Docker contacts, output %q; want %d, none, no password", code, docker.Load(), stdout.String()+stderr.String(), ExitInconclusive)
 	}
+}
+
+// deadPort is a port on 127.0.0.1 that nothing listens on (it was free a
+// moment ago).
+func deadPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
