@@ -729,7 +729,9 @@ func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *sce
 		log.Error("print the result", "err", err)
 		stdoutErr = fmt.Errorf("print the result: %w", err)
 	}
-	if o.output == outDefault && stdoutErr == nil {
+	// The hint points at columns the summary left out: none when no mode
+	// ran (the broker never answered, the run was stopped first).
+	if o.output == outDefault && stdoutErr == nil && slices.ContainsFunc(res.Modes, func(m scenario.ModeResult) bool { return !m.NotRun }) {
 		if _, err := fmt.Fprintln(out, "(every column: rmqtorture report RESULT.json -o wide, or run with -o wide)"); err != nil {
 			stdoutErr = fmt.Errorf("print the result: %w", err)
 		}
