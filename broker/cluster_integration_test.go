@@ -385,7 +385,10 @@ func isolateLeader(t *testing.T, c *Cluster) {
 	// The nodes see one cluster again (RabbitMQ's default partition
 	// handling needs a restart of the isolated side for that: the detail
 	// names it).
-	if whole, err := c.whole(ctx, 5*time.Second); !whole || err != nil {
+	// Within 30 s: one poll runs rabbitmqctl cluster_status on every node,
+	// each an Erlang VM start of 1-2 s on a busy machine (a 5 s window
+	// failed in CI with the cluster whole).
+	if whole, err := c.whole(ctx, 30*time.Second); !whole || err != nil {
 		t.Fatalf("still partitioned after Heal (%q): %v", detail, err)
 	}
 	if detail != "" && detail != fmt.Sprintf("the nodes still saw a partition after their links came back (cluster_partition_handling ignore), so rmqtorture restarted %s to make the cluster whole (https://www.rabbitmq.com/docs/partitions#recovering)", scenario.NodeName(old)) {
