@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -127,7 +126,7 @@ func TestURIRefusalsHidePassword(t *testing.T) {
 func TestURIRunWithoutDocker(t *testing.T) {
 	docker := dockerCounter(t)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	port := deadPort(t) // nothing listens: the login never succeeds
+	port := freeLocalPort(t) // nothing listens: the login never succeeds
 	dir := t.TempDir()
 	t.Chdir(dir)
 	writeFiles(t, dir, map[string]string{"k.yaml": scenarioHead + "    broker: {ready_timeout: 1s}\n    load: {messages: 100}\n    faults: [{action: kill, published_percent: 50}]\n"})
@@ -191,7 +190,7 @@ func TestMarkExternalRedactsCommand(t *testing.T) {
 func TestURIFromEnvironment(t *testing.T) {
 	docker := dockerCounter(t)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
-	port := deadPort(t)
+	port := freeLocalPort(t)
 	dir := t.TempDir()
 	t.Chdir(dir)
 	writeFiles(t, dir, map[string]string{"k.yaml": scenarioHead + "    broker: {ready_timeout: 1s}\n    load: {messages: 100}\n"})
@@ -208,16 +207,4 @@ func TestURIFromEnvironment(t *testing.T) {
 	if code != ExitInconclusive || docker.Load() != 0 || strings.Contains(stdout.String()+stderr.String(), "Pw0rdX") {
 		t.Errorf("run: exit %d, %d Docker contacts, output %q; want %d, none, no password", code, docker.Load(), stdout.String()+stderr.String(), ExitInconclusive)
 	}
-}
-
-// deadPort is a port on 127.0.0.1 that nothing listens on (it was free a
-// moment ago).
-func deadPort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
 }
