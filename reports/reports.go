@@ -702,11 +702,7 @@ func matrixRows(r *scenario.Result) ([]string, [][]string) {
 			if len(vals) == 1 {
 				return format(vals[0]) // not "1,487 / 1,487 / 1,487"
 			}
-			med := vals[len(vals)/2]
-			if len(vals)%2 == 0 {
-				med = (vals[len(vals)/2-1] + vals[len(vals)/2]) / 2
-			}
-			return fmt.Sprintf("%s / %s / %s", format(vals[0]), format(med), format(vals[len(vals)-1]))
+			return fmt.Sprintf("%s / %s / %s", format(vals[0]), format(median(vals)), format(vals[len(vals)-1]))
 		}
 		count := func(v float64) string { return num(int(math.Round(v))) }
 		lost, missing, doubt, p99 := "n/a", "n/a", "n/a", "-"
