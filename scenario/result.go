@@ -89,6 +89,9 @@ type Result struct {
 	// such as "/seed" or "/modes/0/confirm_latency_ms/p99_9": they hold 0
 	// and mean unknown. Empty for a result written by this version.
 	NotRecorded []string `json:"not_recorded,omitempty"`
+	// VersionScope is the version scope of the scenario's expect that
+	// judged this run (absent: the scenario states none).
+	VersionScope *AppliedVersionScope `json:"version_scope,omitempty"`
 }
 
 // BrokerLogFinding is one known signature found in the broker's log: lines

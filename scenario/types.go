@@ -204,6 +204,11 @@ type Scenario struct {
 	// overrides it. Unset: a seed is drawn and printed in the report, so any
 	// run can be replayed.
 	Seed *uint64 `yaml:"seed,omitempty"`
+	// Runs makes this entry a group: it names other scenarios of the file,
+	// run in order (with its broker.images, if set) and reported together,
+	// e.g. upgrade-check. A group has no queue, load, faults or expect of
+	// its own.
+	Runs []string `yaml:"runs,omitempty"`
 }
 
 // Consumers are live consumers that consume the queue while the burst is
@@ -383,6 +388,9 @@ type Broker struct {
 	// Nodes is how many RabbitMQ nodes the run forms into one cluster
 	// (1, the default: a single broker; 3 or 5).
 	Nodes int `yaml:"nodes,omitempty"`
+	// Images, when set, runs the scenario once on each image, in order,
+	// and reports the versions side by side (--images overrides it).
+	Images []string `yaml:"images,omitempty"`
 }
 
 // HasConfig reports whether the scenario writes configuration into the
@@ -628,6 +636,10 @@ type Expect struct {
 	// x-dead-letter-strategy at-least-once,
 	// https://www.rabbitmq.com/docs/quorum-queues#dead-lettering).
 	AllowDeadLetterPathLoss *bool `yaml:"allow_dead_letter_path_loss,omitempty"`
+	// Versions are expectations scoped to broker version ranges (see
+	// VersionScope): the first whose range holds the running broker's
+	// version is laid over Modes.
+	Versions []VersionScope `yaml:"versions,omitempty"`
 }
 
 // ModeExpectations holds exact expected counts of one mode's ledger; unset fields are
