@@ -1,34 +1,54 @@
 #!/usr/bin/env bash
-# Builds the RabbitMQ broker image rmqtorture uses by default, with no container
-# registry: debootstrap a minimal Debian trixie root filesystem, install trixie's
-# rabbitmq-server (4.0.x, Erlang 27) into it, and import it into the local Docker
-# Engine as one image. Idempotent: does nothing when the image already exists.
+# Builds the RabbitMQ broker images rmqtorture runs, with no container
+# registry: debootstrap a minimal Debian root filesystem, install that suite's
+# rabbitmq-server into it, and import it into the local Docker Engine as one
+# image. Idempotent: an image that already exists is not built again.
 #
-# Usage: scripts/build-broker-image.sh [--force]
-# Env:   RMQT_IMAGE      image tag to build (default rmqtorture/rabbitmq:4.0-trixie)
+# Usage: scripts/build-broker-image.sh [--force] [SUITE...|all]
+#   SUITE  a Debian suite; each gets rmqtorture/rabbitmq:<major.minor>-<suite>:
+#            bookworm  rabbitmq-server 3.10.x (Erlang 25)
+#            trixie    rabbitmq-server 4.0.x  (Erlang 27), the default image
+#            forky     rabbitmq-server 4.3.x  (Erlang 29)
+#          "all" builds the three. No SUITE: $RMQT_SUITE, else trixie.
+# Env:   RMQT_IMAGE      tag for a single suite (default as above)
 #        DEBIAN_MIRROR   Debian mirror URL (default: the one the host's apt uses)
-#        RMQT_SUITE      Debian suite (default trixie)
+#        RMQT_SUITE      Debian suite when none is named (default trixie)
 # Needs: root (debootstrap, chroot), the docker CLI, Debian's package mirror.
 # Why: the broker needs its own rabbitmq.conf (listen on all interfaces, guest
 # allowed from the bridge gateway), the node runs as user rabbitmq with
 # /usr/lib/rabbitmq/bin/rabbitmq-server as PID 1 (it handles SIGTERM), and the
 # Erlang cookie must stay 0400 and owned by rabbitmq (created at first boot).
+# Two problems of suites newer than the host's debootstrap are handled, each
+# only when present: a suite debootstrap has no script for (forky) is
+# bootstrapped with sid's script, and a Release file whose Valid-Until has
+# passed (the mirror's forky and sid) is accepted with
+# Acquire::Check-Valid-Until=false, inside the chroot only.
 set -euo pipefail
 
-IMAGE=${RMQT_IMAGE:-rmqtorture/rabbitmq:4.0-trixie}
-SUITE=${RMQT_SUITE:-trixie}
 FORCE=0
-[ "${1:-}" = "--force" ] && FORCE=1
+SUITES=()
+for a in "$@"; do
+  case "$a" in
+    --force) FORCE=1 ;;
+    all) SUITES+=(bookworm trixie forky) ;;
+    -*) printf 'build-broker-image: unknown option %s\n' "$a" >&2; exit 2 ;;
+    *) SUITES+=("$a") ;;
+  esac
+done
+[ ${#SUITES[@]} -gt 0 ] || SUITES=("${RMQT_SUITE:-trixie}")
 
 log() { printf 'build-broker-image: %s\n' "$*" >&2; }
 
-if [ "$FORCE" = 0 ] && docker image inspect "$IMAGE" >/dev/null 2>&1; then
-  log "image $IMAGE exists; nothing to do"
-  exit 0
-fi
-if [ "$(id -u)" != 0 ]; then
-  log "must run as root (debootstrap and chroot need it)"; exit 1
-fi
+# series SUITE: the rabbitmq-server major.minor Debian's SUITE ships (the tag's
+# first half); checked against the installed version after the build.
+series() {
+  case "$1" in
+    bookworm) echo 3.10 ;;
+    trixie) echo 4.0 ;;
+    forky|sid) echo 4.3 ;;
+    *) echo "" ;;
+  esac
+}
 
 # The mirror is the one the host's apt already uses: a deb822 .sources file or
 # a one-line sources.list. Only the first plain Debian archive URI is taken.
@@ -42,24 +62,36 @@ mirror() {
   [ -n "$m" ] || { log "cannot find a Debian mirror in /etc/apt; set DEBIAN_MIRROR"; exit 1; }
   echo "$m"
 }
-MIRROR=$(mirror)
 
+build() {
+SUITE=$1 IMAGE=$2
+if [ "$FORCE" = 0 ] && docker image inspect "$IMAGE" >/dev/null 2>&1; then
+  log "image $IMAGE exists; nothing to do"
+  return 0
+fi
+if [ "$(id -u)" != 0 ]; then
+  log "must run as root (debootstrap and chroot need it)"; exit 1
+fi
+MIRROR=$(mirror)
 if ! command -v debootstrap >/dev/null 2>&1; then
   log "installing debootstrap from Debian's packages"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
 fi
-
 WORK=$(mktemp -d /var/tmp/rmqt-rootfs.XXXXXX)
 ROOT=$WORK/rootfs
-cleanup() {
-  umount "$ROOT/proc" 2>/dev/null || true
-  rm -rf "$WORK"
-}
 trap cleanup EXIT
 
+# A suite newer than this debootstrap has no script of its own: the
+# development suites (forky, sid) share sid's.
+SCRIPT=
+if [ ! -e "/usr/share/debootstrap/scripts/$SUITE" ]; then
+  SCRIPT=/usr/share/debootstrap/scripts/sid
+  log "debootstrap has no script for $SUITE; using sid's"
+fi
+
 log "debootstrap $SUITE (minbase) into $ROOT"
-debootstrap --variant=minbase "$SUITE" "$ROOT" "$MIRROR" >"$WORK/debootstrap.log" 2>&1 || {
+debootstrap --variant=minbase "$SUITE" "$ROOT" "$MIRROR" $SCRIPT >"$WORK/debootstrap.log" 2>&1 || {
   tail -30 "$WORK/debootstrap.log" >&2; exit 1; }
 
 # No service may start inside the chroot while packages install.
@@ -67,11 +99,22 @@ printf '#!/bin/sh\nexit 101\n' >"$ROOT/usr/sbin/policy-rc.d"
 chmod 0755 "$ROOT/usr/sbin/policy-rc.d"
 mount -t proc proc "$ROOT/proc"
 log "installing rabbitmq-server into the root filesystem"
+# A Release file past its Valid-Until (the mirror's forky and sid) makes apt
+# refuse the suite; accept it then, and only then.
+if ! chroot "$ROOT" apt-get update -qq >"$WORK/update.log" 2>&1; then
+  if grep -qi 'no longer valid\|expired' "$WORK/update.log"; then
+    log "the mirror's $SUITE Release file is past its Valid-Until; accepting it inside the chroot"
+    echo 'Acquire::Check-Valid-Until "false";' >"$ROOT/etc/apt/apt.conf.d/99rmqtorture-valid-until"
+    chroot "$ROOT" apt-get update -qq >"$WORK/update.log" 2>&1 || { tail -30 "$WORK/update.log" >&2; exit 1; }
+  else
+    tail -30 "$WORK/update.log" >&2; exit 1
+  fi
+fi
 chroot "$ROOT" /usr/bin/env DEBIAN_FRONTEND=noninteractive sh -ec '
-  apt-get update -qq
   apt-get install -y -qq --no-install-recommends rabbitmq-server >/dev/null
   apt-get clean
 ' >"$WORK/install.log" 2>&1 || { tail -30 "$WORK/install.log" >&2; exit 1; }
+rm -f "$ROOT/etc/apt/apt.conf.d/99rmqtorture-valid-until"
 umount "$ROOT/proc"
 rm -f "$ROOT/usr/sbin/policy-rc.d"
 
@@ -90,6 +133,10 @@ CONF
 
 VERSION=$(chroot "$ROOT" dpkg-query -W -f='${Version}' rabbitmq-server)
 log "rabbitmq-server $VERSION installed; importing as $IMAGE"
+want=$(series "$SUITE")
+if [ -n "$want" ] && [ "${VERSION#"$want".}" = "$VERSION" ]; then
+  log "warning: $SUITE now ships rabbitmq-server $VERSION, not $want.x; the tag $IMAGE says $want"
+fi
 
 tar -C "$ROOT" --numeric-owner \
   --exclude=./proc/* --exclude=./sys/* --exclude=./dev/* \
@@ -106,3 +153,22 @@ tar -C "$ROOT" --numeric-owner \
     --change 'CMD ["/usr/lib/rabbitmq/bin/rabbitmq-server"]' \
     - "$IMAGE" >/dev/null
 log "built $IMAGE (rabbitmq-server $VERSION)"
+cleanup
+trap - EXIT
+}
+
+cleanup() {
+  umount "$ROOT/proc" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+
+for SUITE in "${SUITES[@]}"; do
+  if [ -n "${RMQT_IMAGE:-}" ] && [ ${#SUITES[@]} = 1 ]; then
+    IMAGE=$RMQT_IMAGE
+  else
+    v=$(series "$SUITE")
+    [ -n "$v" ] || { log "unknown suite $SUITE: name bookworm, trixie or forky (or set RMQT_IMAGE)"; exit 2; }
+    IMAGE="rmqtorture/rabbitmq:$v-$SUITE"
+  fi
+  build "$SUITE" "$IMAGE"
+done
