@@ -20,7 +20,7 @@ if [ "${1:-}" = "-short" ]; then
   exec go test -short -count=1 ./...
 fi
 
-scripts/build-broker-image.sh
+scripts/build-broker-image.sh all   # RabbitMQ 3.10, 4.0 and 4.3: the version tests run each
 
 shards=${RMQT_TEST_SHARDS:-2}
 logs=$(mktemp -d)
