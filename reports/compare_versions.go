@@ -489,7 +489,8 @@ func (v *VersionsComparison) sideBrokers(candidate bool) string {
 // the outcome and every unaccepted regression, every accepted difference
 // with its reason, the broker warnings (unless AcrossVersions), the
 // unpaired results, the notes, then per scenario a "what changed" table
-// (mode, field, baseline, candidate, change, limit, status). It returns the
+// (mode, field as --accept names it, baseline, candidate, change, limit,
+// status). It returns the
 // first error writing to w.
 func VersionsMarkdown(w io.Writer, v *VersionsComparison) error {
 	return sticky(w, func(w io.Writer) error { return writeVersions(w, v) })
@@ -541,7 +542,7 @@ func writeVersions(w io.Writer, v *VersionsComparison) error {
 	}
 	for _, pc := range v.Pairs {
 		p("\n#### %s\n\n", pc.Scenario)
-		p("`%s` (%s) → `%s` (%s)\n\n", pc.BaselineFile, pc.BaselineBroker, pc.CandidateFile, pc.CandidateBroker)
+		p("Baseline `%s` on %s, candidate `%s` on %s.\n\n", pc.BaselineFile, pc.BaselineBroker, pc.CandidateFile, pc.CandidateBroker)
 		rows := make([][]string, 0, len(pc.Changes))
 		for _, ch := range pc.Changes {
 			chg := "-"
@@ -560,7 +561,7 @@ func writeVersions(w io.Writer, v *VersionsComparison) error {
 			if status == StatusAccepted {
 				status = "accepted: " + ch.Because
 			}
-			rows = append(rows, []string{ch.Mode, ch.Metric, ch.Baseline, ch.Candidate, chg, limit, status})
+			rows = append(rows, []string{ch.Mode, ch.Field, ch.Baseline, ch.Candidate, chg, limit, status})
 		}
 		if err := table(w, true, []string{"mode", "field", "baseline", "candidate", "change", "limit", "status"}, rows); err != nil {
 			return err
