@@ -36,6 +36,23 @@ holding one. Both files are checked against the schema of their
 schema_version first (1 to 3; older layouts are upgraded, and what they did
 not record is not compared).
 
+  - lost confirmed messages (lost > 0 where lost_allowed is false): always a regression
+  - a mode whose own verdict is not pass, or missing from the result: always a regression
+  - fire-and-forget's missing share (unconfirmed_missing ÷ sent, published and
+    never delivered): may rise at most --max-missing-rise percentage points
+  - publish msg/s before the fault (pre_fault_publish_rate_msgs_per_s), and
+    confirm msg/s (confirm_rate_msgs_per_s) for confirm modes: may drop at most
+    --max-throughput-drop percent
+  - confirm latency p99 (confirm_latency_ms.p99): may rise at most --max-p99-rise percent
+  - client recovery (client_recovery_ms): held to --max-recovery-ms and
+    --max-recovery-rise when given
+
+A value exactly at its limit passes. It prints a markdown table per mode
+(metric, baseline, result, change, limit, ok or REGRESSION) on stdout, or with
+-o json the same as one JSON object (figures as numbers); --summary-file
+appends the markdown to that file (e.g. $GITHUB_STEP_SUMMARY).
+Thresholds come from flags only; the scenario's expect block is not read.
+
 Every result names its broker (image, and broker_version as the broker
 reported it). When the two ran on different broker versions or images,
 compare warns on stderr and in its output ("baseline ran RabbitMQ 4.0.5
@@ -50,7 +67,7 @@ holding a result.json), or list files and run folders with -- between the
 sides (compare a.json b.json -- c.json d.json). Results are paired by
 scenario (of several of one scenario on a side, the newest), then by mode and
 cell; what only one side has is listed as unpaired (only in the baseline: a
-regression). For each pair compare shows what changed: the checks below,
+regression). For each pair compare shows what changed: the checks above,
 every ledger count that differs (in doubt, nacked, returned, duplicates,
 dead-lettered, deliveries per message: shown, held only through the
 verdict) and throughput, confirm p99 and recovery as ratios. This table is
@@ -68,23 +85,6 @@ for that mode (its because is cited). Fields: verdict, present, lost,
 unconfirmed_missing, in_doubt, nacked, returned, duplicates, dead_lettered,
 deliveries_per_message, pre_fault_publish_rate_msgs_per_s,
 confirm_rate_msgs_per_s, confirm_latency_ms.p99, client_recovery_ms.
-
-  - lost confirmed messages (lost > 0 where lost_allowed is false): always a regression
-  - a mode whose own verdict is not pass, or missing from the result: always a regression
-  - fire-and-forget's missing share (unconfirmed_missing ÷ sent, published and
-    never delivered): may rise at most --max-missing-rise percentage points
-  - publish msg/s before the fault (pre_fault_publish_rate_msgs_per_s), and
-    confirm msg/s (confirm_rate_msgs_per_s) for confirm modes: may drop at most
-    --max-throughput-drop percent
-  - confirm latency p99 (confirm_latency_ms.p99): may rise at most --max-p99-rise percent
-  - client recovery (client_recovery_ms): held to --max-recovery-ms and
-    --max-recovery-rise when given
-
-A value exactly at its limit passes. It prints a markdown table per mode
-(metric, baseline, result, change, limit, ok or REGRESSION) on stdout, or with
--o json the same as one JSON object (figures as numbers); --summary-file
-appends the markdown to that file (e.g. $GITHUB_STEP_SUMMARY).
-Thresholds come from flags only; the scenario's expect block is not read.
 
 Exit codes: 0 no regression, 1 regression (not accepted; or, with --strict,
 different brokers without --across-versions), 2 bad input (a file
