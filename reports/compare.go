@@ -98,11 +98,15 @@ type ModeComparison struct {
 
 // Comparison is a result compared with its baseline, mode by mode.
 type Comparison struct {
-	Scenario    string           `json:"scenario"`
-	Thresholds  Thresholds       `json:"-"`
-	Modes       []ModeComparison `json:"modes"`
-	Notes       []string         `json:"notes"`       // differences worth knowing that decide nothing (e.g. burst sizes)
-	Regressions []string         `json:"regressions"` // every failed check's sentence, in table order
+	Scenario   string           `json:"scenario"`
+	Thresholds Thresholds       `json:"-"`
+	Modes      []ModeComparison `json:"modes"`
+	// BrokerWarning, when set, says the baseline and the result ran on
+	// different broker versions or images (see BrokerWarning); "" when
+	// they ran on the same broker, or when that is not known.
+	BrokerWarning string   `json:"-"`
+	Notes         []string `json:"notes"`       // differences worth knowing that decide nothing (e.g. burst sizes)
+	Regressions   []string `json:"regressions"` // every failed check's sentence, in table order
 }
 
 // Regressed reports whether any check failed.
@@ -149,7 +153,10 @@ func modeKey(m scenario.ModeResult) string { return label(m) }
 // the baseline does not have (0, or not measured) is shown and not checked.
 // A result value exactly at a limit passes.
 func Compare(base, res *scenario.Result, t Thresholds) *Comparison {
-	c := &Comparison{Scenario: res.Scenario, Thresholds: t}
+	c := &Comparison{Scenario: res.Scenario, Thresholds: t, BrokerWarning: BrokerWarning(base, res)}
+	if n := brokerUnknownNote(base, res, "result"); n != "" {
+		c.Notes = append(c.Notes, n)
+	}
 	if base.Messages != res.Messages {
 		c.Notes = append(c.Notes, fmt.Sprintf("The baseline published %s orders per mode, the result %s: rates, latencies and the missing share compare, counts do not.", num(base.Messages), num(res.Messages)))
 	}
@@ -238,6 +245,7 @@ func (k thresholdKind) needsBaseline() bool { return k != mustPass && k != noLos
 // comparedMetric is one row of a mode's comparison.
 type comparedMetric struct {
 	name  string // the Metric column
+	field string // the result.json field, as an accept entry names it (AcceptFields)
 	says  string // how a regression sentence names it; "" for mustPass and noLoss
 	kind  thresholdKind
 	shown func(b *scenario.ModeResult, r scenario.ModeResult) bool // nil: always; b is nil without a baseline
@@ -250,13 +258,13 @@ type comparedMetric struct {
 // compare a new figure, add a row naming it, its threshold kind, when it is
 // shown and how to read it from a ModeResult.
 var comparedMetrics = []comparedMetric{
-	{name: "verdict", kind: mustPass},
-	{name: "lost (confirmed)", kind: noLoss, shown: func(_ *scenario.ModeResult, r scenario.ModeResult) bool {
+	{name: "verdict", field: "verdict", kind: mustPass},
+	{name: "lost (confirmed)", field: "lost", kind: noLoss, shown: func(_ *scenario.ModeResult, r scenario.ModeResult) bool {
 		return r.Mode.ConfirmMode() || r.Lost > 0
 	}},
 	// Fire-and-forget's silent loss: the publisher's risk, not a broken
 	// promise, so it is held to the baseline rather than to 0.
-	{name: "missing (unconfirmed)", says: "missing share", kind: maxShareRise,
+	{name: "missing (unconfirmed)", field: "unconfirmed_missing", says: "missing share", kind: maxShareRise,
 		shown: func(b *scenario.ModeResult, r scenario.ModeResult) bool {
 			return !r.Mode.ConfirmMode() || r.UnconfirmedMissing > 0 || b.UnconfirmedMissing > 0
 		},
@@ -266,13 +274,13 @@ var comparedMetrics = []comparedMetric{
 			}
 			return float64(m.UnconfirmedMissing) / float64(m.Sent) * 100, true
 		}},
-	{name: "publish msg/s (before fault)", says: "publish msg/s (before fault)", kind: maxDrop,
+	{name: "publish msg/s (before fault)", field: "pre_fault_publish_rate_msgs_per_s", says: "publish msg/s (before fault)", kind: maxDrop,
 		read: func(m scenario.ModeResult) (float64, bool) { return m.PreFaultPublishRate, true }},
-	{name: "confirm msg/s", says: "confirm msg/s", kind: maxDrop, shown: confirmModeShown,
+	{name: "confirm msg/s", field: "confirm_rate_msgs_per_s", says: "confirm msg/s", kind: maxDrop, shown: confirmModeShown,
 		read: func(m scenario.ModeResult) (float64, bool) { return m.ConfirmRate, true }},
-	{name: "confirm p99 ms", says: "confirm p99", kind: maxRise, shown: confirmModeShown,
+	{name: "confirm p99 ms", field: "confirm_latency_ms.p99", says: "confirm p99", kind: maxRise, shown: confirmModeShown,
 		read: func(m scenario.ModeResult) (float64, bool) { return m.ConfirmLatency.P99, m.ConfirmLatency.Count > 0 }},
-	{name: "client recovery ms", says: "client recovery", kind: maxRecovery,
+	{name: "client recovery ms", field: "client_recovery_ms", says: "client recovery", kind: maxRecovery,
 		shown: func(b *scenario.ModeResult, r scenario.ModeResult) bool {
 			return b.ClientRecoveryMS != nil || r.ClientRecoveryMS != nil
 		},
@@ -481,6 +489,9 @@ func writeCompare(w io.Writer, c *Comparison, baseName, resName string) error {
 	} else {
 		p("**No regression.**\n")
 	}
+	if c.BrokerWarning != "" {
+		p("\n**Warning:** %s.\n", c.BrokerWarning)
+	}
 	for _, n := range c.Notes {
 		p("\nNote: %s\n", n)
 	}
@@ -516,7 +527,8 @@ func writeCompare(w io.Writer, c *Comparison, baseName, resName string) error {
 }
 
 // CompareJSON writes c as one indented JSON object: the scenario, both
-// files, whether anything regressed, every regression sentence, the notes,
+// files, whether anything regressed, every regression sentence, the
+// warnings (the broker warning, if any; [] when none), the notes,
 // the thresholds (percent, percentage points, ms; null when off) and per
 // mode its checks with the formatted cells, the figures behind them
 // (baseline_value, result_value: msg/s, ms, ids; null when not measured),
@@ -536,10 +548,11 @@ func CompareJSON(w io.Writer, c *Comparison, baseName, resName string) error {
 		Result      string           `json:"result"`
 		Regressed   bool             `json:"regressed"`
 		Regressions []string         `json:"regressions"`
+		Warnings    []string         `json:"warnings"`
 		Notes       []string         `json:"notes"`
 		Thresholds  thresholds       `json:"thresholds"`
 		Modes       []ModeComparison `json:"modes"`
-	}{c.Scenario, baseName, resName, c.Regressed(), nonNil(c.Regressions), nonNil(c.Notes),
+	}{c.Scenario, baseName, resName, c.Regressed(), nonNil(c.Regressions), warnings(c.BrokerWarning), nonNil(c.Notes),
 		thresholds{c.Thresholds.MaxThroughputDropPct, c.Thresholds.MaxP99RisePct, c.Thresholds.MaxMissingRisePts, c.Thresholds.MaxRecoveryMS, c.Thresholds.MaxRecoveryRisePct},
 		c.Modes}
 	enc := json.NewEncoder(w)
@@ -592,14 +605,12 @@ func flagValues(command string) map[string]string {
 
 // settingNotes says where the two runs were not made alike, so a
 // "regression" that only reflects another setting is read as such: the
-// broker version, the queue and message settings, whether faults were
+// queue and message settings, whether faults were
 // injected (--uri), and each setting flag given to one run but not the
 // other, or with another value.
 func settingNotes(base, res *scenario.Result) []string {
 	var notes []string
-	if base.BrokerVersion != res.BrokerVersion && base.BrokerVersion != "" && res.BrokerVersion != "" {
-		notes = append(notes, fmt.Sprintf("The baseline ran on RabbitMQ %s, the result on %s.", base.BrokerVersion, res.BrokerVersion))
-	}
+	warned := BrokerWarning(base, res) != ""
 	if base.Topology != res.Topology {
 		notes = append(notes, fmt.Sprintf("The baseline's queue and messages were %q, the result's %q.", base.Topology, res.Topology))
 	}
@@ -608,6 +619,9 @@ func settingNotes(base, res *scenario.Result) []string {
 	}
 	b, r := flagValues(base.Command), flagValues(res.Command)
 	for _, name := range settingFlags {
+		if name == "--image" && warned {
+			continue // the broker warning names both images
+		}
 		bv, bok := b[name]
 		rv, rok := r[name]
 		switch {

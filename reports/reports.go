@@ -202,7 +202,7 @@ func speedRow(m scenario.ModeResult) []string {
 
 // textColumns names the columns that hold words, aligned left; every other
 // column but the first (the mode) holds figures, aligned right.
-var textColumns = map[string]bool{"verdict": true, "status": true}
+var textColumns = map[string]bool{"verdict": true, "status": true, "field": true}
 
 func table(w io.Writer, markdown bool, header []string, rows [][]string) error {
 	align := make(tw.Alignment, len(header))

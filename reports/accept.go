@@ -1,0 +1,218 @@
+package reports
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// Accepted differences (`rmqtorture compare --accept FILE`, issue 13): a
+// YAML file listing the differences between a baseline and a candidate
+// that the user expects, each with the reason:
+//
+//	accept:
+//	  - scenario: delivery-limit
+//	    mode: confirm-window          # optional: every mode
+//	    field: dead_lettered
+//	    because: RabbitMQ 4.3 no longer counts nack-requeue toward x-delivery-limit
+//
+// An accepted difference is shown as accepted with its reason and fails
+// nothing.
+
+// Accept is one accepted difference.
+type Accept struct {
+	Scenario string
+	Mode     scenario.Mode // "": every mode of the scenario
+	// Field is one of AcceptFields, as result.json names it.
+	Field   string
+	Because string
+	// File and Line locate the entry (its first line) in the accept file.
+	File string
+	Line int
+}
+
+// Where is "FILE:LINE", the entry's place in its file.
+func (a Accept) Where() string { return fmt.Sprintf("%s:%d", a.File, a.Line) }
+
+// matches reports whether a accepts field of mode in scen.
+func (a Accept) matches(scen string, mode scenario.Mode, field string) bool {
+	return a.Scenario == scen && (a.Mode == "" || a.Mode == mode) && a.Field == field
+}
+
+// AcceptFields are the fields an accept entry (and a version scope's
+// stated field) may name: what a cross-version compare shows per mode, as
+// result.json names it. "present" is a scenario or mode of the baseline
+// missing from the candidate.
+var AcceptFields = []string{
+	"present", "verdict", "lost", "unconfirmed_missing", "in_doubt", "nacked", "returned",
+	"duplicates", "dead_lettered", "deliveries_per_message",
+	"pre_fault_publish_rate_msgs_per_s", "confirm_rate_msgs_per_s", "confirm_latency_ms.p99", "client_recovery_ms",
+}
+
+var acceptKeys = []string{"scenario", "mode", "field", "because"}
+
+// ParseAccept reads an accept file's content (file names it in errors).
+// It is strict: an unknown key, a missing scenario, field or because, a
+// mode or field that does not exist, a value of the wrong type or the same
+// entry twice are each reported as scenario.FieldError with file:line and
+// the field path (accept[2].field), all of them at once (scenario.Errors).
+func ParseAccept(file string, data []byte) ([]Accept, error) {
+	if len(data) > scenario.MaxFileBytes {
+		return nil, scenario.FieldError{File: file, Msg: fmt.Sprintf("%d bytes, more than the %d an accept file may have", len(data), scenario.MaxFileBytes)}
+	}
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, scenario.FieldError{File: file, Msg: "empty: want \"accept:\" and a list of entries {scenario, mode, field, because}"}
+		}
+		return nil, acceptYAMLError(file, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		return nil, scenario.FieldError{File: file, Line: extra.Line, Msg: "a second YAML document: an accept file holds one"}
+	}
+	var errs scenario.Errors
+	bad := func(n *yaml.Node, path, format string, a ...any) {
+		errs = append(errs, scenario.FieldError{File: file, Line: n.Line, Path: path, Msg: fmt.Sprintf(format, a...)})
+	}
+	doc := &root
+	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
+		doc = doc.Content[0]
+	}
+	if doc.Kind != yaml.MappingNode {
+		bad(doc, "", "want a mapping with \"accept:\", got %s", nodeKind(doc))
+		return nil, errs
+	}
+	var list *yaml.Node
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k, v := doc.Content[i], doc.Content[i+1]
+		if k.Value != "accept" {
+			bad(k, k.Value, "unknown field: an accept file holds only accept%s", scenario.DidYouMean(k.Value, []string{"accept"}))
+			continue
+		}
+		list = v
+	}
+	if list == nil {
+		if len(errs) == 0 {
+			bad(doc, "accept", "missing: want a list of entries {scenario, mode, field, because}")
+		}
+		return nil, errs
+	}
+	if list.Kind != yaml.SequenceNode {
+		bad(list, "accept", "want a list of entries {scenario, mode, field, because}, got %s", nodeKind(list))
+		return nil, errs
+	}
+	var out []Accept
+	for i, e := range list.Content {
+		path := fmt.Sprintf("accept[%d]", i)
+		if e.Kind != yaml.MappingNode {
+			bad(e, path, "want an entry {scenario, mode, field, because}, got %s", nodeKind(e))
+			continue
+		}
+		a := Accept{File: file, Line: e.Line}
+		seen := map[string]*yaml.Node{}
+		for j := 0; j+1 < len(e.Content); j += 2 {
+			k, v := e.Content[j], e.Content[j+1]
+			fp := path + "." + k.Value
+			if !slices.Contains(acceptKeys, k.Value) {
+				bad(k, fp, "unknown field (%s)%s", strings.Join(acceptKeys, ", "), scenario.DidYouMean(k.Value, acceptKeys))
+				continue
+			}
+			if seen[k.Value] != nil {
+				bad(k, fp, "given twice (first on line %d)", seen[k.Value].Line)
+				continue
+			}
+			seen[k.Value] = k
+			if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+				bad(v, fp, "want a string, got %s", nodeKind(v))
+				continue
+			}
+			s := strings.TrimSpace(v.Value)
+			switch k.Value {
+			case "scenario":
+				a.Scenario = s
+			case "mode":
+				a.Mode = scenario.Mode(s)
+				if !slices.Contains(scenario.Modes, a.Mode) {
+					names := make([]string, len(scenario.Modes))
+					for m, mode := range scenario.Modes {
+						names[m] = string(mode)
+					}
+					bad(v, fp, "%q is not a mode (%s)%s", s, strings.Join(names, ", "), scenario.DidYouMean(s, names))
+				}
+			case "field":
+				a.Field = s
+				if !slices.Contains(AcceptFields, s) {
+					bad(v, fp, "%q is not a field compare shows (%s)%s", s, strings.Join(AcceptFields, ", "), scenario.DidYouMean(s, AcceptFields))
+				}
+			case "because":
+				a.Because = s
+			}
+		}
+		for _, req := range []struct{ key, why string }{
+			{"scenario", "name the scenario whose difference is accepted"},
+			{"field", "name the field that differs (" + strings.Join(AcceptFields, ", ") + ")"},
+			{"because", "say why the difference is expected: release notes, an issue or a pull request"},
+		} {
+			if k := seen[req.key]; k == nil {
+				bad(e, path+"."+req.key, "missing: %s", req.why)
+			} else if v := valueOf(e, req.key); v != nil && v.Kind == yaml.ScalarNode && v.Tag != "!!null" && strings.TrimSpace(v.Value) == "" {
+				bad(v, path+"."+req.key, "empty: %s", req.why)
+			}
+		}
+		for j, prev := range out {
+			if prev.Scenario == a.Scenario && prev.Mode == a.Mode && prev.Field == a.Field && a.Scenario != "" && a.Field != "" {
+				bad(e, path, "the same scenario, mode and field as accept[%d] (line %d)", j, prev.Line)
+				break
+			}
+		}
+		out = append(out, a)
+	}
+	if len(errs) > 0 {
+		slices.SortStableFunc(errs, func(x, y scenario.FieldError) int { return x.Line - y.Line })
+		return nil, errs
+	}
+	return out, nil
+}
+
+func valueOf(m *yaml.Node, key string) *yaml.Node {
+	for j := 0; j+1 < len(m.Content); j += 2 {
+		if m.Content[j].Value == key {
+			return m.Content[j+1]
+		}
+	}
+	return nil
+}
+
+func nodeKind(n *yaml.Node) string {
+	switch {
+	case n.Kind == yaml.MappingNode:
+		return "a mapping"
+	case n.Kind == yaml.SequenceNode:
+		return "a list"
+	case n.Kind == yaml.AliasNode:
+		return "an alias"
+	case n.Tag == "!!null":
+		return "nothing"
+	}
+	return fmt.Sprintf("%q", n.Value)
+}
+
+// acceptYAMLError turns a yaml.v3 syntax error ("yaml: line 3: ...") into
+// a FieldError naming file:line.
+func acceptYAMLError(file string, err error) error {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	var line int
+	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil {
+		_, msg, _ = strings.Cut(msg, ": ")
+	}
+	return scenario.FieldError{File: file, Line: line, Msg: msg}
+}
