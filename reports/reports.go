@@ -540,6 +540,7 @@ func deadLetterSection(w io.Writer, m scenario.ModeResult) {
 		fmt.Fprintf(w, "; %s confirmed ids were lost on the way (%s: %s)", num(m.LostDeadLetterPath), allowed, m.DeadLetterGuarantee)
 	}
 	fmt.Fprintln(w, ".")
+	xDeathLine(w, m)
 }
 
 // idList writes the ids of one class as ranges of sequence numbers: the

@@ -3,6 +3,8 @@ package reports
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -14,7 +16,8 @@ import (
 // as a broker finding beside the verdict, never as one of its reasons.
 
 // versionScopeText says which version scope judged r ("" when the scenario
-// states none or none matched: a warning says so then).
+// states none or none matched: a warning says so then); its source is in
+// report.md, result.json and any reason it failed.
 func versionScopeText(r *scenario.Result) string {
 	v := r.VersionScope
 	if v == nil || v.When == "" {
@@ -24,7 +27,7 @@ func versionScopeText(r *scenario.Result) string {
 	if len(v.Stated) > 0 {
 		text += ", which states " + strings.Join(v.Stated, ", ")
 	}
-	return text + "; source: " + v.Because
+	return text
 }
 
 // versionFindingText is the matched scope's finding as a broker finding
@@ -79,4 +82,25 @@ func versionScopeSection(w io.Writer, r *scenario.Result) {
 	if v.Finding != "" {
 		p("\n**Broker finding** (how %s differs from RabbitMQ's documentation; not an rmqtorture failure): %s\n", v.BrokerVersion, v.Finding)
 	}
+}
+
+// xDeathLine says, under a mode's dead-lettered ids, who dead-lettered
+// them: the reason and count of each id's latest x-death entry (nothing
+// when none was recorded).
+func xDeathLine(w io.Writer, m scenario.ModeResult) {
+	if len(m.DeadLetterReasons) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nx-death of the dead-lettered ids (latest entry; https://www.rabbitmq.com/docs/dlx#effects): reason %s; count %s.\n",
+		valueTimes(m.DeadLetterReasons), valueTimes(m.XDeathCounts))
+}
+
+// valueTimes writes a value → ids map as "v × n" pairs in value order.
+func valueTimes(h map[string]int) string {
+	keys := slices.Sorted(maps.Keys(h))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s × %s", code(k), num(h[k]))
+	}
+	return strings.Join(parts, ", ")
 }

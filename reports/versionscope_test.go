@@ -30,7 +30,7 @@ func TestVersionScopeShown(t *testing.T) {
 	}
 	summary := render(func(b *bytes.Buffer) error { return Summary(b, r) })
 	for _, want := range []string{
-		"version: RabbitMQ 4.3.6 matches expect.versions \">=4.3\", which states\n  confirm-window.deliveries_per_message; source: rabbitmq-server PR #13885\n",
+		"version: RabbitMQ 4.3.6 matches expect.versions \">=4.3\", which states\n  confirm-window.deliveries_per_message\nbroker finding",
 		"broker finding: RabbitMQ 4.3.6 (expected on RabbitMQ >=4.3; a broker finding, not an rmqtorture\n  failure): nack with requeue never reaches x-delivery-limit\nverdict: PASS",
 	} {
 		if !strings.Contains(summary, want) {
@@ -56,5 +56,18 @@ func TestVersionScopeShown(t *testing.T) {
 				t.Errorf("scope %+v shown:\n%s", scope, out)
 			}
 		}
+	}
+}
+
+func TestXDeathLine(t *testing.T) {
+	var b bytes.Buffer
+	xDeathLine(&b, scenario.ModeResult{DeadLetterReasons: map[string]int{"rejected": 30, "delivery_limit": 70}, XDeathCounts: map[string]int{"1": 100}})
+	want := "\nx-death of the dead-lettered ids (latest entry; https://www.rabbitmq.com/docs/dlx#effects): reason `delivery_limit` × 70, `rejected` × 30; count `1` × 100.\n"
+	if b.String() != want {
+		t.Fatalf("got %q\nwant %q", b.String(), want)
+	}
+	b.Reset()
+	if xDeathLine(&b, scenario.ModeResult{}); b.Len() != 0 {
+		t.Fatalf("printed %q without x-death", b.String())
 	}
 }
