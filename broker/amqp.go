@@ -361,6 +361,10 @@ func consumeDrain(ctx context.Context, ch *amqp.Channel, deliveries <-chan amqp.
 			}
 			if d.DeadLetter {
 				d.Ledger.DeadLettered(m.MessageId)
+				if d.OnDeadLetter != nil {
+					reason, count := latestDeath(m.Headers)
+					d.OnDeadLetter(m.MessageId, reason, count)
+				}
 			} else {
 				d.Ledger.DeliveredAttempt(m.MessageId, m.Redelivered, headerInt(m.Headers, AttemptHeader))
 				if d.OnBody != nil {

@@ -47,13 +47,19 @@ func TestRunFlagsSingleCellIsApplied(t *testing.T) {
 // classic, with the flag named; nothing is started (exit 2).
 func TestRunOverrideCheckedLikeTheFile(t *testing.T) {
 	t.Setenv("DOCKER_HOST", "tcp://127.0.0.1:1")
-	code, _, stderr := runCLI(t, "run", "delivery-limit", "-f", "../scenarios.yaml", "--queue-types", "classic")
+	// A nack-requeue consumer that never gives up (the shipped
+	// delivery-limit scenarios set consumers.max_deliveries).
+	file := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(file, []byte("version: 1\nscenarios:\n  - name: delivery-limit\n    queue: {type: quorum, dead_letter_queue: true, arguments: {x-delivery-limit: 3}}\n    load: {messages: 100, modes: [confirm-window]}\n    consumers: {count: 1, on_delivery: nack-requeue}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "run", "delivery-limit", "-f", file, "--queue-types", "classic")
 	want := `rmqtorture: --queue-types classic: scenario "delivery-limit": consumers.on_delivery: nack-requeue on a classic queue cycles until drain.timeout: classic queues have no delivery limit (use a quorum queue, or reject)` + "\n"
 	if code != ExitUsage || stderr != want {
 		t.Fatalf("exit %d, stderr\n%q\nwant exit 2 and\n%q", code, stderr, want)
 	}
 	// Two values make a matrix: the classic cell is refused all the same.
-	code, _, stderr = runCLI(t, "run", "delivery-limit", "-f", "../scenarios.yaml", "--queue-types", "quorum,classic")
+	code, _, stderr = runCLI(t, "run", "delivery-limit", "-f", file, "--queue-types", "quorum,classic")
 	want = `rmqtorture: --queue-types quorum,classic: scenario "delivery-limit": consumers.on_delivery: nack-requeue on a classic queue cycles until drain.timeout: classic queues have no delivery limit (use a quorum queue, or reject)` + "\n"
 	if code != ExitUsage || stderr != want {
 		t.Fatalf("exit %d, stderr\n%q\nwant exit 2 and\n%q", code, stderr, want)

@@ -185,7 +185,7 @@ func rejudge(rp *metrics.Replay) (scenario.ModeResult, error) {
 		}
 	}
 	obs := scenario.Observed{BlockedMS: t.BlockedMS, ChannelCloses: t.ChannelCloses, LostAllowed: t.LostAllowed,
-		DeadLetterLossAllowed: t.DeadLetterLossAllowed, DeadLetterGuarantee: t.DeadLetterGuarantee, FalseAcks: t.FalseAcks}
+		DeadLetterLossAllowed: t.DeadLetterLossAllowed, DeadLetterGuarantee: t.DeadLetterGuarantee, FalseAcks: t.FalseAcks, DeadLetterReasons: t.DeadLetterReasons}
 	if len(t.Consumers) > 0 {
 		obs.Consumers = &scenario.ConsumerStats{}
 		if err := json.Unmarshal(t.Consumers, obs.Consumers); err != nil {

@@ -573,6 +573,8 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		return cause, err
 	}
 	o.prog.brokerReady(res.BrokerVersion)
+	// Expectations stated for this broker's version (expect.versions).
+	s = applyVersionScope(c, s, res)
 	runner := &engine.Runner{
 		Ports:        engine.PortsOf(ut.broker),
 		Traffic:      ut.traffic(log),

@@ -69,11 +69,13 @@ func minTime(a, b time.Time) time.Time {
 // test. Each drain has its own deadline (drain.timeout, or
 // interruptDrainLimit after Ctrl-C) and ignores Ctrl-C otherwise: what was
 // published so far is still worth reconciling. onBody sees the size of
-// every body drained from the queue under test.
-func drainQueues(ctx context.Context, tr Traffic, s *scenario.Scenario, spec QueueSpec, ledger *metrics.Ledger, liveConsumers bool, onBody func(bytes int)) error {
+// every body drained from the queue under test; deaths, the x-death of
+// every id drained from the dead-letter queue.
+func drainQueues(ctx context.Context, tr Traffic, s *scenario.Scenario, spec QueueSpec, ledger *metrics.Ledger, liveConsumers bool, onBody func(bytes int), deaths *deadLetterDeaths) error {
 	if spec.DeadLetterQueue != "" {
 		d := drainPlan(s, spec.DeadLetterQueue, ledger)
 		d.Satisfied, d.AllowEmpty, d.DeadLetter = func() bool { return true }, true, true
+		d.OnDeadLetter = deaths.add
 		if err := drainOne(ctx, tr, s, d); err != nil {
 			return err
 		}

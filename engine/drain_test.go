@@ -53,7 +53,7 @@ scenarios:
 	rec := &recordingDrain{}
 	spec := queueSpec(&f.Scenarios[0], "q")
 	var bodies bodySizes
-	if err := drainQueues(context.Background(), rec, &f.Scenarios[0], spec, metrics.NewLedger("q-", 10), false, bodies.add); err != nil {
+	if err := drainQueues(context.Background(), rec, &f.Scenarios[0], spec, metrics.NewLedger("q-", 10), false, bodies.add, nil); err != nil {
 		t.Fatal(err)
 	}
 	// Only the queue under test reports its body sizes.

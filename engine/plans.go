@@ -257,6 +257,10 @@ type DrainPlan struct {
 	// DeadLetter records deliveries as found in the dead-letter queue
 	// (Ledger.DeadLettered) instead of as deliveries of the queue under test.
 	DeadLetter bool
+	// OnDeadLetter, when set on a dead-letter drain, is called with every
+	// delivery's id and the reason and count of its latest x-death entry
+	// ("none" and 0 without one), from the drain's goroutine.
+	OnDeadLetter func(id, reason string, count int)
 	// OnBody, when set, is called with the size in bytes of every body
 	// drained (from the drain's goroutine).
 	OnBody func(bytes int)

@@ -359,8 +359,10 @@ func (b *burst) drain(ctx context.Context) {
 	b.timeline.Add(metrics.EvDrainStart, "")
 	b.log.Info("draining", "queue", b.spec.Name)
 	var bodies bodySizes
-	err := drainQueues(ctx, b.tr, b.s, b.spec, b.ledger, b.consumers != nil, bodies.add)
+	var deaths deadLetterDeaths
+	err := drainQueues(ctx, b.tr, b.s, b.spec, b.ledger, b.consumers != nil, bodies.add, &deaths)
 	b.res.DrainedBodyBytes = bodies.result()
+	b.res.DeadLetterReasons, b.res.XDeathCounts = deaths.result()
 	// An incomplete drain proves nothing about what it did not reach: those
 	// ids are unverified, not lost.
 	b.drained = err == nil && b.cond.DrainIncomplete == nil

@@ -155,6 +155,9 @@ type HistoryTrailer struct {
 	// FalseAcks counts basic.acks received while a majority of a
 	// cluster's nodes was down (quorum-loss steps).
 	FalseAcks int `json:"false_acks,omitempty"`
+	// DeadLetterReasons counts the ids taken from the dead-letter queue by
+	// the reason of their latest x-death entry.
+	DeadLetterReasons map[string]int `json:"dead_letter_reasons,omitempty"`
 }
 
 // deltas is the per-kind state both ends keep to delta-encode records.

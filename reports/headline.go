@@ -421,6 +421,7 @@ func writeHeadline(w io.Writer, r *scenario.Result) {
 	if r.Error != "" {
 		writeWrapped(w, "error: ", r.Error, 2)
 	}
+	versionScopeLines(w, r)
 	verdict := "verdict: " + strings.ToUpper(string(r.Verdict.Status))
 	if r.Verdict.Status == scenario.Pass && len(r.Verdict.Reasons) == 0 {
 		verdict += ": the broker broke no promise and every expectation held"

@@ -279,6 +279,7 @@ func writeTable(w io.Writer, r *scenario.Result) error {
 	for _, warning := range r.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warning)
 	}
+	versionScopePlain(w, r)
 	brokerLogLines(w, r)
 	return nil
 }
@@ -348,6 +349,7 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	for _, w := range r.Warnings {
 		p("\nWarning: %s\n", w)
 	}
+	versionScopeSection(w, r)
 	p("\n## Ledger\n\nEvery sent id is in exactly one of: confirmed, lost, unverified, nacked, returned, in doubt, unconfirmed delivered, unconfirmed missing")
 	if hasDeadLetter(r) {
 		p(", lost on the dead-letter path (confirmed, in neither the queue nor its dead-letter queue, and may have been dead-lettered before the broker went down). *dead-lettered*: ids found in the dead-letter queue, counted in delivered")
@@ -538,6 +540,7 @@ func deadLetterSection(w io.Writer, m scenario.ModeResult) {
 		fmt.Fprintf(w, "; %s confirmed ids were lost on the way (%s: %s)", num(m.LostDeadLetterPath), allowed, m.DeadLetterGuarantee)
 	}
 	fmt.Fprintln(w, ".")
+	xDeathLine(w, m)
 }
 
 // idList writes the ids of one class as ranges of sequence numbers: the

@@ -45,6 +45,9 @@ type Observed struct {
 	// cluster's nodes was down (QuorumLossOutcome.Acked): a quorum queue
 	// cannot have committed those messages.
 	FalseAcks int
+	// DeadLetterReasons counts the ids taken from the dead-letter queue by
+	// the reason of their latest x-death entry (ModeResult.DeadLetterReasons).
+	DeadLetterReasons map[string]int
 }
 
 // onlyValue checks that histogram h (value → messages) holds exactly one
@@ -221,10 +224,33 @@ func checkModeExpectations(in judgeInput) []string {
 			continue
 		}
 		if msg := checkModeField(in, f.name, *f.v); msg != "" {
-			out = append(out, msg)
+			out = append(out, in.e.scoped(in.mode, f.name, msg))
+		}
+	}
+	if want := ex.DeadLetterReason; want != "" {
+		if msg := checkDeadLetterReason(in.obs.DeadLetterReasons, want); msg != "" {
+			out = append(out, in.e.scoped(in.mode, "dead_letter_reason", msg))
 		}
 	}
 	return out
+}
+
+// checkDeadLetterReason checks that every id taken from the dead-letter
+// queue carried reason want in its latest x-death entry (reasons: reason →
+// ids) and describes what it carried otherwise.
+func checkDeadLetterReason(reasons map[string]int, want string) string {
+	if len(reasons) == 1 && reasons[want] > 0 {
+		return ""
+	}
+	keys := slices.Sorted(maps.Keys(reasons))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s×%d", k, reasons[k])
+	}
+	if len(parts) == 0 {
+		parts = []string{"nothing dead-lettered"}
+	}
+	return fmt.Sprintf("dead_letter_reason: expected every dead-lettered message to carry x-death reason %s, got %s (reason×messages)", want, strings.Join(parts, ", "))
 }
 
 // checkModeField checks one set expectation, want, named as in the scenario
@@ -298,7 +324,7 @@ func checkChannelClosedWith(in judgeInput) []string {
 	if want == "" || in.cond.Interrupted || slices.ContainsFunc(closes, func(r string) bool { return strings.Contains(r, want) }) {
 		return nil
 	}
-	return []string{fmt.Sprintf("no channel or connection closed with %q (closes seen: %q)", want, closes)}
+	return []string{in.e.scoped(in.mode, "channel_closed_with", fmt.Sprintf("no channel or connection closed with %q (closes seen: %q)", want, closes))}
 }
 
 // checkConditions doubts the numbers when the run itself went wrong.
@@ -336,6 +362,9 @@ func checkNotChecked(in judgeInput) []string {
 	}
 	if w := in.e.Modes[in.mode].ChannelClosedWith; w != "" {
 		set = append(set, fmt.Sprintf("channel_closed_with %q", w))
+	}
+	if w := in.e.Modes[in.mode].DeadLetterReason; w != "" {
+		set = append(set, "dead_letter_reason "+w)
 	}
 	var parts []string
 	if len(set) > 0 {

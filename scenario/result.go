@@ -183,6 +183,15 @@ type ModeResult struct {
 	// from the queue under test, in bytes (null when it received none): what
 	// the broker stored, to read against load.message_size_bytes.
 	DrainedBodyBytes *ByteRange `json:"drained_body_bytes,omitempty"`
+	// DeadLetterReasons counts the ids taken from the dead-letter queue by
+	// the reason of their latest x-death entry: delivery_limit (the
+	// broker's delivery limit), rejected (a consumer rejected it), expired,
+	// maxlen, or none (no x-death: a copy an application published itself);
+	// https://www.rabbitmq.com/docs/dlx#effects. XDeathCounts counts them
+	// by that entry's count (times dead-lettered from that queue for that
+	// reason). Absent when nothing was dead-lettered.
+	DeadLetterReasons map[string]int `json:"dead_letter_reasons,omitempty"`
+	XDeathCounts      map[string]int `json:"x_death_counts,omitempty"`
 
 	// Consumers is what the live consumers measured (null without them).
 	Consumers *ConsumerStats `json:"consumers,omitempty"`

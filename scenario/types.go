@@ -640,6 +640,11 @@ type Expect struct {
 	// VersionScope): the first whose range holds the running broker's
 	// version is laid over Modes.
 	Versions []VersionScope `yaml:"versions,omitempty"`
+	// Scope is set by ForBrokerVersion on the scenario it returns: the
+	// version scope laid over Modes, so the judge names the broker
+	// version, range and source of each scoped expectation it finds
+	// broken (never in a scenario file).
+	Scope *AppliedVersionScope `yaml:"-"`
 }
 
 // ModeExpectations holds exact expected counts of one mode's ledger; unset fields are
@@ -698,6 +703,12 @@ type ModeExpectations struct {
 	// LostDeadLetterPath is the exact number of confirmed ids lost on the
 	// dead-letter path (see metrics.DeadLetterRule).
 	LostDeadLetterPath *int `yaml:"lost_dead_letter_path,omitempty"`
+	// DeadLetterReason checks that every message taken from the
+	// dead-letter queue carried this reason in its latest x-death entry
+	// (delivery_limit: the broker's delivery limit; rejected: a consumer
+	// rejected it; https://www.rabbitmq.com/docs/dlx), which tells who
+	// dead-lettered it.
+	DeadLetterReason string `yaml:"dead_letter_reason,omitempty"`
 }
 
 type namedInt struct {

@@ -563,6 +563,7 @@ func (p *parser) validateExpect(sp string, s *Scenario) {
 	for _, m := range slices.Sorted(maps.Keys(s.Expect.Modes)) {
 		p.validateModeExpectations(sp+".expect.modes."+string(m), m, s.Expect.Modes[m], s)
 	}
+	p.validateVersionScopes(sp, s)
 }
 
 // validateModeExpectations checks one mode's expectations ex at path mp:
@@ -593,6 +594,9 @@ func (p *parser) validateModeExpectations(mp string, m Mode, ex ModeExpectations
 	if ex.ConsumerChanges != nil && !s.Consumers.Enabled() {
 		p.fail(mp+".consumer_changes", "is measured by live consumers: set consumers.count")
 	}
+	if ex.DeadLetterReason != "" && !s.Queue.DeadLetterQueue {
+		p.fail(mp+".dead_letter_reason", "nothing is dead-lettered without queue.dead_letter_queue: true")
+	}
 	if ex.LateConfirms != nil && *ex.LateConfirms > 0 && s.Load.OnConfirmTimeout != OnTimeoutRepublish {
 		p.fail(mp+".late_confirms", "only load.on_confirm_timeout: republish keeps an original's delivery tag tracked after its confirm timed out")
 	}
@@ -615,7 +619,11 @@ func (s *Scenario) UncheckedExpectations() []string {
 		out = append(out, fmt.Sprintf("expect.modes.%s of scenario %q is not checked: --mode runs only %s", m, s.Name, strings.Join(ran, ", ")))
 		delete(s.Expect.Modes, m)
 	}
-	return out
+	ran := make([]string, len(s.Load.Modes))
+	for i, r := range s.Load.Modes {
+		ran[i] = string(r)
+	}
+	return append(out, s.uncheckedScopedModes(strings.Join(ran, ", "))...)
 }
 
 // actionNames is every fault action, in table order, for messages.
