@@ -131,6 +131,13 @@ func (o *runOpts) provision(ctx context.Context, c *cobra.Command, log *slog.Log
 // nobody removes. release, never nil, removes what this run created (also
 // ignoring Ctrl-C) unless --keep, in which case it logs where it is kept.
 func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *client.Client, s *scenario.Scenario, runID string) (*underTest, func(), error) {
+	if o.uri == "" && len(o.containers) == 0 && o.container == "" {
+		// Pulled before anything is created, and interruptible: a pull
+		// can take longer than creation's own bound.
+		if err := o.ensureImage(ctx, log, cli, s); err != nil {
+			return nil, func() {}, err
+		}
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	var ut *underTest
