@@ -27,8 +27,9 @@ const ownImagePath = "rmqtorture/"
 
 // EnsureImage makes image present in the local Docker Engine before any
 // container is created from it: it returns (false, nil) at once when the
-// image is there, else pulls it through the engine (ImagePull, the
-// engine's own registry configuration and credentials store) and returns
+// image is there, else pulls it through the engine (ImagePull,
+// anonymously, with the engine's registry configuration: a registry on
+// 127.0.0.0/8 is reached over plain HTTP) and returns
 // (true, nil) once the engine has it. While the pull runs, progress (when
 // not nil) receives one line describing it after every message of the
 // engine's JSON progress stream: "pulling IMAGE: 45.2 MB of 120.0 MB"
@@ -57,13 +58,14 @@ func EnsureImage(ctx context.Context, cli *client.Client, log *slog.Logger, img 
 		if ctx.Err() != nil {
 			return false, fmt.Errorf("pulling %q: interrupted (%w)", img, ctx.Err())
 		}
-		return false, fmt.Errorf("%w (pulling %q failed: %s)", missing, img, redact.Foreign(err.Error()))
+		return false, fmt.Errorf("%w (pulling %q failed: %s; rmqtorture pulls anonymously: for a private registry, docker login and docker pull it first)", missing, img, redact.Foreign(err.Error()))
 	}
 	if err := imagePresent(ctx, cli, img); err != nil {
 		return false, fmt.Errorf("%w (the engine reported the pull of %q complete)", err, img)
 	}
-	_, size := ps.totals()
-	log.Info("broker image pulled", "image", img, "size", mb(size), "took", time.Since(started).Round(100*time.Millisecond))
+	// Layers the engine already had count for nothing.
+	downloaded, _ := ps.totals()
+	log.Info("broker image pulled", "image", img, "downloaded", mb(downloaded), "took", time.Since(started).Round(100*time.Millisecond))
 	return true, nil
 }
 
@@ -71,8 +73,9 @@ func EnsureImage(ctx context.Context, cli *client.Client, log *slog.Logger, img 
 // feeding ps and progress. An error message in the stream is the pull's
 // error.
 func pull(ctx context.Context, cli *client.Client, img string, ps *pullStatus, progress func(string)) error {
-	// An empty, valid auth header: the engine then uses what `docker
-	// login` stored, and a public or local registry needs none.
+	// Anonymous: credentials stored by `docker login` live with the
+	// docker CLI, not the engine. A public or local registry needs none;
+	// for a private one the error says to pull the image first.
 	rc, err := cli.ImagePull(ctx, img, image.PullOptions{})
 	if err != nil {
 		return err
