@@ -93,6 +93,9 @@ func (o *runOpts) provision(ctx context.Context, c *cobra.Command, log *slog.Log
 		if errors.Is(err, broker.ErrImageMissing) {
 			return nil, CauseImageMissing, err
 		}
+		if errors.Is(err, context.Canceled) { // Ctrl-C while pulling the image: nothing created
+			return nil, CauseInterrupted, err
+		}
 		return nil, CauseOperational, err
 	}
 	res.Container, res.Image, res.NodeContainers = ut.name, ut.image, ut.nodes
