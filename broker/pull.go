@@ -115,8 +115,8 @@ func ownHubImage(img string) bool {
 // layerProgress is one layer's download as the pull stream reports it, in
 // bytes.
 type layerProgress struct {
-	current, total int64
-	extracting     bool
+	current, total       int64
+	extracting, complete bool
 }
 
 // pullStatus sums a pull's JSON progress messages over its layers.
@@ -159,7 +159,7 @@ func (ps *pullStatus) add(m jsonmessage.JSONMessage) bool {
 		if m.Progress != nil && m.Progress.Total > l.total {
 			l.total = m.Progress.Total
 		}
-		l.current, l.extracting = l.total, true
+		l.current, l.extracting, l.complete = l.total, true, m.Status == "Pull complete"
 	}
 	return true
 }
@@ -175,8 +175,8 @@ func (ps *pullStatus) totals() (done, total int64) {
 }
 
 // line is the one progress line: "pulling IMAGE: 45.2 MB of 120.0 MB",
-// ", extracting" once every layer is downloaded and one is being unpacked,
-// just "pulling IMAGE" before a layer's size is known.
+// ", extracting" once every layer is downloaded and one is still being
+// unpacked, just "pulling IMAGE" before a layer's size is known.
 func (ps *pullStatus) line() string {
 	done, total := ps.totals()
 	if total == 0 {
@@ -185,7 +185,7 @@ func (ps *pullStatus) line() string {
 	s := fmt.Sprintf("pulling %s: %s of %s", ps.image, mb(done), mb(total))
 	if done == total {
 		for _, id := range ps.order {
-			if ps.layers[id].extracting {
+			if l := ps.layers[id]; l.extracting && !l.complete {
 				return s + ", extracting"
 			}
 		}

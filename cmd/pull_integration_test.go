@@ -7,11 +7,15 @@ package cmd
 // (.ci/run installs the package).
 
 import (
+	"archive/tar"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"os"
 	"os/exec"
@@ -21,10 +25,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/build"
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/api/types/registry"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
+
+	"github.com/rmqtorture/rmqtorture/broker"
 )
 
 const registryBin = "/usr/bin/docker-registry"
@@ -88,16 +95,44 @@ func drain(rc io.ReadCloser) error {
 	}
 }
 
-// pushToRegistry tags src as ref, pushes it and removes the tag again, so
-// the engine no longer has ref; the pulled tag is removed when the test
-// ends.
-func pushToRegistry(t *testing.T, cli *client.Client, src, ref string) {
+// padBytes is the size of the layer the pushed image adds to the broker
+// image: random, so it compresses to about itself (3.0 MB).
+const padBytes = 3_000_000
+
+// pushPadded builds ref from src plus one layer of padBytes random bytes
+// (a layer the engine has nowhere else, so pulling ref downloads it),
+// pushes it to its registry and removes it from the engine, layer and
+// all; whatever of ref is in the engine when the test ends is removed.
+func pushPadded(t *testing.T, cli *client.Client, src, ref string) {
 	t.Helper()
 	ctx := context.Background()
-	if err := cli.ImageTag(ctx, src, ref); err != nil {
+	pad := make([]byte, padBytes)
+	rnd := rand.New(rand.NewChaCha8([32]byte{}))
+	for i := range pad {
+		pad[i] = byte(rnd.Uint32())
+	}
+	var tarball bytes.Buffer
+	tw := tar.NewWriter(&tarball)
+	for name, body := range map[string][]byte{"Dockerfile": []byte("FROM " + src + "\nCOPY pad /var/tmp/rmqt-pull-pad\n"), "pad": pad} {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _, _ = cli.ImageRemove(context.Background(), ref, image.RemoveOptions{}) })
+	resp, err := cli.ImageBuild(ctx, &tarball, build.ImageBuildOptions{Tags: []string{ref}, Remove: true, ForceRemove: true, SuppressOutput: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	removeImage := func() { _, _ = cli.ImageRemove(context.Background(), ref, image.RemoveOptions{PruneChildren: true}) }
+	t.Cleanup(removeImage)
+	if err := drain(resp.Body); err != nil {
+		t.Fatalf("build %s: %v", ref, err)
+	}
 	// The engine wants an X-Registry-Auth header on push; the registry
 	// asks for no credentials.
 	auth, err := registry.EncodeAuthConfig(registry.AuthConfig{})
@@ -111,11 +146,9 @@ func pushToRegistry(t *testing.T, cli *client.Client, src, ref string) {
 	if err := drain(rc); err != nil {
 		t.Fatalf("push %s: %v", ref, err)
 	}
-	if _, err := cli.ImageRemove(ctx, ref, image.RemoveOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	removeImage()
 	if _, err := cli.ImageInspect(ctx, ref); !client.IsErrNotFound(err) {
-		t.Fatalf("%s still in the engine after removing its tag (err %v)", ref, err)
+		t.Fatalf("%s still in the engine after removing it (err %v)", ref, err)
 	}
 }
 
@@ -128,7 +161,7 @@ func TestRunPullsMissingImage(t *testing.T) {
 	addr := startRegistry(t)
 	cli := dockerClient(t)
 	ref := addr + "/" + brokerImage()
-	pushToRegistry(t, cli, brokerImage(), ref)
+	pushPadded(t, cli, brokerImage(), ref)
 
 	code, stdout, stderr := runCLI(t, "run", "pulled", "-f", "testdata/pulled.yaml", "--image", ref, "--out", t.TempDir())
 	if code != ExitPass {
@@ -136,7 +169,7 @@ func TestRunPullsMissingImage(t *testing.T) {
 	}
 	// Not on a terminal, the pull is two log lines (a terminal shows its
 	// progress line instead).
-	for _, want := range []string{`msg="pulling broker image" .*image=` + regexp.QuoteMeta(ref), `msg="broker image pulled" .*image=` + regexp.QuoteMeta(ref) + ` downloaded="[0-9.]+ MB"`} {
+	for _, want := range []string{`msg="pulling broker image" .*image=` + regexp.QuoteMeta(ref), `msg="broker image pulled" .*image=` + regexp.QuoteMeta(ref) + ` downloaded="3.0 MB"`} {
 		if !regexp.MustCompile(want).MatchString(stderr) {
 			t.Errorf("stderr lacks %s:\n%s", want, stderr)
 		}
@@ -147,6 +180,24 @@ func TestRunPullsMissingImage(t *testing.T) {
 	r := readResult(t, stdout)
 	if r.Image != ref || len(r.Modes) != 1 || r.Modes[0].Delivered != 500 || r.Modes[0].Confirmed != 500 || r.Modes[0].Lost != 0 {
 		t.Errorf("image %q, modes %+v; want %s and 500 of 500 delivered", r.Image, r.Modes, ref)
+	}
+
+	// The progress lines of a pull, from the engine's real stream: the
+	// base layer is there already and counts for nothing; the padding's
+	// 3.0 MB (compressed) are counted up to their total.
+	if _, err := cli.ImageRemove(context.Background(), ref, image.RemoveOptions{PruneChildren: true}); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	pulled, err := broker.EnsureImage(context.Background(), cli, slog.New(slog.DiscardHandler), ref, func(l string) { lines = append(lines, l) })
+	if !pulled || err != nil || len(lines) < 3 || lines[0] != "pulling "+ref || lines[len(lines)-1] != "pulling "+ref+": 3.0 MB of 3.0 MB" {
+		t.Errorf("pulled %v, err %v, progress lines:\n%s", pulled, err, strings.Join(lines, "\n"))
+	}
+	t.Logf("progress lines of the pull: %q", lines)
+	for _, l := range lines[1:] {
+		if l != "pulling "+ref && !regexp.MustCompile(`^pulling `+regexp.QuoteMeta(ref)+`: [0-9]\.[0-9] MB of 3\.0 MB(, extracting)?$`).MatchString(l) {
+			t.Errorf("progress line %q", l)
+		}
 	}
 
 	// A registry that does not have the image: its answer, and the
