@@ -16,7 +16,14 @@ import (
 
 // Exec runs cmd inside the broker container (as the container's user, whose
 // HOME holds the Erlang cookie rabbitmqctl needs) through the Docker exec API
-// and returns its stdout. A non-zero exit is an error carrying stderr.
+// and returns its stdout. A non-zero exit is an error carrying stderr. In
+// the project's images that user is rabbitmq; in the official rabbitmq
+// images (docker-library/rabbitmq) it is root, with HOME=/var/lib/rabbitmq
+// and the CLI tools in PATH, so the CLI reads the cookie the node wrote
+// (root reads a 0400 file it does not own; Erlang checks only the mode).
+// Every call comes after the node's first boot or a cluster's cookie was
+// written: a CLI run as root before either would create a root-owned
+// cookie the node could not read.
 func (c *Container) Exec(ctx context.Context, cmd ...string) (string, error) {
 	created, err := c.cli.ContainerExecCreate(ctx, c.ID, container.ExecOptions{Cmd: cmd, AttachStdout: true, AttachStderr: true})
 	if err != nil {

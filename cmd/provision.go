@@ -93,6 +93,9 @@ func (o *runOpts) provision(ctx context.Context, c *cobra.Command, log *slog.Log
 		if errors.Is(err, broker.ErrImageMissing) {
 			return nil, CauseImageMissing, err
 		}
+		if errors.Is(err, context.Canceled) { // Ctrl-C while pulling the image: nothing created
+			return nil, CauseInterrupted, err
+		}
 		return nil, CauseOperational, err
 	}
 	res.Container, res.Image, res.NodeContainers = ut.name, ut.image, ut.nodes
@@ -131,6 +134,13 @@ func (o *runOpts) provision(ctx context.Context, c *cobra.Command, log *slog.Log
 // nobody removes. release, never nil, removes what this run created (also
 // ignoring Ctrl-C) unless --keep, in which case it logs where it is kept.
 func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *client.Client, s *scenario.Scenario, runID string) (*underTest, func(), error) {
+	if o.uri == "" && len(o.containers) == 0 && o.container == "" {
+		// Pulled before anything is created, and interruptible: a pull
+		// can take longer than creation's own bound.
+		if err := o.ensureImage(ctx, log, cli, s); err != nil {
+			return nil, func() {}, err
+		}
+	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 	defer cancel()
 	var ut *underTest
