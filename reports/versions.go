@@ -362,15 +362,28 @@ func versionColumns(in VersionsInput) []VersionColumn {
 				break
 			}
 		}
-		seen[cols[i].BrokerVersion]++
+		seen[versionNumber(cols[i].BrokerVersion)]++
 	}
 	for i := range cols {
-		cols[i].Name = cols[i].BrokerVersion
+		cols[i].Name = versionNumber(cols[i].BrokerVersion)
 		if cols[i].Name == "" || seen[cols[i].Name] > 1 {
 			cols[i].Name = cols[i].Image
 		}
 	}
 	return cols
+}
+
+// versionNumber is the version number of a broker version as results
+// record it ("RabbitMQ 4.0.5" → "4.0.5"): its last word that starts with a
+// digit, else the whole text.
+func versionNumber(v string) string {
+	fields := strings.Fields(v)
+	for i := len(fields) - 1; i >= 0; i-- {
+		if f := fields[i]; f[0] >= '0' && f[0] <= '9' {
+			return f
+		}
+	}
+	return v
 }
 
 // versionRowsOf lists, per mode (matrix cell) in run order, every value

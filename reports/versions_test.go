@@ -57,7 +57,7 @@ func versionsFixture() VersionsInput {
 		StartedAt: time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC), Interrupted: true,
 		Scenarios: []string{"delivery-limit", "delivery-limit-default", "kill-mid-burst"}, Images: versionImages,
 		Runs: []VersionsRunInput{
-			{Image: versionImages[0], Dir: dir("delivery-limit", "a1"), Result: versionResult("delivery-limit", "3.10.8", "a1", passVerdict(), poisonMode(map[string]int{"4": 100}, 400, 100, passVerdict()))},
+			{Image: versionImages[0], Dir: dir("delivery-limit", "a1"), Result: versionResult("delivery-limit", "RabbitMQ 3.10.8", "a1", passVerdict(), poisonMode(map[string]int{"4": 100}, 400, 100, passVerdict()))},
 			{Image: versionImages[1], Dir: dir("delivery-limit", "b2"), Result: versionResult("delivery-limit", "4.0.5", "b2", passVerdict(), poisonMode(map[string]int{"4": 100}, 400, 100, passVerdict()))},
 			{Image: versionImages[2], Dir: dir("delivery-limit", "c3"), Result: dl436},
 			{Image: versionImages[0], Dir: dir("delivery-limit-default", "d1"), Result: versionResult("delivery-limit-default", "3.10.8", "d1", passVerdict(), poisonMode(map[string]int{"21": 100}, 2100, 100, passVerdict()))},
