@@ -469,10 +469,21 @@ func changes(name string, cols []VersionColumn, one VersionsOfOne, results []*sc
 	for _, s := range versionRows {
 		spec[s.field] = s
 	}
+	// ran[group][i]: the group's mode ran on column i (its verdict row
+	// has a verdict): a mode that did not run on one side changed nothing.
+	ran := map[string][]bool{}
+	for _, row := range one.Rows {
+		if row.Field == "verdict" {
+			ran[row.Group] = make([]bool, len(results))
+			for i, t := range row.Texts {
+				ran[row.Group][i] = t != "-" && t != "not run"
+			}
+		}
+	}
 	var out []VersionChange
 	for _, row := range one.Rows {
 		for i := range results {
-			if i == ref || results[i] == nil || row.Texts[i] == row.Texts[ref] {
+			if i == ref || results[i] == nil || row.Texts[i] == row.Texts[ref] || !ran[row.Group][i] || !ran[row.Group][ref] {
 				continue
 			}
 			c := VersionChange{Scenario: name, Group: row.Group, Field: row.Field, Label: row.Label,
@@ -635,6 +646,10 @@ func writeVersionsText(w io.Writer, v *Versions, wide bool) error {
 			}
 			for _, reason := range r.Verdict.Reasons {
 				writeWrapped(w, "  - ", fmt.Sprintf("%s on %s: %s", s.Scenario, v.Columns[i].Name, reason), 4)
+			}
+			if vs := r.VersionScope; vs != nil && vs.Finding != "" {
+				// A broker finding: the version differs from its documentation.
+				writeWrapped(w, "  finding: ", fmt.Sprintf("%s on %s: %s (because: %s)", s.Scenario, v.Columns[i].Name, vs.Finding, vs.Because), 4)
 			}
 		}
 	}

@@ -42,7 +42,7 @@ func versionsFixture() VersionsInput {
 	fail := scenario.Verdict{Status: scenario.Fail, Reasons: []string{"confirm-window: dead_lettered 0, expected 100"}}
 	dl436 := versionResult("delivery-limit", "4.3.6", "c3", passVerdict(), poisonMode(map[string]int{"5": 100}, 500, 100, passVerdict()))
 	dl436.VersionScope = &scenario.AppliedVersionScope{BrokerVersion: "4.3.6", When: ">=4.3", Because: "rabbitmq-server PR #00000 (example)",
-		Stated: []string{"confirm-window.deliveries_per_message"}}
+		Finding: "an example finding: the documentation says otherwise", Stated: []string{"confirm-window.deliveries_per_message"}}
 	def436 := versionResult("delivery-limit-default", "4.3.6", "d3", fail, poisonMode(map[string]int{"1598": 60, "1602": 40}, 159960, 0, fail))
 	def436.VersionScope = &scenario.AppliedVersionScope{BrokerVersion: "4.3.6"} // scopes stated, none matched
 	kill := func(runID, version string, missing int, rate, p99 float64) *scenario.Result {
@@ -182,5 +182,26 @@ func TestVersionsSchemaRejects(t *testing.T) {
 		if ValidateVersions(b) == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// TestVersionsChangesSkipModesNotRun: a mode that did not run on one
+// version (interrupted) changes nothing; its verdict is not run.
+func TestVersionsChangesSkipModesNotRun(t *testing.T) {
+	ran := versionResult("s", "RabbitMQ 3.10.8", "1", passVerdict(), poisonMode(map[string]int{"4": 100}, 400, 100, passVerdict()))
+	cut := versionResult("s", "RabbitMQ 4.0.5", "2", scenario.Verdict{Status: scenario.Inconclusive},
+		scenario.ModeResult{Mode: scenario.ConfirmWindow, NotRun: true, Verdict: scenario.Verdict{Status: scenario.Inconclusive}})
+	cut.Interrupted = true
+	v := BuildVersions(VersionsInput{Scenarios: []string{"s"}, Images: []string{"a:1", "b:1"}, Interrupted: true,
+		Runs: []VersionsRunInput{{Image: "a:1", Result: ran}, {Image: "b:1", Result: cut}}})
+	if len(v.Changes) != 0 {
+		t.Fatalf("changes %+v", v.Changes)
+	}
+	rows := v.Scenarios[0].Rows
+	if last := rows[len(rows)-1]; last.Field != "verdict" || strings.Join(last.Texts, ",") != "pass,not run" {
+		t.Fatalf("verdict row %+v", last)
+	}
+	if v.Verdict.Status != scenario.Inconclusive || strings.Join(v.Verdict.Reasons, "; ") != "s on 4.0.5: inconclusive" {
+		t.Fatalf("verdict %+v", v.Verdict)
 	}
 }
