@@ -165,7 +165,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 // scenarioFlags are the flags that override a scenario field, with the
 // field paths they set (as scenario.Validate names them).
 var scenarioFlags = []struct{ flag, field string }{
-	{"mode", "load.modes"}, {"messages", "load.messages"}, {"window", "load.window"}, {"image", "broker.image"},
+	{"mode", "load.modes"}, {"messages", "load.messages"}, {"window", "load.window"}, {"image", "broker.image"}, {"images", "broker.image"},
 	{"queue-types", "queue.type"}, {"queue-types", "matrix.queue_types"},
 	{"persistence", "load.persistent"}, {"persistence", "matrix.persistent"}, {"repeat", "matrix.repeat"},
 	{"nodes", "broker.nodes"}, {"containers", "broker.nodes"},

@@ -369,6 +369,9 @@ func versionColumns(in VersionsInput) []VersionColumn {
 		if cols[i].Name == "" || seen[cols[i].Name] > 1 {
 			cols[i].Name = cols[i].Image
 		}
+		if cols[i].Name == "" {
+			cols[i].Name = "broker" // --uri: no image, and no version known
+		}
 	}
 	return cols
 }
