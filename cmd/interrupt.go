@@ -326,6 +326,13 @@ func (sr *scenarioRun) abort() int {
 	if err != nil {
 		sr.log.Error("write the partial report", "err", err)
 	}
+	if wrote {
+		// The process exits without waiting for run: the versions report
+		// (images.go) is written now, with what ran.
+		if err := sr.o.versions.finish(true); err != nil {
+			sr.log.Error("write the versions report", "err", err)
+		}
+	}
 	if !wrote {
 		code = ExitPass // the run's own report stands, and its own exit code
 		sr.a.ownEnded()

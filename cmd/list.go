@@ -42,7 +42,7 @@ fault actions. Without -f it lists the scenarios built into rmqtorture.`,
 				nameW = max(nameW, displaywidth.String(s.Name))
 			}
 			for _, s := range f.Scenarios {
-				line := fmt.Sprintf("%-*s %s", nameW, s.Name, firstSentence(s.Description))
+				line := fmt.Sprintf("%-*s %s", nameW, s.Name, groupPrefix(&s)+firstSentence(s.Description))
 				if format != outWide {
 					line = displaywidth.TruncateString(line, listWidth, "…")
 				}
@@ -74,6 +74,10 @@ type listedScenario struct {
 	Nodes       int      `json:"nodes"`       // 1: a single broker; 3 or 5: a cluster
 	QueueType   string   `json:"queue_type"`  // quorum, classic or stream
 	Faults      []string `json:"faults"`      // the fault steps' actions, in order; empty: no fault
+	// Runs and Images: a group entry's scenarios and broker.images (absent
+	// for a scenario; groups.go).
+	Runs   []string `json:"runs,omitempty"`
+	Images []string `json:"images,omitempty"`
 }
 
 func listJSON(f *scenario.File) []listedScenario {
@@ -89,6 +93,7 @@ func listJSON(f *scenario.File) []listedScenario {
 		for _, ft := range s.Faults {
 			l.Faults = append(l.Faults, string(ft.Action))
 		}
+		l.Runs, l.Images = s.Runs, s.Broker.Images
 		out = append(out, l)
 	}
 	return out
@@ -135,7 +140,7 @@ built into rmqtorture.
 			}
 			enc := yaml.NewEncoder(c.OutOrStdout())
 			enc.SetIndent(2)
-			if err := enc.Encode(scenario.File{Version: f.Version, Scenarios: out}); err != nil {
+			if err := enc.Encode(planOf(f.Version, out)); err != nil {
 				return err
 			}
 			return enc.Close()

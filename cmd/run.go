@@ -70,6 +70,10 @@ type runOpts struct {
 	json jsonArray
 	// printed counts the scenarios whose result write printed.
 	printed int
+	// images is --images; versions, when set, collects every run into one
+	// versions report (images.go).
+	images   []string
+	versions *versionsRun
 }
 
 func newRun(g *globalOpts) *cobra.Command { return newRunWith(g, &runOpts{}) }
@@ -104,12 +108,25 @@ partial report (exit 130; a mode cut short has its exact expectations "not
 checked: interrupted"); a second one writes what was measured, removes the
 container and exits; a third exits at once.
 
+--images a,b (or broker.images in the scenario; --images wins, --image runs
+one) runs every scenario, every mode and matrix cell, once on each image: an
+ordinary run each, with its own folder and result.json, then one versions
+report (versions-<time>-<id>/versions.md and versions.json under --out) that
+stdout shows instead of each run's table: a column per broker version, the
+verdict per version and what changed, each difference marked expected (with
+its because) when that version's expect.versions states it, else "not
+stated". A group entry (runs: [...], e.g. upgrade-check) runs its scenarios
+on its broker.images into one such report. --all runs every scenario once
+and skips group entries (the scenarios they run are entries of the file).
+
 Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
-130 interrupted.`,
+130 interrupted (with several scenarios or images: the worst).`,
 		Example: `  rmqtorture run kill-mid-burst
   rmqtorture run kill-mid-burst --mode confirm-window --messages 5000
   rmqtorture run kill-mid-burst --image rabbitmq:4 --keep
   rmqtorture run kill-mid-burst --nodes 3
+  rmqtorture run delivery-limit --images rmqtorture/rabbitmq:4.0-trixie,rmqtorture/rabbitmq:4.3-forky
+  rmqtorture run upgrade-check
   rmqtorture run kill-mid-burst --fail-on-missing -o json > result.json`,
 		Args: func(c *cobra.Command, args []string) error {
 			if o.all != (len(args) == 0) {
@@ -141,13 +158,14 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	addFileFlag(c, g)
 	fl.BoolVar(&o.failOnMissing, "fail-on-missing", false, "fail the verdict (exit 1) when fire-and-forget loses any order without an error (sets expect.max_unconfirmed_missing: 0)")
 	addOutputFlag(c, &o.output, outWide, outJSON, outMarkdown)
+	o.addImagesFlag(c)
 	return c
 }
 
 // scenarioFlags are the flags that override a scenario field, with the
 // field paths they set (as scenario.Validate names them).
 var scenarioFlags = []struct{ flag, field string }{
-	{"mode", "load.modes"}, {"messages", "load.messages"}, {"window", "load.window"}, {"image", "broker.image"},
+	{"mode", "load.modes"}, {"messages", "load.messages"}, {"window", "load.window"}, {"image", "broker.image"}, {"images", "broker.image"},
 	{"queue-types", "queue.type"}, {"queue-types", "matrix.queue_types"},
 	{"persistence", "load.persistent"}, {"persistence", "matrix.persistent"}, {"repeat", "matrix.repeat"},
 	{"nodes", "broker.nodes"}, {"containers", "broker.nodes"},
@@ -385,20 +403,14 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 	if err != nil {
 		return err
 	}
-	if o.all {
-		for _, sc := range f.Scenarios {
-			names = append(names, sc.Name)
-		}
-	}
 	// Every scenario and flag is checked before anything is touched.
+	runs, versions, groups, err := o.expandNames(c, f, g.file, names)
+	if err != nil {
+		return err
+	}
 	var plans []scenario.Scenario
-	for _, name := range names {
-		s, err := findScenario(f, g.file, name)
-		if err != nil {
-			return causeErr(CauseUnknownScenario, err)
-		}
-		sc := *s
-		sc.Load.Modes = slices.Clone(s.Load.Modes)
+	for _, p := range runs {
+		sc := planScenario(p.scenario, p.image)
 		// apply prints its warnings on stderr; result.json carries them too.
 		warnings, err := o.apply(c, g.file, &sc)
 		if err != nil {
@@ -431,7 +443,11 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 		}
 	}
 
-	o.json.on = o.output == outJSON && len(plans) > 1
+	if versions {
+		o.versions = o.newVersionsRun(c, plans, groups)
+		defer func() { err = errors.Join(err, o.versions.finish(ctx.Err() != nil)) }()
+	}
+	o.json.on = o.output == outJSON && len(plans) > 1 && o.versions == nil
 	defer func() {
 		if end := o.endJSONArray(c.OutOrStdout()); end != nil {
 			err = errors.Join(err, end)
@@ -710,6 +726,9 @@ func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *sce
 	out := c.OutOrStdout()
 	redact.Strings(res) // no URL password or terminal code reaches stdout or a file
 	o.prog.hide()
+	if o.versions != nil {
+		return o.writeRun(c, dir, res) // stdout holds the versions report
+	}
 	var stdoutErr error
 	if o.printed > 0 && o.output != outJSON {
 		// A blank line between scenarios: each headline starts a block.

@@ -265,6 +265,9 @@ func (p *parser) defaults(f *File) {
 	for i := range f.Scenarios {
 		s := &f.Scenarios[i]
 		d := defaulter{p: p, prefix: fmt.Sprintf("scenarios[%d].", i)}
+		if s.IsGroup() || d.at("runs") {
+			continue // a group has no settings of its own to default
+		}
 		d.broker(s)
 		d.queue(s)
 		d.load(s)

@@ -76,7 +76,15 @@ func (p *parser) validate(f *File) {
 			p.fail(sp+".name", "%q already names scenarios[%d]", s.Name, j)
 		}
 		names[s.Name] = i
+		if s.IsGroup() || p.has(sp+".runs") {
+			continue // validateGroup, once every name is known
+		}
 		p.validateScenario(sp, &s)
+	}
+	for i := range f.Scenarios {
+		if sp := fmt.Sprintf("scenarios[%d]", i); f.Scenarios[i].IsGroup() || p.has(sp+".runs") {
+			p.validateGroup(sp, f, i)
+		}
 	}
 }
 
@@ -114,6 +122,7 @@ func (p *parser) validateBroker(sp string, s *Scenario) {
 	if strings.TrimSpace(s.Broker.Image) == "" {
 		p.fail(sp+".broker.image", "must name an image")
 	}
+	p.validateImages(sp, s)
 	p.atLeastMS(sp+".broker.ready_timeout", s.Broker.ReadyTimeout)
 	p.validateBrokerConfig(sp, s)
 }

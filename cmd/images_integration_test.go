@@ -1,0 +1,107 @@
+package cmd
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rmqtorture/rmqtorture/reports"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// TestImagesSideBySide runs a small no-fault scenario (testdata/images.yaml:
+// 200 orders, confirm-each) on RabbitMQ 3.10.8 and 4.0.5, one broker at a
+// time, in one invocation: each run has its own folder and result.json, and
+// one versions report puts the two side by side with each column's exact
+// counts and broker version; no container is left.
+func TestImagesSideBySide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs Docker and the broker images")
+	}
+	images := []string{"rmqtorture/rabbitmq:3.10-bookworm", "rmqtorture/rabbitmq:4.0-trixie"}
+	out := t.TempDir()
+	code, stdout, stderr := runCLI(t, "run", "small", "-f", "testdata/images.yaml", "--out", out, "--images", strings.Join(images, ","))
+	if code != ExitPass {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	var path string
+	for _, line := range strings.Split(stdout, "\n") {
+		if p, ok := strings.CutPrefix(line, "versions result: "); ok {
+			path = p
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("versions.json: %v\n%s", err, stdout)
+	}
+	if err := reports.ValidateVersions(data); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(path), "versions.md")); err != nil {
+		t.Fatal(err)
+	}
+	var v reports.Versions
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatal(err)
+	}
+	if len(v.Columns) != 2 || v.Columns[0].Name != "3.10.8" || v.Columns[0].Image != images[0] || v.Columns[1].Name != "4.0.5" || v.Columns[1].Image != images[1] {
+		t.Fatalf("columns %+v", v.Columns)
+	}
+	if v.Verdict.Status != "pass" || len(v.Scenarios) != 1 || v.Scenarios[0].Scenario != "small" {
+		t.Fatalf("verdict %+v, scenarios %d", v.Verdict, len(v.Scenarios))
+	}
+	s := v.Scenarios[0]
+	for i, run := range s.Runs {
+		if run == nil {
+			t.Fatalf("no run on %s", images[i])
+		}
+		res := readResultFile(t, filepath.Join(run.Dir, "result.json"))
+		if res.Image != images[i] || res.BrokerVersion != v.Columns[i].BrokerVersion || !strings.HasSuffix(res.BrokerVersion, " "+v.Columns[i].Name) || run.BrokerVersion != res.BrokerVersion || res.RunID != run.RunID {
+			t.Errorf("run %d: result image %q version %q run %q, versions.json %+v", i, res.Image, res.BrokerVersion, res.RunID, run)
+		}
+		if _, err := os.Stat(filepath.Join(run.Dir, "report.md")); err != nil {
+			t.Error(err)
+		}
+		noLeftovers(t, run.RunID)
+	}
+	if s.Runs[0].Dir == s.Runs[1].Dir {
+		t.Fatalf("both runs wrote %s", s.Runs[0].Dir)
+	}
+	want := map[string][]string{"sent": {"200", "200"}, "confirmed": {"200", "200"}, "lost": {"0", "0"}, "in_doubt": {"0", "0"},
+		"nacked": {"0", "0"}, "returned": {"0", "0"}, "duplicates": {"0", "0"}, "delivered": {"200", "200"}, "verdict": {"pass", "pass"}}
+	for _, r := range s.Rows {
+		if w, ok := want[r.Field]; ok {
+			if r.Group != "confirm-each" || !slices.Equal(r.Texts, w) {
+				t.Errorf("%s %s: %v, want %v", r.Group, r.Field, r.Texts, w)
+			}
+			delete(want, r.Field)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("rows missing: %v", want)
+	}
+	// The terminal table: one column per version, both runs' verdicts.
+	for _, line := range []string{`(?m)^ small +3\.10\.8 +4\.0\.5$`, `(?m)^ confirm-each +sent +200 +200$`, `(?m)^ +lost +0 +0$`, `(?m)^ small +PASS +PASS$`, `(?m)^verdict: PASS$`} {
+		if !regexp.MustCompile(line).MatchString(stdout) {
+			t.Errorf("stdout lacks %s:\n%s", line, stdout)
+		}
+	}
+}
+
+// readResultFile reads and validates one run's result.json.
+func readResultFile(t *testing.T, path string) *scenario.Result {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := reports.Decode(data)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return r
+}

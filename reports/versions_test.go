@@ -1,0 +1,207 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+var versionImages = []string{"rmqtorture/rabbitmq:3.10-bookworm", "rmqtorture/rabbitmq:4.0-trixie", "rmqtorture/rabbitmq:4.3-forky"}
+
+func passVerdict() scenario.Verdict { return scenario.Verdict{Status: scenario.Pass} }
+
+// poisonMode is delivery-limit's confirm-window mode: 100 orders, each
+// delivered dpm times by a nack-requeue consumer, dead letters dl of them.
+func poisonMode(dpm map[string]int, deliveries, dl int, v scenario.Verdict) scenario.ModeResult {
+	return scenario.ModeResult{Mode: scenario.ConfirmWindow, Window: 1000, DeadLetterQueue: "q.dlq",
+		Counts:              metrics.Counts{Sent: 100, Confirmed: 100, Delivered: 100, DeadLettered: dl},
+		PreFaultPublishRate: 5000, ConfirmLatency: metrics.LatencySummary{Count: 100, P99: 4},
+		Consumers: &scenario.ConsumerStats{Count: 1, Prefetch: 10, OnDelivery: scenario.ConsumerNackRequeue,
+			Deliveries: deliveries, DeliveriesPerMessage: dpm},
+		Verdict: v}
+}
+
+func versionResult(name, version, runID string, v scenario.Verdict, modes ...scenario.ModeResult) *scenario.Result {
+	return &scenario.Result{SchemaVersion: scenario.SchemaVersion, Scenario: name, RunID: runID, BrokerVersion: version,
+		QueueType: scenario.Quorum, Messages: 100, Modes: modes, Verdict: v}
+}
+
+// versionsFixture: delivery-limit on three versions (4.3.6 delivers each
+// order 5 times, stated by its version scope), delivery-limit-default
+// (4.3.6 cycles and dead-letters nothing: not stated, so it fails) and
+// kill-mid-burst, interrupted before it ran on 4.3.6.
+func versionsFixture() VersionsInput {
+	fail := scenario.Verdict{Status: scenario.Fail, Reasons: []string{"confirm-window: dead_lettered 0, expected 100"}}
+	dl436 := versionResult("delivery-limit", "4.3.6", "c3", passVerdict(), poisonMode(map[string]int{"5": 100}, 500, 100, passVerdict()))
+	dl436.VersionScope = &scenario.AppliedVersionScope{BrokerVersion: "4.3.6", When: ">=4.3", Because: "rabbitmq-server PR #00000 (example)",
+		Finding: "an example finding: the documentation says otherwise", Stated: []string{"confirm-window.deliveries_per_message"}}
+	def436 := versionResult("delivery-limit-default", "4.3.6", "d3", fail, poisonMode(map[string]int{"1598": 60, "1602": 40}, 159960, 0, fail))
+	def436.VersionScope = &scenario.AppliedVersionScope{BrokerVersion: "4.3.6"} // scopes stated, none matched
+	kill := func(runID, version string, missing int, rate, p99 float64) *scenario.Result {
+		return versionResult("kill-mid-burst", version, runID, passVerdict(),
+			scenario.ModeResult{Mode: scenario.FireAndForget, Counts: metrics.Counts{Sent: 20000, Delivered: 20000 - missing, UnconfirmedMissing: missing},
+				PreFaultPublishRate: rate, Verdict: passVerdict()},
+			scenario.ModeResult{Mode: scenario.ConfirmEach, Window: 1, Counts: metrics.Counts{Sent: 20000, Confirmed: 19990, InDoubt: 10, Delivered: 20000, Duplicates: 3},
+				PreFaultPublishRate: rate / 10, ConfirmLatency: metrics.LatencySummary{Count: 19990, P99: p99}, Verdict: passVerdict()})
+	}
+	dir := func(s, id string) string { return "out/" + s + "-20261201T200000Z-" + id }
+	return VersionsInput{Tool: "rmqtorture test", Command: "rmqtorture run delivery-limit delivery-limit-default kill-mid-burst --images " + strings.Join(versionImages, ","),
+		StartedAt: time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC), Interrupted: true,
+		Scenarios: []string{"delivery-limit", "delivery-limit-default", "kill-mid-burst"}, Images: versionImages,
+		Runs: []VersionsRunInput{
+			{Image: versionImages[0], Dir: dir("delivery-limit", "a1"), Result: versionResult("delivery-limit", "RabbitMQ 3.10.8", "a1", passVerdict(), poisonMode(map[string]int{"4": 100}, 400, 100, passVerdict()))},
+			{Image: versionImages[1], Dir: dir("delivery-limit", "b2"), Result: versionResult("delivery-limit", "4.0.5", "b2", passVerdict(), poisonMode(map[string]int{"4": 100}, 400, 100, passVerdict()))},
+			{Image: versionImages[2], Dir: dir("delivery-limit", "c3"), Result: dl436},
+			{Image: versionImages[0], Dir: dir("delivery-limit-default", "d1"), Result: versionResult("delivery-limit-default", "3.10.8", "d1", passVerdict(), poisonMode(map[string]int{"21": 100}, 2100, 100, passVerdict()))},
+			{Image: versionImages[1], Dir: dir("delivery-limit-default", "d2"), Result: versionResult("delivery-limit-default", "4.0.5", "d2", passVerdict(), poisonMode(map[string]int{"21": 100}, 2100, 100, passVerdict()))},
+			{Image: versionImages[2], Dir: dir("delivery-limit-default", "d3"), Result: def436},
+			{Image: versionImages[0], Dir: dir("kill-mid-burst", "k1"), Result: kill("k1", "3.10.8", 10000, 20000, 10)},
+			{Image: versionImages[1], Dir: dir("kill-mid-burst", "k2"), Result: kill("k2", "4.0.5", 15000, 30000, 11)},
+		}}
+}
+
+func renderVersions(t *testing.T, f func(io.Writer, *Versions) error, v *Versions) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := f(&buf, v); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestVersionsGolden pins the terminal summary, the wide table, versions.md
+// and versions.json of the fixture, byte for byte; the summary fits Width
+// and the JSON matches its schema.
+func TestVersionsGolden(t *testing.T) {
+	v := BuildVersions(versionsFixture())
+	summary := renderVersions(t, VersionsSummary, v)
+	golden(t, "versions.summary.golden", summary)
+	golden(t, "versions.wide.golden", renderVersions(t, VersionsWide, v))
+	golden(t, "versions.md.golden", renderVersions(t, VersionsMarkdown, v))
+	js := renderVersions(t, VersionsJSON, v)
+	golden(t, "versions.json.golden", js)
+	for i, l := range strings.Split(string(summary), "\n") {
+		if w := twwidth.Width(l); w > Width {
+			t.Errorf("summary line %d is %d columns wide: %s", i+1, w, l)
+		}
+	}
+	if err := ValidateVersions(js); err != nil {
+		t.Fatalf("versions.json does not match its schema: %v", err)
+	}
+}
+
+// TestVersionsChanges: what differs from the reference column (the first
+// image), each marked expected when the version scope of either side
+// states the field, and the verdict.
+func TestVersionsChanges(t *testing.T) {
+	v := BuildVersions(versionsFixture())
+	var got []string
+	for _, c := range v.Changes {
+		line := c.Scenario + " " + c.Group + " " + c.Field + " " + c.From + "→" + c.To + " on " + c.Column
+		if c.Ratio != nil {
+			line += " ×" + trimFloat(*c.Ratio)
+		}
+		if c.Expected {
+			line += " expected: " + c.Because
+		}
+		got = append(got, line)
+	}
+	want := []string{
+		"delivery-limit confirm-window deliveries_per_message 4→5 on 4.3.6 expected: rabbitmq-server PR #00000 (example)",
+		"delivery-limit confirm-window consumer_deliveries 400→500 on 4.3.6",
+		"delivery-limit-default confirm-window dead_lettered 100→0 on 4.3.6",
+		"delivery-limit-default confirm-window deliveries_per_message 21→1,598–1,602 on 4.3.6",
+		"delivery-limit-default confirm-window consumer_deliveries 2,100→159,960 on 4.3.6",
+		"delivery-limit-default confirm-window verdict pass→fail on 4.3.6",
+		"kill-mid-burst fire-and-forget unconfirmed_missing 10,000→15,000 on 4.0.5 ×1.5",
+		"kill-mid-burst fire-and-forget publish_rate_msgs_per_s 20,000→30,000 on 4.0.5 ×1.5",
+		"kill-mid-burst fire-and-forget delivered 10,000→5,000 on 4.0.5",
+		"kill-mid-burst confirm-each publish_rate_msgs_per_s 2,000→3,000 on 4.0.5 ×1.5",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// p99 10 → 11 ms (×1.1) is within ChangeRatio: not listed.
+	if v.Verdict.Status != scenario.Fail || strings.Join(v.Verdict.Reasons, "; ") != "delivery-limit-default on 4.3.6: fail; kill-mid-burst on 4.3.6: not run" {
+		t.Fatalf("verdict %+v", v.Verdict)
+	}
+	if v.Scenarios[2].Runs[2] != nil {
+		t.Fatal("kill-mid-burst never ran on 4.3.6 but has a run")
+	}
+}
+
+// TestVersionsColumnNames: columns are named by the broker's version;
+// two images reporting the same version, or a broker that never answered,
+// are named by their image.
+func TestVersionsColumnNames(t *testing.T) {
+	in := VersionsInput{Scenarios: []string{"s"}, Images: []string{"a:1", "b:1", "c:1"}, Runs: []VersionsRunInput{
+		{Image: "a:1", Result: versionResult("s", "4.0.5", "1", passVerdict())},
+		{Image: "b:1", Result: versionResult("s", "4.0.5", "2", passVerdict())},
+		{Image: "c:1", Result: versionResult("s", "", "3", passVerdict())},
+	}}
+	var names []string
+	for _, c := range BuildVersions(in).Columns {
+		names = append(names, c.Name)
+	}
+	if got := strings.Join(names, ","); got != "a:1,b:1,c:1" {
+		t.Fatalf("columns %s", got)
+	}
+	in.Runs[1].Result.BrokerVersion = "4.3.6"
+	names = nil
+	for _, c := range BuildVersions(in).Columns {
+		names = append(names, c.Name)
+	}
+	if got := strings.Join(names, ","); got != "4.0.5,4.3.6,c:1" {
+		t.Fatalf("columns %s", got)
+	}
+}
+
+// TestVersionsSchemaRejects: the schema refuses a versions.json without
+// its schema_version, or with a column that has no image.
+func TestVersionsSchemaRejects(t *testing.T) {
+	js := renderVersions(t, VersionsJSON, BuildVersions(versionsFixture()))
+	for name, edit := range map[string]func(map[string]any){
+		"no schema_version": func(d map[string]any) { delete(d, "schema_version") },
+		"version 2":         func(d map[string]any) { d["schema_version"] = 2 },
+		"column no image":   func(d map[string]any) { delete(d["columns"].([]any)[0].(map[string]any), "image") },
+	} {
+		var d map[string]any
+		if err := json.Unmarshal(js, &d); err != nil {
+			t.Fatal(err)
+		}
+		edit(d)
+		b, _ := json.Marshal(d)
+		if ValidateVersions(b) == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// TestVersionsChangesSkipModesNotRun: a mode that did not run on one
+// version (interrupted) changes nothing; its verdict is not run.
+func TestVersionsChangesSkipModesNotRun(t *testing.T) {
+	ran := versionResult("s", "RabbitMQ 3.10.8", "1", passVerdict(), poisonMode(map[string]int{"4": 100}, 400, 100, passVerdict()))
+	cut := versionResult("s", "RabbitMQ 4.0.5", "2", scenario.Verdict{Status: scenario.Inconclusive},
+		scenario.ModeResult{Mode: scenario.ConfirmWindow, NotRun: true, Verdict: scenario.Verdict{Status: scenario.Inconclusive}})
+	cut.Interrupted = true
+	v := BuildVersions(VersionsInput{Scenarios: []string{"s"}, Images: []string{"a:1", "b:1"}, Interrupted: true,
+		Runs: []VersionsRunInput{{Image: "a:1", Result: ran}, {Image: "b:1", Result: cut}}})
+	if len(v.Changes) != 0 {
+		t.Fatalf("changes %+v", v.Changes)
+	}
+	rows := v.Scenarios[0].Rows
+	if last := rows[len(rows)-1]; last.Field != "verdict" || strings.Join(last.Texts, ",") != "pass,not run" {
+		t.Fatalf("verdict row %+v", last)
+	}
+	if v.Verdict.Status != scenario.Inconclusive || strings.Join(v.Verdict.Reasons, "; ") != "s on 4.0.5: inconclusive" {
+		t.Fatalf("verdict %+v", v.Verdict)
+	}
+}
