@@ -207,13 +207,13 @@ func (o *compareOpts) runVersions(c *cobra.Command, baseName string, bases []rep
 	v := reports.CompareVersions(baseName, bases, candName, cands, o.th, accepts)
 	v.AcrossVersions = o.acrossVersions
 	var md bytes.Buffer
-	if err := reports.VersionsMarkdown(&md, v); err != nil {
+	if err := reports.CompareVersionsMarkdown(&md, v); err != nil {
 		return opErr(err)
 	}
 	out := md.Bytes()
 	if o.output == outJSON {
 		var js bytes.Buffer
-		if err := reports.VersionsJSON(&js, v); err != nil {
+		if err := reports.CompareVersionsJSON(&js, v); err != nil {
 			return opErr(err)
 		}
 		out = js.Bytes()

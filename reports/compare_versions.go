@@ -485,14 +485,14 @@ func (v *VersionsComparison) sideBrokers(candidate bool) string {
 	return strings.Join(names, "; ")
 }
 
-// VersionsMarkdown writes v as markdown: the two sides and their brokers,
+// CompareVersionsMarkdown writes v as markdown: the two sides and their brokers,
 // the outcome and every unaccepted regression, every accepted difference
 // with its reason, the broker warnings (unless AcrossVersions), the
 // unpaired results, the notes, then per scenario a "what changed" table
 // (mode, field as --accept names it, baseline, candidate, change, limit,
 // status). It returns the
 // first error writing to w.
-func VersionsMarkdown(w io.Writer, v *VersionsComparison) error {
+func CompareVersionsMarkdown(w io.Writer, v *VersionsComparison) error {
 	return sticky(w, func(w io.Writer) error { return writeVersions(w, v) })
 }
 
@@ -570,13 +570,13 @@ func writeVersions(w io.Writer, v *VersionsComparison) error {
 	return nil
 }
 
-// VersionsJSON writes v as one indented JSON object: both sides as named,
+// CompareVersionsJSON writes v as one indented JSON object: both sides as named,
 // across_versions, whether an unaccepted regression remains, the
 // regression and accepted sentences, the broker warnings ([] when none),
 // the unpaired results, the notes, the thresholds (percent, percentage
 // points, ms; null when off) and per scenario its pair of files, brokers
 // and changes (figures in msg/s, ms, ids; ratio = candidate ÷ baseline).
-func VersionsJSON(w io.Writer, v *VersionsComparison) error {
+func CompareVersionsJSON(w io.Writer, v *VersionsComparison) error {
 	type thresholds struct {
 		MaxThroughputDropPct float64  `json:"max_throughput_drop_pct"`
 		MaxP99RisePct        float64  `json:"max_p99_rise_pct"`

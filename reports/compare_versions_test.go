@@ -391,10 +391,10 @@ func TestCompareVersionsGolden(t *testing.T) {
 		"new-runs/", []NamedResult{named("new-runs/dl/result.json", dlC), named("new-runs/k/result.json", kC)}, DefaultThresholds(), accepts)
 	v.AcrossVersions = true
 	var md, js bytes.Buffer
-	if err := VersionsMarkdown(&md, v); err != nil {
+	if err := CompareVersionsMarkdown(&md, v); err != nil {
 		t.Fatal(err)
 	}
-	if err := VersionsJSON(&js, v); err != nil {
+	if err := CompareVersionsJSON(&js, v); err != nil {
 		t.Fatal(err)
 	}
 	for _, g := range []struct {
@@ -417,7 +417,7 @@ func TestCompareVersionsGolden(t *testing.T) {
 	// Without --across-versions the same comparison warns in its markdown.
 	v.AcrossVersions = false
 	md.Reset()
-	if err := VersionsMarkdown(&md, v); err != nil {
+	if err := CompareVersionsMarkdown(&md, v); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(md.String(), "\n**Warning:** baseline ran RabbitMQ 4.0.5 (rmqtorture/rabbitmq:4.0-trixie), candidate RabbitMQ 4.3.6 (rmqtorture/rabbitmq:4.3-forky): differences may be the broker's, not your change.\n") || !strings.HasPrefix(md.String(), "## rmqtorture compare\n") {

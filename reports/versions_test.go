@@ -87,7 +87,7 @@ func TestVersionsGolden(t *testing.T) {
 	golden(t, "versions.wide.golden", renderVersions(t, VersionsWide, v))
 	golden(t, "versions.md.golden", renderVersions(t, VersionsMarkdown, v))
 	js := renderVersions(t, VersionsJSON, v)
-	golden(t, "versions.json.golden", js)
+	golden(t, "versions.golden.json", js)
 	for i, l := range strings.Split(string(summary), "\n") {
 		if w := twwidth.Width(l); w > Width {
 			t.Errorf("summary line %d is %d columns wide: %s", i+1, w, l)
