@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -246,6 +247,11 @@ var versionRows = []rowSpec{
 		return count(func(m scenario.ModeResult) int { return m.DeadLettered })(g)
 	}},
 	{field: "deliveries_per_message", label: "deliveries per message", value: histogram(func(c *scenario.ConsumerStats) map[string]int { return c.DeliveriesPerMessage })},
+	// Who dead-lettered: the reason of each id's latest x-death entry
+	// (delivery_limit: the broker; rejected: the consumer gave up), as
+	// text; a change of who stops a poison message is a change of
+	// behaviour even when the counts agree.
+	{field: "dead_letter_reason", label: "dead-letter reason", value: deadLetterReasons},
 	{field: "publish_rate_msgs_per_s", label: "publish msg/s", ratio: true, value: func(g runGroup) (float64, string, bool) {
 		f := g.figures()
 		if f.rate <= 0 {
@@ -281,6 +287,31 @@ var versionRows = []rowSpec{
 	}},
 	{field: "retries", label: "retries at park", value: histogram(func(c *scenario.ConsumerStats) map[string]int { return c.RetriesAtPark })},
 	{field: "x_death_count_at_park", label: "x-death count at park", value: histogram(func(c *scenario.ConsumerStats) map[string]int { return c.XDeathCountAtPark })},
+}
+
+// deadLetterReasons is the row of x-death reasons: "delivery_limit" when
+// every dead-lettered id carried one reason, else each reason with its
+// count ("delivery_limit 60, rejected 40"); not a row where nothing was
+// dead-lettered.
+func deadLetterReasons(g runGroup) (float64, string, bool) {
+	counts := map[string]int{}
+	for _, m := range g.runs {
+		for r, n := range m.DeadLetterReasons {
+			counts[r] += n
+		}
+	}
+	if len(counts) == 0 {
+		return 0, "", false
+	}
+	reasons := slices.Sorted(maps.Keys(counts))
+	if len(reasons) == 1 {
+		return 0, reasons[0], true
+	}
+	parts := make([]string, len(reasons))
+	for i, r := range reasons {
+		parts[i] = fmt.Sprintf("%s %s", r, num(counts[r]))
+	}
+	return 0, strings.Join(parts, ", "), true
 }
 
 // summaryFields are the rows the default terminal table shows (optional

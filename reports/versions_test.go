@@ -29,6 +29,13 @@ func poisonMode(dpm map[string]int, deliveries, dl int, v scenario.Verdict) scen
 		Verdict: v}
 }
 
+// brokerDeadLettered marks every dead-lettered id of m as dead-lettered by
+// the broker's delivery limit (x-death reason delivery_limit).
+func brokerDeadLettered(m scenario.ModeResult) scenario.ModeResult {
+	m.DeadLetterReasons = map[string]int{"delivery_limit": m.DeadLettered}
+	return m
+}
+
 func versionResult(name, version, runID string, v scenario.Verdict, modes ...scenario.ModeResult) *scenario.Result {
 	return &scenario.Result{SchemaVersion: scenario.SchemaVersion, Scenario: name, RunID: runID, BrokerVersion: version,
 		QueueType: scenario.Quorum, Messages: 100, Modes: modes, Verdict: v}
@@ -42,7 +49,8 @@ func versionsFixture() VersionsInput {
 	fail := scenario.Verdict{Status: scenario.Fail, Reasons: []string{"confirm-window: dead_lettered 0, expected 100"}}
 	dl436 := versionResult("delivery-limit", "4.3.6", "c3", passVerdict(), poisonMode(map[string]int{"5": 100}, 500, 100, passVerdict()))
 	dl436.VersionScope = &scenario.AppliedVersionScope{BrokerVersion: "4.3.6", When: ">=4.3", Because: "rabbitmq-server PR #00000 (example)",
-		Finding: "an example finding: the documentation says otherwise", Stated: []string{"confirm-window.deliveries_per_message"}}
+		Finding: "an example finding: the documentation says otherwise", Stated: []string{"confirm-window.deliveries_per_message", "confirm-window.dead_letter_reason"}}
+	dl436.Modes[0].DeadLetterReasons = map[string]int{"rejected": 100} // the consumer gave up, not the broker
 	def436 := versionResult("delivery-limit-default", "4.3.6", "d3", fail, poisonMode(map[string]int{"1598": 60, "1602": 40}, 159960, 0, fail))
 	def436.VersionScope = &scenario.AppliedVersionScope{BrokerVersion: "4.3.6"} // scopes stated, none matched
 	kill := func(runID, version string, missing int, rate, p99 float64) *scenario.Result {
@@ -57,8 +65,8 @@ func versionsFixture() VersionsInput {
 		StartedAt: time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC), Interrupted: true,
 		Scenarios: []string{"delivery-limit", "delivery-limit-default", "kill-mid-burst"}, Images: versionImages,
 		Runs: []VersionsRunInput{
-			{Image: versionImages[0], Dir: dir("delivery-limit", "a1"), Result: versionResult("delivery-limit", "RabbitMQ 3.10.8", "a1", passVerdict(), poisonMode(map[string]int{"4": 100}, 400, 100, passVerdict()))},
-			{Image: versionImages[1], Dir: dir("delivery-limit", "b2"), Result: versionResult("delivery-limit", "4.0.5", "b2", passVerdict(), poisonMode(map[string]int{"4": 100}, 400, 100, passVerdict()))},
+			{Image: versionImages[0], Dir: dir("delivery-limit", "a1"), Result: versionResult("delivery-limit", "RabbitMQ 3.10.8", "a1", passVerdict(), brokerDeadLettered(poisonMode(map[string]int{"4": 100}, 400, 100, passVerdict())))},
+			{Image: versionImages[1], Dir: dir("delivery-limit", "b2"), Result: versionResult("delivery-limit", "4.0.5", "b2", passVerdict(), brokerDeadLettered(poisonMode(map[string]int{"4": 100}, 400, 100, passVerdict())))},
 			{Image: versionImages[2], Dir: dir("delivery-limit", "c3"), Result: dl436},
 			{Image: versionImages[0], Dir: dir("delivery-limit-default", "d1"), Result: versionResult("delivery-limit-default", "3.10.8", "d1", passVerdict(), poisonMode(map[string]int{"21": 100}, 2100, 100, passVerdict()))},
 			{Image: versionImages[1], Dir: dir("delivery-limit-default", "d2"), Result: versionResult("delivery-limit-default", "4.0.5", "d2", passVerdict(), poisonMode(map[string]int{"21": 100}, 2100, 100, passVerdict()))},
@@ -116,6 +124,7 @@ func TestVersionsChanges(t *testing.T) {
 	}
 	want := []string{
 		"delivery-limit confirm-window deliveries_per_message 4→5 on 4.3.6 expected: rabbitmq-server PR #00000 (example)",
+		"delivery-limit confirm-window dead_letter_reason delivery_limit→rejected on 4.3.6 expected: rabbitmq-server PR #00000 (example)",
 		"delivery-limit confirm-window consumer_deliveries 400→500 on 4.3.6",
 		"delivery-limit-default confirm-window dead_lettered 100→0 on 4.3.6",
 		"delivery-limit-default confirm-window deliveries_per_message 21→1,598–1,602 on 4.3.6",
@@ -203,5 +212,26 @@ func TestVersionsChangesSkipModesNotRun(t *testing.T) {
 	}
 	if v.Verdict.Status != scenario.Inconclusive || strings.Join(v.Verdict.Reasons, "; ") != "s on 4.0.5: inconclusive" {
 		t.Fatalf("verdict %+v", v.Verdict)
+	}
+}
+
+// TestVersionsDeadLetterReasonChange: who dead-lettered (the broker's
+// delivery limit on 3.10.8 and 4.0.5, the consumer on 4.3.6) is one row, and
+// its change is listed as expected where the version scope states it.
+func TestVersionsDeadLetterReasonChange(t *testing.T) {
+	v := BuildVersions(versionsFixture())
+	var got []VersionChange
+	for _, c := range v.Changes {
+		if c.Field == "dead_letter_reason" {
+			got = append(got, c)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("dead_letter_reason changes: %+v, want exactly one", got)
+	}
+	c := got[0]
+	if c.Scenario != "delivery-limit" || c.From != "delivery_limit" || c.To != "rejected" || c.Column != "4.3.6" || c.Reference != "3.10.8" ||
+		!c.Expected || c.Because != "rabbitmq-server PR #00000 (example)" {
+		t.Errorf("change = %+v", c)
 	}
 }
