@@ -275,13 +275,16 @@ func checkModeField(in judgeInput, name string, want int) string {
 		if c.Redeliveries < want {
 			return fmt.Sprintf("redeliveries %d, expected at least %d", c.Redeliveries, want)
 		}
-	case "deliveries_per_message", "retries":
+	case "deliveries_per_message", "retries", "x_death_count_at_park":
 		if obs.Consumers == nil {
 			return fmt.Sprintf("%s: no live consumers measured it", name)
 		}
 		h := obs.Consumers.DeliveriesPerMessage
-		if name == "retries" {
+		switch name {
+		case "retries":
 			h = obs.Consumers.RetriesAtPark
+		case "x_death_count_at_park":
+			h = obs.Consumers.XDeathCountAtPark
 		}
 		return onlyValue(name, h, want)
 	case "consumer_changes":

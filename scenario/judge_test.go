@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
@@ -115,5 +116,25 @@ func TestJudgeDeadLetterPath(t *testing.T) {
 	got = Judge(ConfirmWindow, c, Observed{DeadLetterLossAllowed: true}, Expect{Modes: map[Mode]ModeExpectations{ConfirmWindow: {LostDeadLetterPath: intp(0)}}}, Conditions{})
 	if !reflect.DeepEqual(got, Verdict{Fail, []string{"lost_dead_letter_path 3, expected exactly 0"}}) {
 		t.Fatalf("exact: %+v", got)
+	}
+}
+
+// TestJudgeXDeathCountAtPark: the parked copies' x-death count is checked
+// exactly, like retries: 3.10.8 counted every death of a republished copy
+// (3), 4.x counts only the last (1).
+func TestJudgeXDeathCountAtPark(t *testing.T) {
+	c := metrics.Counts{Sent: 10, Confirmed: 10, DeadLettered: 10}
+	e := Expect{Modes: map[Mode]ModeExpectations{ConfirmWindow: {XDeathCountAtPark: intp(3)}}}
+	obs := Observed{Consumers: &ConsumerStats{XDeathCountAtPark: map[string]int{"3": 10}}}
+	if got := Judge(ConfirmWindow, c, obs, e, Conditions{}); got.Status != Pass {
+		t.Fatalf("3 on every parked copy: %+v", got)
+	}
+	obs.Consumers.XDeathCountAtPark = map[string]int{"1": 10}
+	got := Judge(ConfirmWindow, c, obs, e, Conditions{})
+	if got.Status != Fail || len(got.Reasons) != 1 || !strings.HasPrefix(got.Reasons[0], "x_death_count_at_park") {
+		t.Fatalf("1 on every parked copy: %+v", got)
+	}
+	if got := Judge(ConfirmWindow, c, Observed{}, e, Conditions{}); !reflect.DeepEqual(got.Reasons, []string{"x_death_count_at_park: no live consumers measured it"}) {
+		t.Fatalf("no consumers: %+v", got)
 	}
 }

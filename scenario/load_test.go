@@ -80,7 +80,7 @@ func TestParseErrors(t *testing.T) {
 				"s.yaml:4:67: scenarios[0].load.unroutable_every: must not be negative, got -1",
 				"s.yaml:7:25: scenarios[0].expect.modes.confirm-window: \"confirm-window\" is not one of this scenario's load.modes",
 				"s.yaml:8:35: scenarios[0].expect.modes.confirm-each.confirmed: must not be negative, got -1",
-				"s.yaml:8:39: scenarios[0].expect.modes.confirm-each.colour: unknown field (known: sent, confirmed, lost, nacked, returned, in_doubt, delivered, unconfirmed_delivered, unconfirmed_missing, duplicates, min_went_in_doubt, min_blocked_ms, not_published, pending_at_deadline, min_unconfirmed_missing, channel_closed_with, dead_lettered, min_redeliveries, deliveries_per_message, retries, max_went_in_doubt, redeliveries, republished, late_confirms, consumer_changes, lost_dead_letter_path, dead_letter_reason)",
+				"s.yaml:8:39: scenarios[0].expect.modes.confirm-each.colour: unknown field (known: sent, confirmed, lost, nacked, returned, in_doubt, delivered, unconfirmed_delivered, unconfirmed_missing, duplicates, min_went_in_doubt, min_blocked_ms, not_published, pending_at_deadline, min_unconfirmed_missing, channel_closed_with, dead_lettered, min_redeliveries, deliveries_per_message, retries, x_death_count_at_park, max_went_in_doubt, redeliveries, republished, late_confirms, consumer_changes, lost_dead_letter_path, dead_letter_reason)",
 			}},
 		{"a confirm listener smaller than the window is refused (streadway/amqp#254)",
 			head + "    load: {messages: 10, window: 64, confirm_listener_buffer: 1, message_size_bytes: -1}\n",

@@ -593,6 +593,9 @@ func (p *parser) validateModeExpectations(mp string, m Mode, ex ModeExpectations
 	if ex.Retries != nil && s.Consumers.OnDelivery != ConsumerRetry {
 		p.fail(mp+".retries", "is measured by consumers with on_delivery: retry")
 	}
+	if ex.XDeathCountAtPark != nil && s.Consumers.OnDelivery != ConsumerRetry {
+		p.fail(mp+".x_death_count_at_park", "is measured by consumers with on_delivery: retry")
+	}
 	if ex.MinRedeliveries != nil && *ex.MinRedeliveries > 0 && !s.Consumers.Enabled() && len(s.Faults) == 0 {
 		p.fail(mp+".min_redeliveries", "nothing can be redelivered without live consumers or a fault")
 	}
