@@ -177,6 +177,8 @@ type versionsRun struct {
 	mu        sync.Mutex
 	finished  bool
 	interrupt bool
+	// verdict is the versions report's, once finish built it.
+	verdict scenario.Verdict
 }
 
 // newVersionsRun starts the versions report of plans (run in this order).
@@ -239,6 +241,7 @@ func (v *versionsRun) finish(interrupted bool) error {
 	in := v.in
 	in.Interrupted = interrupted || v.interrupt
 	rep := reports.BuildVersions(in)
+	v.verdict = rep.Verdict
 	out, paths := v.c.OutOrStdout(), v.c.OutOrStdout()
 	render := reports.VersionsSummary
 	switch v.o.output {
@@ -340,4 +343,20 @@ func planOf(version int, ss []scenario.Scenario) any {
 		Version   int   `yaml:"version"`
 		Scenarios []any `yaml:"scenarios"`
 	}{version, out}
+}
+
+// outcome is the run's error once the versions report is written: err (the
+// runs' worst cause) unless the report failed on a behaviour no version
+// scope states while every run passed its own expectations: then a failed
+// verdict (exit 1), which also outranks an inconclusive or interrupted
+// run (a measured difference is a finding); an error is kept as it is.
+func (v *versionsRun) outcome(err error) error {
+	if v == nil || v.verdict.Status != scenario.Fail {
+		return err
+	}
+	var ee *exitError
+	if err == nil || (errors.As(err, &ee) && slices.Contains([]Cause{CauseInconclusive, CauseBrokerNotReady, CauseInterrupted}, ee.cause)) {
+		return causeErr(CauseVerdictFail, errors.New("verdict: fail: a behaviour changed between broker versions that no version scope states (see What changed)"))
+	}
+	return err
 }

@@ -105,3 +105,37 @@ func readResultFile(t *testing.T, path string) *scenario.Result {
 	}
 	return r
 }
+
+// TestImagesUnstatedBehaviourFails runs retry-unscoped (testdata/images.yaml)
+// on RabbitMQ 3.10.8 and 4.0.5: each run passes its own expectations, but the
+// parked copies' x-death count is 2 on 3.10.8 (it counts the deaths of a copy
+// the client republished with its headers) and 1 on 4.0.5 (it does not:
+// rabbitmq-server PR #11339). No version scope states that, so the versions
+// report fails, naming the change, and run exits 1.
+func TestImagesUnstatedBehaviourFails(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs Docker and the broker images")
+	}
+	images := []string{"rmqtorture/rabbitmq:3.10-bookworm", "rmqtorture/rabbitmq:4.0-trixie"}
+	code, stdout, stderr := runCLI(t, "run", "retry-unscoped", "-f", "testdata/images.yaml", "--out", t.TempDir(), "--images", strings.Join(images, ","))
+	if code != ExitFail {
+		t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, ExitFail, stdout, stderr)
+	}
+	for _, want := range []string{
+		"retry-unscoped on RabbitMQ 3.10.8: PASS", "retry-unscoped on RabbitMQ 4.0.5: PASS",
+		"rmqtorture: verdict: fail: a behaviour changed between broker versions that no version scope states (see What changed)",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	flat := strings.Join(strings.Fields(stdout), " ")
+	for _, want := range []string{
+		"- retry-unscoped · confirm-window · x-death count at park: 2 on 3.10.8, 1 on 4.0.5: NOT STATED by any version scope: fails",
+		"verdict: FAIL - retry-unscoped · confirm-window · x-death count at park: 2 on 3.10.8, 1 on 4.0.5: a change of behaviour no version scope states (expect.versions)",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+}

@@ -131,7 +131,21 @@ type VersionChange struct {
 	// the reference's) version scope; Because cites why.
 	Expected bool   `json:"expected"`
 	Because  string `json:"because,omitempty"`
+	// Behaviour: the value is one a broker decides, the same on every run
+	// of one version (BehaviourFields), not a measurement that varies from
+	// run to run. A behaviour that changed and no version scope states
+	// fails the versions verdict: the upgrade question's answer.
+	Behaviour bool `json:"behaviour,omitempty"`
 }
+
+// BehaviourFields are the values a broker version decides (who
+// dead-letters a poison message and after how many deliveries, the x-death
+// count a retry loop sees) plus a mode's verdict: a change in one that no
+// version scope states (expect.versions) fails the versions report. Counts
+// that depend on the fault's timing (missing, in doubt, duplicates,
+// redeliveries), rates and latencies are listed but never fail it.
+var BehaviourFields = map[string]bool{"dead_lettered": true, "deliveries_per_message": true,
+	"dead_letter_reason": true, "retries": true, "x_death_count_at_park": true, "verdict": true}
 
 // VersionsRunInput is one run's result for BuildVersions.
 type VersionsRunInput struct {
@@ -368,6 +382,14 @@ func BuildVersions(in VersionsInput) *Versions {
 	if v.Scenarios == nil {
 		v.Scenarios = []VersionsOfOne{}
 	}
+	for _, c := range v.Changes {
+		// A mode's verdict that changed is already a failed or
+		// inconclusive run, with its own reasons.
+		if c.Behaviour && !c.Expected && c.Field != "verdict" {
+			status = scenario.Fail
+			reasons = append(reasons, changeBase(c)+": a change of behaviour no version scope states (expect.versions)")
+		}
+	}
 	v.Verdict = scenario.Verdict{Status: status, Reasons: reasons}
 	return v
 }
@@ -534,6 +556,7 @@ func changes(name string, cols []VersionColumn, one VersionsOfOne, results []*sc
 			if !c.Expected {
 				c.Expected, c.Because = stated(results[ref], row)
 			}
+			c.Behaviour = BehaviourFields[row.Field]
 			out = append(out, c)
 		}
 	}
@@ -730,14 +753,24 @@ func changeLines(v *Versions) []string {
 }
 
 func changeText(c VersionChange) string {
+	s := changeBase(c)
+	switch {
+	case c.Expected:
+		return s + ": expected (because: " + c.Because + ")"
+	case c.Behaviour:
+		return s + ": NOT STATED by any version scope: fails"
+	}
+	return s + ": measured, not judged"
+}
+
+// changeBase is a change in words without its mark: "scenario · mode ·
+// value: FROM on REF, TO on COLUMN (×ratio)".
+func changeBase(c VersionChange) string {
 	s := fmt.Sprintf("%s · %s · %s: %s on %s, %s on %s", c.Scenario, c.Group, c.Label, c.From, c.Reference, c.To, c.Column)
 	if c.Ratio != nil {
 		s += fmt.Sprintf(" (×%s)", trimFloat(*c.Ratio))
 	}
-	if c.Expected {
-		return s + ": expected (because: " + c.Because + ")"
-	}
-	return s + ": not stated"
+	return s
 }
 
 // trimFloat formats a ratio with at most two decimals.

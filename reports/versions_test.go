@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,7 +140,9 @@ func TestVersionsChanges(t *testing.T) {
 		t.Fatalf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 	// p99 10 → 11 ms (×1.1) is within ChangeRatio: not listed.
-	if v.Verdict.Status != scenario.Fail || strings.Join(v.Verdict.Reasons, "; ") != "delivery-limit-default on 4.3.6: fail; kill-mid-burst on 4.3.6: not run" {
+	if v.Verdict.Status != scenario.Fail || strings.Join(v.Verdict.Reasons, "; ") != "delivery-limit-default on 4.3.6: fail; kill-mid-burst on 4.3.6: not run; "+
+		"delivery-limit-default · confirm-window · dead-lettered: 100 on 3.10.8, 0 on 4.3.6: a change of behaviour no version scope states (expect.versions); "+
+		"delivery-limit-default · confirm-window · deliveries per message: 21 on 3.10.8, 1,598–1,602 on 4.3.6: a change of behaviour no version scope states (expect.versions)" {
 		t.Fatalf("verdict %+v", v.Verdict)
 	}
 	if v.Scenarios[2].Runs[2] != nil {
@@ -233,5 +236,41 @@ func TestVersionsDeadLetterReasonChange(t *testing.T) {
 	if c.Scenario != "delivery-limit" || c.From != "delivery_limit" || c.To != "rejected" || c.Column != "4.3.6" || c.Reference != "3.10.8" ||
 		!c.Expected || c.Because != "rabbitmq-server PR #00000 (example)" {
 		t.Errorf("change = %+v", c)
+	}
+}
+
+// TestVersionsUnstatedBehaviourFails: both runs pass their own
+// expectations, yet the broker dead-letters after 4 deliveries on one
+// version and the consumer gives up at 30 on the other: unstated, that
+// fails the versions verdict; stated by the second version's scope, it
+// passes. A measurement that varies (publish rate ×2) never fails it.
+func TestVersionsUnstatedBehaviourFails(t *testing.T) {
+	in := func(scope *scenario.AppliedVersionScope) VersionsInput {
+		a := versionResult("delivery-limit", "4.0.5", "a", passVerdict(), poisonMode(map[string]int{"4": 100}, 400, 100, passVerdict()))
+		m := poisonMode(map[string]int{"30": 100}, 3000, 100, passVerdict())
+		m.PreFaultPublishRate *= 2
+		b := versionResult("delivery-limit", "4.3.6", "b", passVerdict(), m)
+		b.VersionScope = scope
+		return VersionsInput{Scenarios: []string{"delivery-limit"}, Images: versionImages[1:],
+			Runs: []VersionsRunInput{{Image: versionImages[1], Result: a}, {Image: versionImages[2], Result: b}}}
+	}
+	v := BuildVersions(in(nil))
+	want := []string{"delivery-limit · confirm-window · deliveries per message: 4 on 4.0.5, 30 on 4.3.6: a change of behaviour no version scope states (expect.versions)"}
+	if v.Verdict.Status != scenario.Fail || !slices.Equal(v.Verdict.Reasons, want) {
+		t.Fatalf("unstated: %+v", v.Verdict)
+	}
+	v = BuildVersions(in(&scenario.AppliedVersionScope{BrokerVersion: "4.3.6", When: ">=4.3", Because: "PR",
+		Stated: []string{"confirm-window.deliveries_per_message"}}))
+	if v.Verdict.Status != scenario.Pass || len(v.Verdict.Reasons) != 0 {
+		t.Fatalf("stated: %+v", v.Verdict)
+	}
+	var rate *VersionChange
+	for i, c := range v.Changes {
+		if c.Field == "publish_rate_msgs_per_s" {
+			rate = &v.Changes[i]
+		}
+	}
+	if rate == nil || rate.Behaviour || rate.Expected {
+		t.Fatalf("publish rate ×2: %+v", rate)
 	}
 }
