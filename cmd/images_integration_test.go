@@ -139,3 +139,25 @@ func TestImagesUnstatedBehaviourFails(t *testing.T) {
 		}
 	}
 }
+
+// TestImagesAllHadBeforeTheFirstRun: with --images, an image the engine
+// lacks (and that is never pulled: rmqtorture/* is published nowhere) stops
+// the invocation before the first image's run starts: exit 4, nothing in
+// --out, no container.
+func TestImagesAllHadBeforeTheFirstRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs Docker")
+	}
+	out := t.TempDir()
+	code, stdout, stderr := runCLI(t, "run", "small", "-f", "testdata/images.yaml", "--out", out,
+		"--images", "rmqtorture/rabbitmq:4.0-trixie,rmqtorture/rabbitmq:9.9-nope")
+	if code != ExitError || !strings.Contains(stderr, `rmqtorture: broker image missing: "rmqtorture/rabbitmq:9.9-nope" is not in the local Docker Engine`) || stdout != "" {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if entries, err := os.ReadDir(out); err != nil || len(entries) != 0 {
+		t.Fatalf("--out holds %v (%v): no run should have started", entries, err)
+	}
+	if strings.Contains(stderr, "broker container started") {
+		t.Fatalf("a broker was started:\n%s", stderr)
+	}
+}

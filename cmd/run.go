@@ -445,6 +445,24 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 		}
 	}
 
+	// With several runs, every image is had (pulled if need be) before the
+	// first starts: an image missing for the third run must not cost the
+	// first two their time.
+	if cli != nil && len(plans) > 1 && o.container == "" && len(o.containers) == 0 {
+		seen := map[string]bool{}
+		for i := range plans {
+			if seen[plans[i].Broker.Image] {
+				continue
+			}
+			seen[plans[i].Broker.Image] = true
+			if err := o.ensureImage(ctx, log, cli, &plans[i]); err != nil {
+				if errors.Is(err, broker.ErrImageMissing) {
+					return notStarted(ctx, causeErr(CauseImageMissing, err))
+				}
+				return notStarted(ctx, causeErr(CauseOperational, err))
+			}
+		}
+	}
 	if versions {
 		o.versions = o.newVersionsRun(c, plans, groups)
 		defer func() {
