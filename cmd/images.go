@@ -7,7 +7,6 @@ package cmd
 // --out, and prints it on stdout in the -o format.
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -282,20 +281,7 @@ func (v *versionsRun) finish(interrupted bool) error {
 
 // appendVersions appends versions.md to path (--summary-file).
 func appendVersions(path string, rep *reports.Versions) error {
-	var buf bytes.Buffer
-	if err := reports.VersionsMarkdown(&buf, rep); err != nil {
-		return fmt.Errorf("render summary: %w", err)
-	}
-	buf.WriteString("\n")
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("append summary: %w", err)
-	}
-	_, werr := io.Copy(f, &buf)
-	if err := errors.Join(werr, f.Close()); err != nil {
-		return fmt.Errorf("append summary to %s: %w", path, err)
-	}
-	return nil
+	return appendMarkdown(path, func(w io.Writer) error { return reports.VersionsMarkdown(w, rep) })
 }
 
 // groupPrefix is what `list` puts before a group entry's description.

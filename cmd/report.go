@@ -177,12 +177,17 @@ func same(a, b string) bool {
 }
 
 // appendSummary appends the markdown report of res to path (created if
-// missing), for CI job summaries such as $GITHUB_STEP_SUMMARY. The report is
-// rendered first and written in one call, so a failed rendering appends
-// nothing; a blank line separates it from what follows.
+// missing), for CI job summaries such as $GITHUB_STEP_SUMMARY.
 func appendSummary(path string, res *scenario.Result) error {
+	return appendMarkdown(path, func(w io.Writer) error { return reports.Markdown(w, res) })
+}
+
+// appendMarkdown appends what render writes to path (created if missing).
+// It is rendered first and written in one call, so a failed rendering
+// appends nothing; a blank line separates it from what follows.
+func appendMarkdown(path string, render func(io.Writer) error) error {
 	var buf bytes.Buffer
-	if err := reports.Markdown(&buf, res); err != nil {
+	if err := render(&buf); err != nil {
 		return fmt.Errorf("render summary: %w", err)
 	}
 	buf.WriteString("\n")
