@@ -711,7 +711,7 @@ func writeVersionsText(w io.Writer, v *Versions, wide bool) error {
 		}
 	}
 	fmt.Fprintln(w)
-	for _, line := range changeLines(v) {
+	for _, line := range changeLines(v, wide) {
 		writeWrapped(w, "", line, 2)
 	}
 	verdict := "verdict: " + strings.ToUpper(string(v.Verdict.Status))
@@ -736,18 +736,38 @@ func runStatus(r *VersionsRun) string {
 	return strings.ToUpper(string(r.Verdict.Status))
 }
 
-// changeLines is the "What changed" section: its title and one line per
-// changed value, marked expected (with its because) or not stated.
-func changeLines(v *Versions) []string {
+// changeLines is the "What changed" section: first every change of a
+// behaviour the broker version decides, marked expected (with its
+// because) or NOT STATED; then the measurements that differ (rates,
+// latencies, counts that vary with a fault's timing): listed when all is
+// set, else counted in one line that says where the list is.
+func changeLines(v *Versions, all bool) []string {
 	if len(v.Columns) < 2 {
 		return []string{"What changed: nothing to compare (one image)"}
 	}
 	if len(v.Changes) == 0 {
 		return []string{"What changed: nothing: every value is the same on every version"}
 	}
-	lines := []string{"What changed:"}
+	var behaviour, measured []string
 	for _, c := range v.Changes {
-		lines = append(lines, "- "+changeText(c))
+		if c.Behaviour {
+			behaviour = append(behaviour, "- "+changeText(c))
+		} else {
+			measured = append(measured, "- "+changeBase(c))
+		}
+	}
+	lines := []string{"What changed in behaviour:"}
+	if len(behaviour) == 0 {
+		lines[0] += " nothing"
+	}
+	lines = append(lines, behaviour...)
+	switch {
+	case len(measured) == 0:
+	case all:
+		lines = append(lines, fmt.Sprintf("Measured, not judged (rates, latencies and counts that vary with a fault's timing; rate and p99 listed when they moved by ×%s or more):", trimFloat(ChangeRatio)))
+		lines = append(lines, measured...)
+	default:
+		lines = append(lines, fmt.Sprintf("Measured, not judged: %d more differences in rates, latencies and counts that vary with a fault's timing (-o wide lists them)", len(measured)))
 	}
 	return lines
 }
@@ -760,7 +780,7 @@ func changeText(c VersionChange) string {
 	case c.Behaviour:
 		return s + ": NOT STATED by any version scope: fails"
 	}
-	return s + ": measured, not judged"
+	return s
 }
 
 // changeBase is a change in words without its mark: "scenario · mode ·
@@ -861,16 +881,19 @@ func VersionsMarkdown(w io.Writer, v *Versions) error {
 			}
 		}
 		fmt.Fprintln(w, "\n## What changed")
-		fmt.Fprintln(w)
-		lines := changeLines(v)
+		lines := changeLines(v, true)
 		if len(lines) == 1 {
-			fmt.Fprintln(w, strings.TrimPrefix(lines[0], "What changed: "))
+			fmt.Fprintln(w, "\n"+strings.TrimPrefix(lines[0], "What changed: "))
 			return nil
 		}
-		for _, c := range v.Changes {
-			fmt.Fprintf(w, "- %s\n", cell(changeText(c)))
+		for _, line := range lines {
+			if strings.HasPrefix(line, "- ") {
+				fmt.Fprintf(w, "- %s\n", cell(strings.TrimPrefix(line, "- ")))
+			} else {
+				title := strings.TrimPrefix(strings.TrimSuffix(line, ":"), "What changed in ")
+				fmt.Fprintf(w, "\n### %s%s\n\n", strings.ToUpper(title[:1]), title[1:])
+			}
 		}
-		fmt.Fprintf(w, "\nPublish rate and p99 confirm latency are listed when they moved by ×%s or more either way.\n", trimFloat(ChangeRatio))
 		return nil
 	})
 }
