@@ -131,6 +131,10 @@ type VersionChange struct {
 	// the reference's) version scope; Because cites why.
 	Expected bool   `json:"expected"`
 	Because  string `json:"because,omitempty"`
+	// Contradicted: a version scope states the field, but the run it
+	// judged failed its expectations (the value measured is not the one
+	// stated); Because is that scope's.
+	Contradicted bool `json:"contradicted,omitempty"`
 	// Behaviour: the value is one a broker decides, the same on every run
 	// of one version (BehaviourFields), not a measurement that varies from
 	// run to run. A behaviour that changed and no version scope states
@@ -331,7 +335,7 @@ func deadLetterReasons(g runGroup) (float64, string, bool) {
 // summaryFields are the rows the default terminal table shows (optional
 // ones only when some column is not 0).
 var summaryFields = map[string]bool{"sent": false, "confirmed": false, "lost": false, "unconfirmed_missing": false,
-	"in_doubt": true, "nacked": true, "returned": true, "duplicates": true, "dead_lettered": true,
+	"in_doubt": true, "nacked": true, "returned": true, "duplicates": true, "dead_lettered": true, "dead_letter_reason": true,
 	"deliveries_per_message": false, "publish_rate_msgs_per_s": false, "confirm_p99_ms": false}
 
 // BuildVersions assembles the versions report from the runs: columns in
@@ -385,7 +389,7 @@ func BuildVersions(in VersionsInput) *Versions {
 	for _, c := range v.Changes {
 		// A mode's verdict that changed is already a failed or
 		// inconclusive run, with its own reasons.
-		if c.Behaviour && !c.Expected && c.Field != "verdict" {
+		if c.Behaviour && !c.Expected && !c.Contradicted && c.Field != "verdict" {
 			status = scenario.Fail
 			reasons = append(reasons, changeBase(c)+": a change of behaviour no version scope states (expect.versions)")
 		}
@@ -527,12 +531,16 @@ func changes(name string, cols []VersionColumn, one VersionsOfOne, results []*sc
 	}
 	// ran[group][i]: the group's mode ran on column i (its verdict row
 	// has a verdict): a mode that did not run on one side changed nothing.
-	ran := map[string][]bool{}
+	// failed[group][i]: the mode failed its expectations on column i, so
+	// a value its version scope states is not borne out there.
+	ran, failed := map[string][]bool{}, map[string][]bool{}
 	for _, row := range one.Rows {
 		if row.Field == "verdict" {
 			ran[row.Group] = make([]bool, len(results))
+			failed[row.Group] = make([]bool, len(results))
 			for i, t := range row.Texts {
 				ran[row.Group][i] = t != "-" && t != "not run"
+				failed[row.Group][i] = t == string(scenario.Fail)
 			}
 		}
 	}
@@ -553,8 +561,15 @@ func changes(name string, cols []VersionColumn, one VersionsOfOne, results []*sc
 				c.Ratio = &r
 			}
 			c.Expected, c.Because = stated(results[i], row)
+			by := i
 			if !c.Expected {
 				c.Expected, c.Because = stated(results[ref], row)
+				by = ref
+			}
+			if c.Expected && failed[row.Group][by] {
+				// Stated, but that run failed its expectations: the value
+				// the scope states is not the one measured.
+				c.Expected, c.Contradicted = false, true
 			}
 			c.Behaviour = BehaviourFields[row.Field]
 			out = append(out, c)
@@ -777,6 +792,8 @@ func changeText(c VersionChange) string {
 	switch {
 	case c.Expected:
 		return s + ": expected (because: " + c.Because + ")"
+	case c.Contradicted:
+		return s + ": stated by a version scope, but the run failed it (see its verdict)"
 	case c.Behaviour:
 		return s + ": NOT STATED by any version scope: fails"
 	}

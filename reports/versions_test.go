@@ -264,6 +264,21 @@ func TestVersionsUnstatedBehaviourFails(t *testing.T) {
 	if v.Verdict.Status != scenario.Pass || len(v.Verdict.Reasons) != 0 {
 		t.Fatalf("stated: %+v", v.Verdict)
 	}
+	// Stated, but the run failed its expectations (its scope said 4, it
+	// measured 30): contradicted, not expected; the run's own failure
+	// fails the report.
+	failed := in(&scenario.AppliedVersionScope{BrokerVersion: "4.3.6", When: ">=4.0", Because: "our runbook",
+		Stated: []string{"confirm-window.deliveries_per_message"}})
+	fail := scenario.Verdict{Status: scenario.Fail, Reasons: []string{"RabbitMQ 4.3.6: deliveries_per_message: expected every message at exactly 4"}}
+	failed.Runs[1].Result.Verdict, failed.Runs[1].Result.Modes[0].Verdict = fail, fail
+	fv := BuildVersions(failed)
+	if fv.Verdict.Status != scenario.Fail || !slices.Equal(fv.Verdict.Reasons, []string{"delivery-limit on 4.3.6: fail"}) {
+		t.Fatalf("contradicted: verdict %+v", fv.Verdict)
+	}
+	if c := fv.Changes[0]; c.Field != "deliveries_per_message" || c.Expected || !c.Contradicted ||
+		changeText(c) != "delivery-limit · confirm-window · deliveries per message: 4 on 4.0.5, 30 on 4.3.6: stated by a version scope, but the run failed it (see its verdict)" {
+		t.Fatalf("contradicted: %+v", c)
+	}
 	var rate *VersionChange
 	for i, c := range v.Changes {
 		if c.Field == "publish_rate_msgs_per_s" {
