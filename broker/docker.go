@@ -169,12 +169,30 @@ func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts Crea
 	return c, nil
 }
 
+// buildCommand is the command that builds image when it is one of the
+// project's own (rmqtorture/rabbitmq:<major.minor>-<suite>, suite
+// bookworm, trixie or forky): "scripts/build-broker-image.sh forky"; for
+// any other image the script's name alone.
+func buildCommand(image string) string {
+	const script = "scripts/build-broker-image.sh"
+	tag, ok := strings.CutPrefix(image, ownImagePath+"rabbitmq:")
+	if !ok {
+		return script
+	}
+	_, suite, _ := strings.Cut(tag, "-")
+	switch suite {
+	case "bookworm", "trixie", "forky":
+		return script + " " + suite
+	}
+	return script
+}
+
 // imagePresent fails with ErrImageMissing and a hint when image is not in
 // the local engine.
 func imagePresent(ctx context.Context, cli *client.Client, image string) error {
 	if _, err := cli.ImageInspect(ctx, image); err != nil {
 		if client.IsErrNotFound(err) {
-			return fmt.Errorf("%w: %q is not in the local Docker Engine; build it with scripts/build-broker-image.sh (no registry needed), or pull an image such as rabbitmq:4 and pass --image", ErrImageMissing, image)
+			return fmt.Errorf("%w: %q is not in the local Docker Engine; build it with %s (no registry needed), or pull an image such as rabbitmq:4 and pass --image", ErrImageMissing, image, buildCommand(image))
 		}
 		return fmt.Errorf("inspect image %q: %w", image, err)
 	}

@@ -177,3 +177,20 @@ func (b *logBuffer) String() string {
 func (b *logBuffer) count(s string) int { return strings.Count(b.String(), s) }
 
 func (b *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(b, nil)) }
+
+// TestBuildCommand: a missing image of the project's own names the suite
+// the build script takes; any other image, the script alone.
+func TestBuildCommand(t *testing.T) {
+	for image, want := range map[string]string{
+		"rmqtorture/rabbitmq:4.3-forky":     "scripts/build-broker-image.sh forky",
+		"rmqtorture/rabbitmq:3.10-bookworm": "scripts/build-broker-image.sh bookworm",
+		"rmqtorture/rabbitmq:4.0-trixie":    "scripts/build-broker-image.sh trixie",
+		"rmqtorture/rabbitmq:4.2-sid":       "scripts/build-broker-image.sh",
+		"rmqtorture/absent:0":               "scripts/build-broker-image.sh",
+		"rabbitmq:4":                        "scripts/build-broker-image.sh",
+	} {
+		if got := buildCommand(image); got != want {
+			t.Errorf("buildCommand(%q) = %q, want %q", image, got, want)
+		}
+	}
+}

@@ -117,9 +117,10 @@ verdict per version and what changed, each difference marked expected (with
 its because) when that version's expect.versions states it. A behaviour a
 version decides (who dead-letters and after how many deliveries, the x-death
 count) that changed with no scope stating it fails the run; counts that vary
-with the fault's timing, rates and latencies are listed, not judged. A group entry (runs: [...], e.g. upgrade-check) runs its scenarios
-on its broker.images into one such report. --all runs every scenario once
-and skips group entries (the scenarios they run are entries of the file).
+with the fault's timing, rates and latencies are listed, not judged. A group
+entry (runs: [...], e.g. upgrade-check) runs its scenarios on its
+broker.images into one such report. --all runs every scenario once and skips
+group entries (the scenarios they run are entries of the file).
 
 Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 130 interrupted (with several scenarios or images: the worst).`,
