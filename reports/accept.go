@@ -52,7 +52,7 @@ func (a Accept) matches(scen string, mode scenario.Mode, field string) bool {
 // missing from the candidate.
 var AcceptFields = []string{
 	"present", "verdict", "lost", "unconfirmed_missing", "in_doubt", "nacked", "returned",
-	"duplicates", "dead_lettered", "deliveries_per_message",
+	"duplicates", "dead_lettered", "deliveries_per_message", "dead_letter_reason", "x_death_count_at_park",
 	"pre_fault_publish_rate_msgs_per_s", "confirm_rate_msgs_per_s", "confirm_latency_ms.p99", "client_recovery_ms",
 }
 

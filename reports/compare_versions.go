@@ -404,7 +404,51 @@ func countChanges(scen, k string, b, r scenario.ModeResult) []Change {
 			BaselineValue: bm, CandidateValue: rm, Ratio: ratio(bm, rm), Status: StatusChanged,
 			Sentence: fmt.Sprintf("%s: %s: deliveries per message %s → %s", scen, k, bs, rs)})
 	}
+	if bx, rx := xDeathAtPark(b), xDeathAtPark(r); !maps.Equal(bx, rx) {
+		bs, bm := deliveriesSummary(bx)
+		rs, rm := deliveriesSummary(rx)
+		out = append(out, Change{Mode: k, mode: r.Mode, Field: "x_death_count_at_park", Metric: "x-death count at park", Baseline: bs, Candidate: rs,
+			BaselineValue: bm, CandidateValue: rm, Status: StatusChanged,
+			Sentence: fmt.Sprintf("%s: %s: x-death count at park %s → %s", scen, k, bs, rs)})
+	}
+	if bs, rs := reasonsText(b.DeadLetterReasons), reasonsText(r.DeadLetterReasons); bs != rs {
+		out = append(out, Change{Mode: k, mode: r.Mode, Field: "dead_letter_reason", Metric: "dead-letter reason", Baseline: bs, Candidate: rs,
+			Status: StatusChanged, Sentence: fmt.Sprintf("%s: %s: dead-letter reason %s → %s", scen, k, bs, rs)})
+	}
 	return out
+}
+
+// xDeathAtPark is the retry consumers' x-death count → parked messages
+// histogram (nil without them).
+func xDeathAtPark(m scenario.ModeResult) map[string]int {
+	if m.Consumers == nil {
+		return nil
+	}
+	return m.Consumers.XDeathCountAtPark
+}
+
+// reasonsText renders dead-letter reasons (x-death reason → ids):
+// "delivery_limit" when every id carried one reason, else each reason
+// with its count ("delivery_limit 60, rejected 40"); "-" for none.
+func reasonsText(reasons map[string]int) string {
+	var keys []string
+	for r, n := range reasons {
+		if n > 0 {
+			keys = append(keys, r)
+		}
+	}
+	switch len(keys) {
+	case 0:
+		return "-"
+	case 1:
+		return keys[0]
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, r := range keys {
+		parts[i] = fmt.Sprintf("%s %s", r, num(reasons[r]))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // deliveriesPerMessage is the live consumers' deliveries → messages

@@ -333,7 +333,7 @@ func TestParseAcceptBad(t *testing.T) {
 		{"accept a mapping", "accept:\n  scenario: x\n", "a.yaml:2: accept: want a list of entries {scenario, mode, field, because}, got a mapping"},
 		{"entry a string", "accept:\n  - delivery-limit\n", "a.yaml:2: accept[0]: want an entry {scenario, mode, field, because}, got \"delivery-limit\""},
 		{"unknown key", entry + "    feild: lost\n", "a.yaml:5: accept[0].feild: unknown field (scenario, mode, field, because); did you mean field?"},
-		{"unknown field", strings.Replace(entry, "dead_lettered", "dead_letter", 1), "a.yaml:3: accept[0].field: \"dead_letter\" is not a field compare shows (present, verdict, lost, unconfirmed_missing, in_doubt, nacked, returned, duplicates, dead_lettered, deliveries_per_message, pre_fault_publish_rate_msgs_per_s, confirm_rate_msgs_per_s, confirm_latency_ms.p99, client_recovery_ms); did you mean dead_lettered?"},
+		{"unknown field", strings.Replace(entry, "dead_lettered", "dead_letter", 1), "a.yaml:3: accept[0].field: \"dead_letter\" is not a field compare shows (present, verdict, lost, unconfirmed_missing, in_doubt, nacked, returned, duplicates, dead_lettered, deliveries_per_message, dead_letter_reason, x_death_count_at_park, pre_fault_publish_rate_msgs_per_s, confirm_rate_msgs_per_s, confirm_latency_ms.p99, client_recovery_ms); did you mean dead_lettered?"},
 		{"bad mode", entry + "    mode: confirm-eahc\n", "a.yaml:5: accept[0].mode: \"confirm-eahc\" is not a mode (fire-and-forget, confirm-each, confirm-window, transactional); did you mean confirm-each?"},
 		{"no because", "accept:\n  - scenario: delivery-limit\n    field: lost\n", "a.yaml:2: accept[0].because: missing: say why the difference is expected: release notes, an issue or a pull request"},
 		{"blank because", entry[:len(entry)-len("release notes\n")] + "\"  \"\n", "a.yaml:4: accept[0].because: empty: say why the difference is expected: release notes, an issue or a pull request"},
@@ -363,7 +363,7 @@ func TestParseAcceptBad(t *testing.T) {
 	}
 	want := []string{
 		"a.yaml:2: accept[0].because: missing: say why the difference is expected: release notes, an issue or a pull request",
-		"a.yaml:3: accept[0].field: \"lots\" is not a field compare shows (present, verdict, lost, unconfirmed_missing, in_doubt, nacked, returned, duplicates, dead_lettered, deliveries_per_message, pre_fault_publish_rate_msgs_per_s, confirm_rate_msgs_per_s, confirm_latency_ms.p99, client_recovery_ms); did you mean lost?",
+		"a.yaml:3: accept[0].field: \"lots\" is not a field compare shows (present, verdict, lost, unconfirmed_missing, in_doubt, nacked, returned, duplicates, dead_lettered, deliveries_per_message, dead_letter_reason, x_death_count_at_park, pre_fault_publish_rate_msgs_per_s, confirm_rate_msgs_per_s, confirm_latency_ms.p99, client_recovery_ms); did you mean lost?",
 		"a.yaml:4: accept[1].mode: \"fast\" is not a mode (fire-and-forget, confirm-each, confirm-window, transactional)",
 		"a.yaml:4: accept[1].scenario: missing: name the scenario whose difference is accepted",
 	}
@@ -422,5 +422,27 @@ func TestCompareVersionsGolden(t *testing.T) {
 	}
 	if !strings.Contains(md.String(), "\n**Warning:** baseline ran RabbitMQ 4.0.5 (rmqtorture/rabbitmq:4.0-trixie), candidate RabbitMQ 4.3.6 (rmqtorture/rabbitmq:4.3-forky): differences may be the broker's, not your change.\n") || !strings.HasPrefix(md.String(), "## rmqtorture compare\n") {
 		t.Fatalf("markdown without --across-versions:\n%s", md.String())
+	}
+}
+
+// TestCompareVersionsWhoDeadLettered: the dead-letter reason and the x-death
+// count at park are compared like counts: 4.0.5's broker dead-letters
+// (delivery_limit), 4.3.6's consumer gives up (rejected); 3 deaths at park
+// become 1.
+func TestCompareVersionsWhoDeadLettered(t *testing.T) {
+	b := scenario.ModeResult{Mode: scenario.ConfirmWindow, DeadLetterReasons: map[string]int{"delivery_limit": 100},
+		Consumers: &scenario.ConsumerStats{XDeathCountAtPark: map[string]int{"3": 100}}}
+	r := scenario.ModeResult{Mode: scenario.ConfirmWindow, DeadLetterReasons: map[string]int{"rejected": 60, "delivery_limit": 40},
+		Consumers: &scenario.ConsumerStats{XDeathCountAtPark: map[string]int{"1": 100}}}
+	var got []string
+	for _, c := range countChanges("delivery-limit", "confirm-window", b, r) {
+		got = append(got, c.Field+": "+c.Sentence)
+	}
+	want := []string{
+		"x_death_count_at_park: delivery-limit: confirm-window: x-death count at park 3 (100 messages) → 1 (100 messages)",
+		"dead_letter_reason: delivery-limit: confirm-window: dead-letter reason delivery_limit → delivery_limit 40, rejected 60",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -307,10 +306,8 @@ var versionRows = []rowSpec{
 	{field: "x_death_count_at_park", label: "x-death count at park", value: histogram(func(c *scenario.ConsumerStats) map[string]int { return c.XDeathCountAtPark })},
 }
 
-// deadLetterReasons is the row of x-death reasons: "delivery_limit" when
-// every dead-lettered id carried one reason, else each reason with its
-// count ("delivery_limit 60, rejected 40"); not a row where nothing was
-// dead-lettered.
+// deadLetterReasons is the row of x-death reasons (reasonsText); not a
+// row where nothing was dead-lettered.
 func deadLetterReasons(g runGroup) (float64, string, bool) {
 	counts := map[string]int{}
 	for _, m := range g.runs {
@@ -318,18 +315,10 @@ func deadLetterReasons(g runGroup) (float64, string, bool) {
 			counts[r] += n
 		}
 	}
-	if len(counts) == 0 {
-		return 0, "", false
+	if text := reasonsText(counts); text != "-" {
+		return 0, text, true
 	}
-	reasons := slices.Sorted(maps.Keys(counts))
-	if len(reasons) == 1 {
-		return 0, reasons[0], true
-	}
-	parts := make([]string, len(reasons))
-	for i, r := range reasons {
-		parts[i] = fmt.Sprintf("%s %s", r, num(counts[r]))
-	}
-	return 0, strings.Join(parts, ", "), true
+	return 0, "", false
 }
 
 // summaryFields are the rows the default terminal table shows (optional
