@@ -190,19 +190,18 @@ func CompareVersions(baseName string, bases []NamedResult, candName string, cand
 				return
 			}
 		}
-		for _, s := range []struct {
-			side string
-			r    *scenario.Result
-		}{{"candidate", cand}, {"baseline", base}} {
-			if s.r == nil || s.r.VersionScope == nil || ch.mode == "" {
-				continue
+		// A version scope accepts a difference only when each side's scope
+		// states the field: a value one side states says nothing of the
+		// other's.
+		statedBy := func(r *scenario.Result) *scenario.AppliedVersionScope {
+			if r == nil || r.VersionScope == nil || ch.mode == "" || !slices.Contains(r.VersionScope.Stated, string(ch.mode)+"."+ch.Field) {
+				return nil
 			}
-			vs := s.r.VersionScope
-			if slices.Contains(vs.Stated, string(ch.mode)+"."+ch.Field) {
-				ch.Status = StatusAccepted
-				ch.Because = fmt.Sprintf("stated for %s by the %s's version scope %q: %s", vs.BrokerVersion, s.side, vs.When, vs.Because)
-				return
-			}
+			return r.VersionScope
+		}
+		if bs, cs := statedBy(base), statedBy(cand); bs != nil && cs != nil {
+			ch.Status = StatusAccepted
+			ch.Because = fmt.Sprintf("stated for %s by the candidate's version scope %q: %s", cs.BrokerVersion, cs.When, cs.Because)
 		}
 	}
 	record := func(scen string, ch Change) {

@@ -262,7 +262,13 @@ func TestCompareVersionsAccept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Stated by the candidate's scope alone, the change is not accepted:
+	// nothing states the baseline's value.
 	cand.VersionScope = &scenario.AppliedVersionScope{BrokerVersion: "RabbitMQ 4.3.6", When: ">=4.3", Because: "rabbitmq-server#13200", Stated: []string{"confirm-window.dead_lettered"}}
+	if got := statuses(CompareVersions("old.json", bs, "new.json", cs, DefaultThresholds(), accepts)); got["dead_lettered"] != StatusChanged {
+		t.Fatalf("stated on one side only: dead_lettered %q, want changed", got["dead_lettered"])
+	}
+	base.VersionScope = &scenario.AppliedVersionScope{BrokerVersion: "RabbitMQ 4.0.5", When: "<4.3", Because: "rabbitmq-server PR #11937", Stated: []string{"confirm-window.dead_lettered"}}
 	v = CompareVersions("old.json", bs, "new.json", cs, DefaultThresholds(), accepts)
 	if v.Regressed() {
 		t.Fatalf("regressions %q, want all accepted", v.Regressions)
@@ -380,6 +386,7 @@ func TestCompareVersionsGolden(t *testing.T) {
 	dlB := scenResult("delivery-limit", "RabbitMQ 4.0.5", "rmqtorture/rabbitmq:4.0-trixie", deliveryLimit(100, "4", scenario.Pass))
 	dlC := scenResult("delivery-limit", "RabbitMQ 4.3.6", "rmqtorture/rabbitmq:4.3-forky", deliveryLimit(0, "31600", scenario.Fail))
 	dlC.VersionScope = &scenario.AppliedVersionScope{BrokerVersion: "RabbitMQ 4.3.6", When: ">=4.3", Because: "rabbitmq-server#13200", Stated: []string{"confirm-window.dead_lettered"}}
+	dlB.VersionScope = &scenario.AppliedVersionScope{BrokerVersion: "RabbitMQ 4.0.5", When: "<4.3", Because: "rabbitmq-server PR #11937", Stated: []string{"confirm-window.dead_lettered"}}
 	kb := confirmMode()
 	kc := confirmMode()
 	kc.PreFaultPublishRate, kc.ConfirmLatency.P99, kc.InDoubt = 700, 5, 3

@@ -508,7 +508,9 @@ func versionRowsOf(results []*scenario.Result) []VersionRow {
 
 // changes lists, for each row, every column whose value differs from the
 // reference column's (the first that ran the scenario), marked expected
-// when either column's version scope states the field for this mode.
+// when both columns' version scopes state the field for this mode (and both
+// runs passed: else it is contradicted); differences of a run cut short
+// are listed, never judged.
 func changes(name string, cols []VersionColumn, one VersionsOfOne, results []*scenario.Result) []VersionChange {
 	ref := slices.IndexFunc(results, func(r *scenario.Result) bool { return r != nil })
 	if ref < 0 {
@@ -549,18 +551,25 @@ func changes(name string, cols []VersionColumn, one VersionsOfOne, results []*sc
 				r = math.Round(r*100) / 100
 				c.Ratio = &r
 			}
-			c.Expected, c.Because = stated(results[i], row)
-			by := i
-			if !c.Expected {
-				c.Expected, c.Because = stated(results[ref], row)
-				by = ref
+			// Expected only when each version's own scope states the
+			// field: a value one side states says nothing of the other's.
+			statedHere, because := stated(results[i], row)
+			statedRef, becauseRef := stated(results[ref], row)
+			c.Expected = statedHere && statedRef
+			if c.Expected {
+				c.Because = because
 			}
-			if c.Expected && failed[row.Group][by] {
-				// Stated, but that run failed its expectations: the value
-				// the scope states is not the one measured.
+			if c.Expected && (failed[row.Group][i] || failed[row.Group][ref]) {
+				// Stated, but a run failed its expectations: the value a
+				// scope states is not the one measured.
 				c.Expected, c.Contradicted = false, true
+				if failed[row.Group][ref] && !failed[row.Group][i] {
+					c.Because = becauseRef
+				}
 			}
-			c.Behaviour = BehaviourFields[row.Field]
+			// A run cut short (Ctrl-C) measured less than it set out to:
+			// its differences are listed, never judged.
+			c.Behaviour = BehaviourFields[row.Field] && !results[i].Interrupted && !results[ref].Interrupted
 			out = append(out, c)
 		}
 	}
@@ -740,6 +749,16 @@ func runStatus(r *VersionsRun) string {
 	return strings.ToUpper(string(r.Verdict.Status))
 }
 
+// notRun reports whether some scenario did not run on some image.
+func notRun(v *Versions) bool {
+	for _, one := range v.Scenarios {
+		if slices.Contains(one.Runs, nil) {
+			return true
+		}
+	}
+	return false
+}
+
 // changeLines is the "What changed" section: first every change of a
 // behaviour the broker version decides, marked expected (with its
 // because) or NOT STATED; then the measurements that differ (rates,
@@ -750,6 +769,9 @@ func changeLines(v *Versions, all bool) []string {
 		return []string{"What changed: nothing to compare (one image)"}
 	}
 	if len(v.Changes) == 0 {
+		if notRun(v) {
+			return []string{"What changed: nothing among the runs that ran (some did not run: see the verdict)"}
+		}
 		return []string{"What changed: nothing: every value is the same on every version"}
 	}
 	var behaviour, measured []string
@@ -781,6 +803,8 @@ func changeText(c VersionChange) string {
 	switch {
 	case c.Expected:
 		return s + ": expected (because: " + c.Because + ")"
+	case c.Field == "verdict":
+		return s + " (see the verdict)"
 	case c.Contradicted:
 		return s + ": stated by a version scope, but the run failed it (see its verdict)"
 	case c.Behaviour:

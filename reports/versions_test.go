@@ -30,6 +30,14 @@ func poisonMode(dpm map[string]int, deliveries, dl int, v scenario.Verdict) scen
 		Verdict: v}
 }
 
+// scoped gives r the version scope ">=3.10 <4.3" stating the delivery-limit
+// fields (deliveries per message and dead-letter reason).
+func scoped(r *scenario.Result) *scenario.Result {
+	r.VersionScope = &scenario.AppliedVersionScope{BrokerVersion: r.BrokerVersion, When: ">=3.10 <4.3", Because: "every delivery counts (example)",
+		Stated: []string{"confirm-window.deliveries_per_message", "confirm-window.dead_letter_reason"}}
+	return r
+}
+
 // brokerDeadLettered marks every dead-lettered id of m as dead-lettered by
 // the broker's delivery limit (x-death reason delivery_limit).
 func brokerDeadLettered(m scenario.ModeResult) scenario.ModeResult {
@@ -66,7 +74,7 @@ func versionsFixture() VersionsInput {
 		StartedAt: time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC), Interrupted: true,
 		Scenarios: []string{"delivery-limit", "delivery-limit-default", "kill-mid-burst"}, Images: versionImages,
 		Runs: []VersionsRunInput{
-			{Image: versionImages[0], Dir: dir("delivery-limit", "a1"), Result: versionResult("delivery-limit", "RabbitMQ 3.10.8", "a1", passVerdict(), brokerDeadLettered(poisonMode(map[string]int{"4": 100}, 400, 100, passVerdict())))},
+			{Image: versionImages[0], Dir: dir("delivery-limit", "a1"), Result: scoped(versionResult("delivery-limit", "RabbitMQ 3.10.8", "a1", passVerdict(), brokerDeadLettered(poisonMode(map[string]int{"4": 100}, 400, 100, passVerdict()))))},
 			{Image: versionImages[1], Dir: dir("delivery-limit", "b2"), Result: versionResult("delivery-limit", "4.0.5", "b2", passVerdict(), brokerDeadLettered(poisonMode(map[string]int{"4": 100}, 400, 100, passVerdict())))},
 			{Image: versionImages[2], Dir: dir("delivery-limit", "c3"), Result: dl436},
 			{Image: versionImages[0], Dir: dir("delivery-limit-default", "d1"), Result: versionResult("delivery-limit-default", "3.10.8", "d1", passVerdict(), poisonMode(map[string]int{"21": 100}, 2100, 100, passVerdict()))},
@@ -241,12 +249,12 @@ func TestVersionsDeadLetterReasonChange(t *testing.T) {
 
 // TestVersionsUnstatedBehaviourFails: both runs pass their own
 // expectations, yet the broker dead-letters after 4 deliveries on one
-// version and the consumer gives up at 30 on the other: unstated, that
-// fails the versions verdict; stated by the second version's scope, it
-// passes. A measurement that varies (publish rate ×2) never fails it.
+// version and the consumer gives up at 30 on the other: stated by the first
+// version's scope only, that fails the versions verdict (nothing states
+// the second's 30); stated by each version's scope, it passes. A measurement that varies (publish rate ×2) never fails it.
 func TestVersionsUnstatedBehaviourFails(t *testing.T) {
 	in := func(scope *scenario.AppliedVersionScope) VersionsInput {
-		a := versionResult("delivery-limit", "4.0.5", "a", passVerdict(), poisonMode(map[string]int{"4": 100}, 400, 100, passVerdict()))
+		a := scoped(versionResult("delivery-limit", "4.0.5", "a", passVerdict(), poisonMode(map[string]int{"4": 100}, 400, 100, passVerdict())))
 		m := poisonMode(map[string]int{"30": 100}, 3000, 100, passVerdict())
 		m.PreFaultPublishRate *= 2
 		b := versionResult("delivery-limit", "4.3.6", "b", passVerdict(), m)
@@ -278,6 +286,13 @@ func TestVersionsUnstatedBehaviourFails(t *testing.T) {
 	if c := fv.Changes[0]; c.Field != "deliveries_per_message" || c.Expected || !c.Contradicted ||
 		changeText(c) != "delivery-limit · confirm-window · deliveries per message: 4 on 4.0.5, 30 on 4.3.6: stated by a version scope, but the run failed it (see its verdict)" {
 		t.Fatalf("contradicted: %+v", c)
+	}
+	// Cut short by Ctrl-C: the difference is listed, never judged.
+	cut := in(nil)
+	cut.Runs[1].Result.Interrupted = true
+	if cv := BuildVersions(cut); cv.Verdict.Status != scenario.Inconclusive || cv.Changes[0].Behaviour ||
+		!slices.Equal(cv.Verdict.Reasons, []string{"delivery-limit on 4.3.6: interrupted"}) {
+		t.Fatalf("interrupted: %+v, first change %+v", cv.Verdict, cv.Changes[0])
 	}
 	var rate *VersionChange
 	for i, c := range v.Changes {
