@@ -138,16 +138,23 @@ func (o *runOpts) checkImages(c *cobra.Command) error {
 	if len(o.images) == 0 {
 		return errors.New("--images needs the broker images to run on, comma-separated, e.g. --images rmqtorture/rabbitmq:4.0-trixie,rmqtorture/rabbitmq:4.3-forky")
 	}
-	seen := map[string]bool{}
+	seen := map[string]string{}
 	for i, img := range o.images {
 		img = strings.TrimSpace(img)
-		switch {
-		case img == "":
+		if img == "" {
 			return fmt.Errorf("--images: image %d of %q is empty", i+1, strings.Join(o.images, ","))
-		case seen[img]:
-			return fmt.Errorf("--images: %q named twice: each image runs once", img)
 		}
-		seen[img] = true
+		ref, err := scenario.ImageRef(img)
+		if err != nil {
+			return fmt.Errorf("--images: %w", err)
+		}
+		if first, dup := seen[ref]; dup {
+			if first == img {
+				return fmt.Errorf("--images: %q named twice: each image runs once", img)
+			}
+			return fmt.Errorf("--images: %q and %q name the same image: each image runs once", first, img)
+		}
+		seen[ref] = img
 		o.images[i] = img
 	}
 	return nil

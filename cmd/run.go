@@ -263,6 +263,9 @@ func (o *runOpts) set(c *cobra.Command, s *scenario.Scenario) error {
 		s.Load.Window = o.window
 	}
 	if fl.Changed("image") {
+		if _, err := scenario.ImageRef(o.image); err != nil && strings.TrimSpace(o.image) != "" {
+			return fmt.Errorf("--image: %w", err)
+		}
 		s.Broker.Image = o.image
 	}
 	if fl.Changed("queue-types") {

@@ -81,10 +81,15 @@ func (p *parser) validateImages(sp string, s *Scenario) {
 			p.fail(ip, "must name an image")
 			continue
 		}
-		if k, dup := seen[img]; dup {
-			p.fail(ip, "%q is already broker.images[%d]: each image runs once", img, k)
+		ref, err := ImageRef(img)
+		if err != nil {
+			p.fail(ip, "%v", err)
 			continue
 		}
-		seen[img] = j
+		if k, dup := seen[ref]; dup {
+			p.fail(ip, "%q is already broker.images[%d] (%q): each image runs once", img, k, s.Broker.Images[k])
+			continue
+		}
+		seen[ref] = j
 	}
 }

@@ -121,6 +121,8 @@ func (p *parser) atLeastMS(path string, d Duration) {
 func (p *parser) validateBroker(sp string, s *Scenario) {
 	if strings.TrimSpace(s.Broker.Image) == "" {
 		p.fail(sp+".broker.image", "must name an image")
+	} else if _, err := ImageRef(s.Broker.Image); err != nil {
+		p.fail(sp+".broker.image", "%v", err)
 	}
 	p.validateImages(sp, s)
 	p.atLeastMS(sp+".broker.ready_timeout", s.Broker.ReadyTimeout)
