@@ -129,6 +129,11 @@ func TestImagesUnstatedBehaviourFails(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}
+	// The consumer parked each copy itself: its x-death is the retry
+	// queue's, so the reason says who put it there.
+	if !regexp.MustCompile(`(?m)^ +dead-letter reason +parked +parked$`).MatchString(stdout) {
+		t.Errorf("stdout lacks the dead-letter reason row (parked on both):\n%s", stdout)
+	}
 	flat := strings.Join(strings.Fields(stdout), " ")
 	for _, want := range []string{
 		"- retry-unscoped · confirm-window · x-death count at park: 2 on 3.10.8, 1 on 4.0.5: NOT STATED by any version scope: fails",

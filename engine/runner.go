@@ -363,6 +363,17 @@ func (b *burst) drain(ctx context.Context) {
 	err := drainQueues(ctx, b.tr, b.s, b.spec, b.ledger, b.consumers != nil, bodies.add, &deaths)
 	b.res.DrainedBodyBytes = bodies.result()
 	b.res.DeadLetterReasons, b.res.XDeathCounts = deaths.result()
+	if b.s.Consumers.OnDelivery == scenario.ConsumerRetry && len(b.res.DeadLetterReasons) > 0 {
+		// A retry consumer parks a message by publishing its copy, headers
+		// and all, to the dead-letter queue: the x-death it carries is the
+		// retry queue's (expired), not why it was parked. Who put it there
+		// is the consumer.
+		n := 0
+		for _, c := range b.res.DeadLetterReasons {
+			n += c
+		}
+		b.res.DeadLetterReasons = map[string]int{"parked": n}
+	}
 	// An incomplete drain proves nothing about what it did not reach: those
 	// ids are unverified, not lost.
 	b.drained = err == nil && b.cond.DrainIncomplete == nil

@@ -186,7 +186,9 @@ type ModeResult struct {
 	// DeadLetterReasons counts the ids taken from the dead-letter queue by
 	// the reason of their latest x-death entry: delivery_limit (the
 	// broker's delivery limit), rejected (a consumer rejected it), expired,
-	// maxlen, or none (no x-death: a copy an application published itself);
+	// maxlen, none (no x-death: a copy an application published itself),
+	// or parked (on_delivery: retry: the consumer published the copy there
+	// with the headers it had, so its x-death is the retry queue's);
 	// https://www.rabbitmq.com/docs/dlx#effects. XDeathCounts counts them
 	// by that entry's count (times dead-lettered from that queue for that
 	// reason). Absent when nothing was dead-lettered.

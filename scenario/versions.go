@@ -193,13 +193,21 @@ func (e Expect) scoped(m Mode, field, msg string) string {
 // library parses, a source, and per-mode expectations under the same rules
 // as expect.modes.
 func (p *parser) validateVersionScopes(sp string, s *Scenario) {
+	ranges := map[string]int{}
 	for i, sc := range s.Expect.Versions {
 		vp := fmt.Sprintf("%s.expect.versions[%d]", sp, i)
 		r := sc.When.RabbitMQ
+		key := strings.Join(strings.Fields(r), " ")
 		if strings.TrimSpace(r) == "" {
 			p.fail(vp+".when.rabbitmq", `needs a range of RabbitMQ versions, e.g. ">=4.0 <4.3"`)
 		} else if _, err := semver.NewConstraint(r); err != nil {
 			p.fail(vp+".when.rabbitmq", "%q is not a version range: %v", r, err)
+		} else if j, dup := ranges[key]; dup {
+			// The first scope whose range holds the version applies: this
+			// one never would.
+			p.fail(vp+".when.rabbitmq", "%q is already expect.versions[%d]'s range, whose scope applies first: put these modes there", r, j)
+		} else {
+			ranges[key] = i
 		}
 		if strings.TrimSpace(sc.Because) == "" {
 			p.fail(vp+".because", "must cite the source of this behaviour (release notes, an issue or a pull request)")

@@ -209,7 +209,7 @@ func TestVersionScopeErrors(t *testing.T) {
 		{"per-mode rule", body + "        - {when: {rabbitmq: \">=4.0\"}, because: PR, modes: {confirm-window: {deliveries_per_message: 4}}}\n",
 			[]string{`s.yaml:8:101: scenarios[0].expect.versions[0].modes.confirm-window.deliveries_per_message: is measured by live consumers: set consumers.count`}},
 		{"reason unknown", body + "        - {when: {rabbitmq: \">=4.0\"}, because: PR, modes: {confirm-window: {dead_letter_reason: limit}}}\n",
-			[]string{`s.yaml:8:97: scenarios[0].expect.versions[0].modes.confirm-window.dead_letter_reason: "limit" is not one of (delivery_limit, rejected, expired, maxlen, none)`}},
+			[]string{`s.yaml:8:97: scenarios[0].expect.versions[0].modes.confirm-window.dead_letter_reason: "limit" is not one of (delivery_limit, rejected, expired, maxlen, none, parked)`}},
 		{"unknown key", body + "        - {when: {rabbitmq: \">=4.0\", erlang: \"27\"}, because: PR, modes: {confirm-window: {lost: 0}}}\n",
 			[]string{`s.yaml:8:38: scenarios[0].expect.versions[0].when.erlang: unknown field (known: rabbitmq)`}},
 	})
