@@ -97,7 +97,16 @@ func (o *runOpts) expandNames(c *cobra.Command, f *scenario.File, file string, n
 				imgs = []string{""}
 			}
 			for _, img := range imgs {
-				if k := [2]string{m, img}; !seen[k] {
+				// One scenario on one image runs once, however it was
+				// named: by a group, by itself, on its own image.
+				same := img
+				if same == "" {
+					same = ms.Broker.Image
+				}
+				if ref, err := scenario.ImageRef(same); err == nil {
+					same = ref
+				}
+				if k := [2]string{m, same}; !seen[k] {
 					seen[k] = true
 					runs = append(runs, planned{scenario: ms, image: img})
 				}

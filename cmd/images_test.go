@@ -19,6 +19,9 @@ scenarios:
     broker: {images: ["p:1", "q:1"]}
   - name: h
     runs: [b, a]
+  - name: k
+    runs: [a]
+    broker: {images: ["docker.io/rmqtorture/rabbitmq:4.0-trixie", "p:1"]}
 `
 
 // expanded runs expandNames on groupsFile with args (flags, then names)
@@ -66,6 +69,8 @@ func TestExpandGroups(t *testing.T) {
 		{[]string{"--image", "m:1", "g"}, "a@ b@", true, "g"},
 		{[]string{"--all"}, "a@ b@x:1 b@y:1", true, ""},
 		{[]string{"g", "a", "h"}, "a@p:1 a@q:1 b@p:1 b@q:1 a@ b@x:1 b@y:1", true, "g h"},
+		// a on its own image is the run k made on that image (spelt otherwise).
+		{[]string{"k", "a"}, "a@docker.io/rmqtorture/rabbitmq:4.0-trixie a@p:1", true, "k"},
 	} {
 		got, versions, groups := expanded(t, tc.args...)
 		if got != tc.want || versions != tc.versions || strings.Join(groups, " ") != tc.groups {
