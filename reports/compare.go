@@ -157,10 +157,7 @@ func Compare(base, res *scenario.Result, t Thresholds) *Comparison {
 	if n := brokerUnknownNote(base, res, "result"); n != "" {
 		c.Notes = append(c.Notes, n)
 	}
-	if base.Messages != res.Messages {
-		c.Notes = append(c.Notes, fmt.Sprintf("The baseline published %s orders per mode, the result %s: rates, latencies and the missing share compare, counts do not.", num(base.Messages), num(res.Messages)))
-	}
-	c.Notes = append(c.Notes, settingNotes(base, res)...)
+	c.Notes = append(c.Notes, runNotes(base, res)...)
 	got := map[string]scenario.ModeResult{}
 	for _, m := range res.Modes {
 		got[modeKey(m)] = m
@@ -608,6 +605,16 @@ func flagValues(command string) map[string]string {
 // queue and message settings, whether faults were
 // injected (--uri), and each setting flag given to one run but not the
 // other, or with another value.
+// runNotes says how the two runs were made differently: the orders per
+// mode, then the settings (settingNotes).
+func runNotes(base, res *scenario.Result) []string {
+	var notes []string
+	if base.Messages != res.Messages {
+		notes = append(notes, fmt.Sprintf("The baseline published %s orders per mode, the result %s: rates, latencies and the missing share compare, counts do not.", num(base.Messages), num(res.Messages)))
+	}
+	return append(notes, settingNotes(base, res)...)
+}
+
 func settingNotes(base, res *scenario.Result) []string {
 	var notes []string
 	warned := BrokerWarning(base, res) != ""

@@ -241,6 +241,9 @@ func CompareVersions(baseName string, bases []NamedResult, candName string, cand
 		if n := brokerUnknownNote(bn.Result, cn.Result, "candidate"); n != "" {
 			v.Notes = append(v.Notes, scen+": "+n)
 		}
+		for _, n := range runNotes(bn.Result, cn.Result) {
+			v.Notes = append(v.Notes, scen+": "+n)
+		}
 		got := map[string]scenario.ModeResult{}
 		for _, m := range cn.Result.Modes {
 			got[modeKey(m)] = m

@@ -453,3 +453,17 @@ func TestCompareVersionsWhoDeadLettered(t *testing.T) {
 		t.Fatalf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestCompareVersionsRunNotes: pairs made with other settings carry the
+// notes a plain compare gives, named by scenario (200 orders against 2,000:
+// counts do not compare).
+func TestCompareVersionsRunNotes(t *testing.T) {
+	b := scenResult("tiny", "RabbitMQ 4.0.5", "rmqtorture/rabbitmq:4.0-trixie", confirmMode())
+	c := scenResult("tiny", "RabbitMQ 4.3.6", "rmqtorture/rabbitmq:4.3-forky", confirmMode())
+	b.Messages, c.Messages = 200, 2000
+	v := CompareVersions("old/", []NamedResult{named("old/r.json", b)}, "new/", []NamedResult{named("new/r.json", c)}, DefaultThresholds(), nil)
+	want := "tiny: The baseline published 200 orders per mode, the result 2,000: rates, latencies and the missing share compare, counts do not."
+	if !slices.Contains(v.Notes, want) {
+		t.Fatalf("notes %q lack %q", v.Notes, want)
+	}
+}
