@@ -39,7 +39,7 @@ var outputFormats = map[outputFormat]string{outWide: "table", outJSON: "json", o
 func newReport(g *globalOpts) *cobra.Command {
 	o := &reportOpts{}
 	c := &cobra.Command{
-		Use:   "report RESULT.json",
+		Use:   "report RESULT.json|VERSIONS-FOLDER",
 		Short: "Re-render a stored result.json as markdown, a table or JSON",
 		Long: `report reads a result.json written by run (or the run folder holding it),
 checks it against the result schema of its schema_version (1 to 3; older
@@ -47,7 +47,9 @@ layouts are upgraded) and renders it again:
 markdown (as report.md), the terminal tables, or normalised JSON. It prints to
 stdout, or with --out DIR writes DIR/report.md and the SVG charts it links
 (timeline-N-MODE.svg, drawn again from the result), or report.txt,
-result.json or summary.txt for the other formats. -o wide, json or markdown
+result.json or summary.txt for the other formats. A versions folder (or its
+versions.json), written by run --images, is rendered the same way: markdown
+as versions.md, the wide table, JSON or the summary. -o wide, json or markdown
 is --format table, json or markdown; --format summary prints what run prints
 by default: the headline and a table that fits 100 columns. It touches no
 broker.
@@ -80,6 +82,7 @@ up) is an error (exit 4); --out then leaves no partial file in place.`,
 }
 
 func (o *reportOpts) run(c *cobra.Command, path string) error {
+	versions, isVersions := versionsFile(path)
 	// A run folder stands for its result.json, as in compare and check.
 	path = resultFile(path)
 	if o.output != outDefault {
@@ -102,6 +105,9 @@ func (o *reportOpts) run(c *cobra.Command, path string) error {
 		if err := checkAppendFile("--summary-file", o.summaryFile); err != nil {
 			return err
 		}
+	}
+	if isVersions {
+		return o.reportVersions(c, versions)
 	}
 	res, err := loadResult(path)
 	if err != nil {

@@ -1,0 +1,85 @@
+package cmd
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/rmqtorture/rmqtorture/reports"
+)
+
+// versionsFormats maps --format to the versions report's renderer and the
+// file --out writes: report renders a versions folder (run --images) as it
+// renders a run folder.
+var versionsFormats = map[string]struct {
+	render func(io.Writer, *reports.Versions) error
+	file   string
+}{
+	"markdown": {reports.VersionsMarkdown, "versions.md"},
+	"table":    {reports.VersionsWide, "versions.txt"},
+	"json":     {reports.VersionsJSON, "versions.json"},
+	"summary":  {reports.VersionsSummary, "versions-summary.txt"},
+}
+
+// versionsFile is the versions.json that path names (the file itself, or
+// a versions folder holding one and no result.json), and whether it does.
+func versionsFile(path string) (string, bool) {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		vf := filepath.Join(path, "versions.json")
+		if _, err := os.Stat(filepath.Join(path, "result.json")); err == nil {
+			return "", false
+		}
+		if _, err := os.Stat(vf); err == nil {
+			return vf, true
+		}
+		return "", false
+	}
+	return path, filepath.Base(path) == "versions.json"
+}
+
+// reportVersions renders the versions report at path in o.format: checked
+// against reports/schemas/versions.v1.schema.json first (a file that does
+// not match is bad input, exit 2, naming it).
+func (o *reportOpts) reportVersions(c *cobra.Command, path string) error {
+	format := versionsFormats[o.format]
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return causeErr(CauseBadResult, fmt.Errorf("read versions report: %w", err))
+	}
+	if err := reports.ValidateVersions(data); err != nil {
+		return causeErr(CauseBadResult, fmt.Errorf("%s: not a versions report of this rmqtorture: %w", path, err))
+	}
+	var v reports.Versions
+	if err := json.Unmarshal(data, &v); err != nil {
+		return causeErr(CauseBadResult, fmt.Errorf("%s: %w", path, err))
+	}
+	if o.summaryFile != "" {
+		if err := appendVersions(o.summaryFile, &v); err != nil {
+			return causeErr(CauseWriteFailed, err)
+		}
+	}
+	if o.out == "" {
+		if err := format.render(c.OutOrStdout(), &v); err != nil {
+			return causeErr(CauseWriteFailed, fmt.Errorf("write the versions report: %w", err))
+		}
+		return nil
+	}
+	dest := filepath.Join(o.out, format.file)
+	if same(dest, path) {
+		return usageErr(fmt.Errorf("--out %s would overwrite the versions report being read, %s", o.out, path))
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return causeErr(CauseWriteFailed, fmt.Errorf("create report folder: %w", err))
+	}
+	if err := writeAtomic(dest, func(f *os.File) error { return format.render(f, &v) }); err != nil {
+		return causeErr(CauseWriteFailed, fmt.Errorf("write %s: %w", dest, err))
+	}
+	if _, err := fmt.Fprintf(c.OutOrStdout(), "report: %s\n", dest); err != nil {
+		return causeErr(CauseWriteFailed, err)
+	}
+	return nil
+}
