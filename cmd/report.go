@@ -124,15 +124,9 @@ func (o *reportOpts) run(c *cobra.Command, path string) error {
 		}
 		return nil
 	}
-	dest := filepath.Join(o.out, format.file)
-	if same(dest, path) {
-		return usageErr(fmt.Errorf("--out %s would overwrite the result being read, %s", o.out, path))
-	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return causeErr(CauseWriteFailed, fmt.Errorf("create report folder: %w", err))
-	}
-	if err := writeAtomic(dest, func(f *os.File) error { return format.render(f, res) }); err != nil {
-		return causeErr(CauseWriteFailed, fmt.Errorf("write %s: %w", dest, err))
+	dest, err := writeOut(o.out, format.file, path, "the result", func(w io.Writer) error { return format.render(w, res) })
+	if err != nil {
+		return err
 	}
 	if o.format == "markdown" {
 		// The charts report.md links, beside it.
@@ -144,6 +138,23 @@ func (o *reportOpts) run(c *cobra.Command, path string) error {
 		return causeErr(CauseWriteFailed, err)
 	}
 	return nil
+}
+
+// writeOut writes what render writes to dir/file atomically (creating
+// dir) and returns its path: the --out of report. Overwriting read, the
+// file being rendered (what it is), is bad input.
+func writeOut(dir, file, read, what string, render func(io.Writer) error) (string, error) {
+	dest := filepath.Join(dir, file)
+	if same(dest, read) {
+		return "", usageErr(fmt.Errorf("--out %s would overwrite %s being read, %s", dir, what, read))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", causeErr(CauseWriteFailed, fmt.Errorf("create report folder: %w", err))
+	}
+	if err := writeAtomic(dest, func(f *os.File) error { return render(f) }); err != nil {
+		return "", causeErr(CauseWriteFailed, fmt.Errorf("write %s: %w", dest, err))
+	}
+	return dest, nil
 }
 
 // loadResult reads, schema-validates (reports.Decode) and decodes the

@@ -68,15 +68,9 @@ func (o *reportOpts) reportVersions(c *cobra.Command, path string) error {
 		}
 		return nil
 	}
-	dest := filepath.Join(o.out, format.file)
-	if same(dest, path) {
-		return usageErr(fmt.Errorf("--out %s would overwrite the versions report being read, %s", o.out, path))
-	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
-		return causeErr(CauseWriteFailed, fmt.Errorf("create report folder: %w", err))
-	}
-	if err := writeAtomic(dest, func(f *os.File) error { return format.render(f, &v) }); err != nil {
-		return causeErr(CauseWriteFailed, fmt.Errorf("write %s: %w", dest, err))
+	dest, err := writeOut(o.out, format.file, path, "the versions report", func(w io.Writer) error { return format.render(w, &v) })
+	if err != nil {
+		return err
 	}
 	if _, err := fmt.Fprintf(c.OutOrStdout(), "report: %s\n", dest); err != nil {
 		return causeErr(CauseWriteFailed, err)
