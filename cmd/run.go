@@ -114,7 +114,7 @@ ordinary run each, with its own folder and result.json, then one versions
 report (versions-<time>-<id>/versions.md and versions.json under --out) that
 stdout shows instead of each run's table: a column per broker version, the
 verdict per version and what changed, each difference marked expected (with
-its because) when that version's expect.versions states it. A behaviour a
+its because) when both versions' expect.versions state it. A behaviour a
 version decides (who dead-letters and after how many deliveries, the x-death
 count) that changed with no scope stating it fails the run; counts that vary
 with the fault's timing, rates and latencies are listed, not judged. A group
