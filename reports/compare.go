@@ -532,13 +532,6 @@ func writeCompare(w io.Writer, c *Comparison, baseName, resName string) error {
 // change_pct or change_pts, the limit and ok. It returns the first error
 // writing to w.
 func CompareJSON(w io.Writer, c *Comparison, baseName, resName string) error {
-	type thresholds struct {
-		MaxThroughputDropPct float64  `json:"max_throughput_drop_pct"`
-		MaxP99RisePct        float64  `json:"max_p99_rise_pct"`
-		MaxMissingRisePts    float64  `json:"max_missing_rise_pts"`
-		MaxRecoveryMS        *float64 `json:"max_recovery_ms"`
-		MaxRecoveryRisePct   *float64 `json:"max_recovery_rise_pct"`
-	}
 	out := struct {
 		Scenario    string           `json:"scenario"`
 		Baseline    string           `json:"baseline"`
@@ -547,15 +540,32 @@ func CompareJSON(w io.Writer, c *Comparison, baseName, resName string) error {
 		Regressions []string         `json:"regressions"`
 		Warnings    []string         `json:"warnings"`
 		Notes       []string         `json:"notes"`
-		Thresholds  thresholds       `json:"thresholds"`
+		Thresholds  thresholdsJSON   `json:"thresholds"`
 		Modes       []ModeComparison `json:"modes"`
 	}{c.Scenario, baseName, resName, c.Regressed(), nonNil(c.Regressions), warnings(c.BrokerWarning), nonNil(c.Notes),
-		thresholds{c.Thresholds.MaxThroughputDropPct, c.Thresholds.MaxP99RisePct, c.Thresholds.MaxMissingRisePts, c.Thresholds.MaxRecoveryMS, c.Thresholds.MaxRecoveryRisePct},
-		c.Modes}
+		c.Thresholds.json(), c.Modes}
+	return encodeJSON(w, out)
+}
+
+// thresholdsJSON is Thresholds as compare's JSON documents carry it.
+type thresholdsJSON struct {
+	MaxThroughputDropPct float64  `json:"max_throughput_drop_pct"`
+	MaxP99RisePct        float64  `json:"max_p99_rise_pct"`
+	MaxMissingRisePts    float64  `json:"max_missing_rise_pts"`
+	MaxRecoveryMS        *float64 `json:"max_recovery_ms"`
+	MaxRecoveryRisePct   *float64 `json:"max_recovery_rise_pct"`
+}
+
+func (t Thresholds) json() thresholdsJSON {
+	return thresholdsJSON{t.MaxThroughputDropPct, t.MaxP99RisePct, t.MaxMissingRisePts, t.MaxRecoveryMS, t.MaxRecoveryRisePct}
+}
+
+// encodeJSON writes v as indented JSON, with <, > and & as they are.
+func encodeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+	return enc.Encode(v)
 }
 
 func nonNil(s []string) []string {

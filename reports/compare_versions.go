@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
@@ -623,13 +622,6 @@ func writeVersions(w io.Writer, v *VersionsComparison) error {
 // points, ms; null when off) and per scenario its pair of files, brokers
 // and changes (figures in msg/s, ms, ids; ratio = candidate ÷ baseline).
 func CompareVersionsJSON(w io.Writer, v *VersionsComparison) error {
-	type thresholds struct {
-		MaxThroughputDropPct float64  `json:"max_throughput_drop_pct"`
-		MaxP99RisePct        float64  `json:"max_p99_rise_pct"`
-		MaxMissingRisePts    float64  `json:"max_missing_rise_pts"`
-		MaxRecoveryMS        *float64 `json:"max_recovery_ms"`
-		MaxRecoveryRisePct   *float64 `json:"max_recovery_rise_pct"`
-	}
 	pairs := v.Pairs
 	if pairs == nil {
 		pairs = []PairComparison{}
@@ -648,15 +640,11 @@ func CompareVersionsJSON(w io.Writer, v *VersionsComparison) error {
 		Warnings       []string         `json:"warnings"`
 		Unpaired       []Unpaired       `json:"unpaired"`
 		Notes          []string         `json:"notes"`
-		Thresholds     thresholds       `json:"thresholds"`
+		Thresholds     thresholdsJSON   `json:"thresholds"`
 		Pairs          []PairComparison `json:"pairs"`
 	}{v.Baseline, v.Candidate, v.AcrossVersions, v.Regressed(), nonNil(v.Regressions), nonNil(v.Accepted), nonNil(v.Warnings), unpaired, nonNil(v.Notes),
-		thresholds{v.Thresholds.MaxThroughputDropPct, v.Thresholds.MaxP99RisePct, v.Thresholds.MaxMissingRisePts, v.Thresholds.MaxRecoveryMS, v.Thresholds.MaxRecoveryRisePct},
-		pairs}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(out)
+		v.Thresholds.json(), pairs}
+	return encodeJSON(w, out)
 }
 
 // warnings is the JSON list of a single comparison's broker warning.
