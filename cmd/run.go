@@ -449,23 +449,8 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 		}
 	}
 
-	// With several runs, every image is had (pulled if need be) before the
-	// first starts: an image missing for the third run must not cost the
-	// first two their time.
-	if cli != nil && len(plans) > 1 && o.container == "" && len(o.containers) == 0 {
-		seen := map[string]bool{}
-		for i := range plans {
-			if seen[plans[i].Broker.Image] {
-				continue
-			}
-			seen[plans[i].Broker.Image] = true
-			if err := o.ensureImage(ctx, log, cli, &plans[i]); err != nil {
-				if errors.Is(err, broker.ErrImageMissing) {
-					return notStarted(ctx, causeErr(CauseImageMissing, err))
-				}
-				return notStarted(ctx, causeErr(CauseOperational, err))
-			}
-		}
+	if err := o.haveImages(ctx, log, cli, plans); err != nil {
+		return err
 	}
 	if versions {
 		o.versions = o.newVersionsRun(c, plans, groups)
@@ -501,6 +486,30 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 		}
 	}
 	return runOutcome(worst)
+}
+
+// haveImages makes sure, when there are several runs, that every image
+// is had (pulled if need be) before the first starts: an image missing for
+// the third run must not cost the first two their time. One run pulls its
+// image as it starts; --container, --containers and --uri use no image.
+func (o *runOpts) haveImages(ctx context.Context, log *slog.Logger, cli *client.Client, plans []scenario.Scenario) error {
+	if cli == nil || len(plans) < 2 || o.container != "" || len(o.containers) > 0 {
+		return nil
+	}
+	seen := map[string]bool{}
+	for i := range plans {
+		if seen[plans[i].Broker.Image] {
+			continue
+		}
+		seen[plans[i].Broker.Image] = true
+		if err := o.ensureImage(ctx, log, cli, &plans[i]); err != nil {
+			if errors.Is(err, broker.ErrImageMissing) {
+				return notStarted(ctx, causeErr(CauseImageMissing, err))
+			}
+			return notStarted(ctx, causeErr(CauseOperational, err))
+		}
+	}
+	return nil
 }
 
 // notStarted is err, or an interruption when Ctrl-C came before anything
