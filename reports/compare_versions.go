@@ -189,18 +189,8 @@ func CompareVersions(baseName string, bases []NamedResult, candName string, cand
 				return
 			}
 		}
-		// A version scope accepts a difference only when each side's scope
-		// states the field: a value one side states says nothing of the
-		// other's.
-		statedBy := func(r *scenario.Result) *scenario.AppliedVersionScope {
-			if r == nil || r.VersionScope == nil || ch.mode == "" || !slices.Contains(r.VersionScope.Stated, string(ch.mode)+"."+ch.Field) {
-				return nil
-			}
-			return r.VersionScope
-		}
-		if bs, cs := statedBy(base), statedBy(cand); bs != nil && cs != nil {
-			ch.Status = StatusAccepted
-			ch.Because = fmt.Sprintf("stated for %s by the candidate's version scope %q: %s", cs.BrokerVersion, cs.When, cs.Because)
+		if because, ok := acceptedByScopes(*ch, base, cand); ok {
+			ch.Status, ch.Because = StatusAccepted, because
 		}
 	}
 	record := func(scen string, ch Change) {
@@ -426,6 +416,17 @@ func xDeathAtPark(m scenario.ModeResult) map[string]int {
 		return nil
 	}
 	return m.Consumers.XDeathCountAtPark
+}
+
+// acceptedByScopes reports whether the version scopes that judged base and
+// cand accept ch, and why: only when each side's scope states the field (a
+// value one side states says nothing of the other's).
+func acceptedByScopes(ch Change, base, cand *scenario.Result) (string, bool) {
+	if base == nil || cand == nil || ch.mode == "" || !base.VersionScope.States(ch.mode, ch.Field) || !cand.VersionScope.States(ch.mode, ch.Field) {
+		return "", false
+	}
+	cs := cand.VersionScope
+	return fmt.Sprintf("stated for %s by the candidate's version scope %q: %s", cs.BrokerVersion, cs.When, cs.Because), true
 }
 
 // reasonsText renders dead-letter reasons (x-death reason → ids):

@@ -579,13 +579,10 @@ func changes(name string, cols []VersionColumn, one VersionsOfOne, results []*sc
 // stated reports whether r's version scope states the row's field for its
 // mode ("MODE.FIELD"), and its because.
 func stated(r *scenario.Result, row VersionRow) (bool, string) {
-	if r == nil || r.VersionScope == nil {
+	if r == nil || !r.VersionScope.States(row.Mode, row.Field) {
 		return false, ""
 	}
-	if slices.Contains(r.VersionScope.Stated, string(row.Mode)+"."+row.Field) {
-		return true, r.VersionScope.Because
-	}
-	return false, ""
+	return true, r.VersionScope.Because
 }
 
 // VersionsJSON writes v as indented JSON (versions.json).

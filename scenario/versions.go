@@ -134,6 +134,12 @@ func (e Expect) scopeFor(v *semver.Version) int {
 	return -1
 }
 
+// States reports whether the scope states field for mode (Stated holds
+// "MODE.FIELD"); false for a nil scope.
+func (a *AppliedVersionScope) States(mode Mode, field string) bool {
+	return a != nil && slices.Contains(a.Stated, string(mode)+"."+field)
+}
+
 // parseBrokerVersion reads a broker's version as it reports it ("RabbitMQ
 // 4.3.6": its last word), with the reason when it cannot.
 func parseBrokerVersion(v string) (*semver.Version, error) {
