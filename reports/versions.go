@@ -641,48 +641,8 @@ func writeVersionsText(w io.Writer, v *Versions, wide bool) error {
 	}
 	for _, s := range v.Scenarios {
 		fmt.Fprintln(w)
-		cols := []column{{header: s.Scenario}, {header: ""}}
-		for _, c := range v.Columns {
-			h := c.Name
-			if wide && c.Name != c.Image {
-				h += "\n" + c.Image
-			}
-			cols = append(cols, column{header: h, right: true})
-		}
-		lastGroup := ""
-		for _, r := range s.Rows {
-			if r.Field == "verdict" {
-				continue
-			}
-			if !wide {
-				optional, shown := summaryFields[r.Field]
-				if !shown || (optional && !slices.ContainsFunc(r.Texts, func(t string) bool { return t != "0" && t != "-" && t != "n/a" })) {
-					continue
-				}
-			}
-			group := ""
-			if r.Group != lastGroup {
-				group, lastGroup = r.Group, r.Group
-			}
-			for i, cell := range append([]string{group, r.Label}, r.Texts...) {
-				cols[i].cells = append(cols[i].cells, cell)
-			}
-		}
-		if len(cols[0].cells) == 0 {
-			for i := range cols {
-				cols[i].cells = append(cols[i].cells, "")
-			}
-			cols[0].cells[0] = "(no mode ran)"
-		}
-		out, err := renderCompact(cols)
-		if err != nil {
+		if err := writeColumns(w, scenarioColumns(v, s, wide), wide); err != nil {
 			return err
-		}
-		for l := range strings.SplitSeq(strings.TrimSuffix(string(out), "\n"), "\n") {
-			if !wide {
-				l = cut(l)
-			}
-			fmt.Fprintln(w, l)
 		}
 	}
 	fmt.Fprintln(w)
@@ -696,15 +656,8 @@ func writeVersionsText(w io.Writer, v *Versions, wide bool) error {
 			cols[i+1].cells = append(cols[i+1].cells, runStatus(r))
 		}
 	}
-	out, err := renderCompact(cols)
-	if err != nil {
+	if err := writeColumns(w, cols, wide); err != nil {
 		return err
-	}
-	for l := range strings.SplitSeq(strings.TrimSuffix(string(out), "\n"), "\n") {
-		if !wide {
-			l = cut(l)
-		}
-		fmt.Fprintln(w, l)
 	}
 	for _, s := range v.Scenarios {
 		for i, r := range s.Runs {
@@ -731,6 +684,62 @@ func writeVersionsText(w io.Writer, v *Versions, wide bool) error {
 	fmt.Fprintln(w, verdict)
 	for _, r := range v.Verdict.Reasons {
 		writeWrapped(w, "  - ", r, 4)
+	}
+	return nil
+}
+
+// scenarioColumns is one scenario's table: its mode and value names, then
+// a column per version (the default table keeps summaryFields; wide heads
+// each column with its image too).
+func scenarioColumns(v *Versions, s VersionsOfOne, wide bool) []column {
+	cols := []column{{header: s.Scenario}, {header: ""}}
+	for _, c := range v.Columns {
+		h := c.Name
+		if wide && c.Name != c.Image {
+			h += "\n" + c.Image
+		}
+		cols = append(cols, column{header: h, right: true})
+	}
+	lastGroup := ""
+	for _, r := range s.Rows {
+		if r.Field == "verdict" {
+			continue
+		}
+		if !wide {
+			optional, shown := summaryFields[r.Field]
+			if !shown || (optional && !slices.ContainsFunc(r.Texts, func(t string) bool { return t != "0" && t != "-" && t != "n/a" })) {
+				continue
+			}
+		}
+		group := ""
+		if r.Group != lastGroup {
+			group, lastGroup = r.Group, r.Group
+		}
+		for i, cell := range append([]string{group, r.Label}, r.Texts...) {
+			cols[i].cells = append(cols[i].cells, cell)
+		}
+	}
+	if len(cols[0].cells) == 0 {
+		for i := range cols {
+			cols[i].cells = append(cols[i].cells, "")
+		}
+		cols[0].cells[0] = "(no mode ran)"
+	}
+	return cols
+}
+
+// writeColumns renders cols as a borderless table, each line cut to Width
+// unless wide.
+func writeColumns(w io.Writer, cols []column, wide bool) error {
+	out, err := renderCompact(cols)
+	if err != nil {
+		return err
+	}
+	for l := range strings.SplitSeq(strings.TrimSuffix(string(out), "\n"), "\n") {
+		if !wide {
+			l = cut(l)
+		}
+		fmt.Fprintln(w, l)
 	}
 	return nil
 }
