@@ -35,16 +35,20 @@ type AMQP struct {
 const dialTimeout = 3 * time.Second
 
 func (a *AMQP) dial(name string) (*amqp.Connection, error) {
-	conn, _, err := a.dialFrom(name, 1)
+	conn, _, err := a.dialFrom(name, 1, 0)
 	return conn, err
 }
 
 // dialFrom connects to node prefer (1-based) of a cluster, else to the
 // next nodes in node order, wrapping around; it returns the node it
 // reached. On a single broker it dials URL and returns node 0. Each try is
-// bounded by dialTimeout; the error names every node tried.
-func (a *AMQP) dialFrom(name string, prefer int) (*amqp.Connection, int, error) {
+// bounded by dialTimeout; the error names every node tried. heartbeat > 0
+// replaces dialConfig's 10 s heartbeat.
+func (a *AMQP) dialFrom(name string, prefer int, heartbeat time.Duration) (*amqp.Connection, int, error) {
 	cfg := dialConfig(name)
+	if heartbeat > 0 {
+		cfg.Heartbeat = heartbeat
+	}
 	if a.URLs == nil {
 		conn, err := amqp.DialConfig(a.URL(), cfg)
 		return conn, 0, err

@@ -312,7 +312,7 @@ func (c *consumer) session(ctx context.Context, sessions *int, downUntil *time.T
 	if c.set.plan.PreferNode != nil {
 		prefer = c.set.plan.PreferNode(c.index)
 	}
-	conn, node, err := c.set.a.dialFrom(fmt.Sprintf("consumer-%d", c.index), prefer)
+	conn, node, err := c.set.a.dialFrom(fmt.Sprintf("consumer-%d", c.index), prefer, 0)
 	if err != nil {
 		return err
 	}

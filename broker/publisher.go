@@ -406,7 +406,7 @@ func (p *publisher) connect(ctx context.Context, index int) (*amqp.Connection, i
 		prefer = p.p.PreferNode(index)
 	}
 	for {
-		conn, node, err := p.a.dialFrom(fmt.Sprintf("publisher-%d", index), prefer)
+		conn, node, err := p.a.dialFrom(fmt.Sprintf("publisher-%d", index), prefer, p.p.Heartbeat)
 		if err == nil {
 			p.statsMu.Lock()
 			p.stats.ConnectedTo(node)

@@ -33,6 +33,8 @@ type watcher struct {
 	lastCall atomic.Int64 // unix ns when the latest publish call returned
 	inCall   atomic.Int64 // unix ns when the running publish call started; 0 when none
 	blocked  atomic.Bool
+	// blockedAt is when the current blocked spell began (unix ns).
+	blockedAt atomic.Int64
 
 	closed   chan struct{} // closed once the channel or connection has closed
 	done     chan struct{} // closed to end the deadline and stall checks
@@ -91,6 +93,11 @@ func (w *watcher) closes(chClose, connClose chan *amqp.Error) {
 	}
 	a, inEffect, _ := w.p.p.Faults.InEffect()
 	reason := closeReason(what, e, a, inEffect)
+	if w.blocked.Load() {
+		if r, ok := blockedTimeoutReason(e, time.Since(time.Unix(0, w.blockedAt.Load())), w.p.p.Heartbeat, a, inEffect); ok {
+			reason = r
+		}
+	}
 	w.p.statsMu.Lock()
 	w.p.stats.ChannelCloses = append(w.p.stats.ChannelCloses, reason)
 	w.p.statsMu.Unlock()
@@ -115,6 +122,28 @@ func closeReason(what string, e *amqp.Error, fault scenario.Action, inEffect boo
 		return fmt.Sprintf("connection lost: %s (%s)%s", e.Reason, socketCause(e.Reason), under)
 	}
 	return fmt.Sprintf("%s closed by client: %d %s%s", what, e.Code, e.Reason, under)
+}
+
+// blockedTimeoutReason words a socket read timeout on a connection the
+// broker held blocked for blockedFor: amqp091-go's heartbeat goroutine
+// waits for the send lock that the blocked publish write holds, so it stops
+// renewing the read deadline (three heartbeat intervals) and the client
+// ends the connection itself, though the broker's heartbeats still arrive
+// (measured with amqp091-go 1.16.0 and RabbitMQ 4.0.5; its connection.go,
+// heartbeater and send). ok is false for any other close.
+func blockedTimeoutReason(e *amqp.Error, blockedFor, heartbeat time.Duration, fault scenario.Action, inEffect bool) (reason string, ok bool) {
+	if e.Server || e.Code != amqp.FrameError || !strings.Contains(e.Reason, "i/o timeout") {
+		return "", false
+	}
+	if heartbeat <= 0 {
+		heartbeat = 10 * time.Second
+	}
+	under := ""
+	if inEffect {
+		under = " " + fault.While()
+	}
+	return fmt.Sprintf("connection ended by the client after %s blocked by the broker: %s (amqp091-go's heartbeat waits behind the blocked publish write, so its read deadline of three heartbeats, load.heartbeat %s, expired; what the socket still held is lost)%s",
+		blockedFor.Round(100*time.Millisecond), e.Reason, heartbeat, under), true
 }
 
 // socketCause says what a socket error read from amqp091-go means.
@@ -144,6 +173,7 @@ func (w *watcher) blocks(blocks chan amqp.Blocking) {
 		switch {
 		case b.Active && !w.blocked.Load():
 			since = time.Now()
+			w.blockedAt.Store(since.UnixNano())
 			w.blocked.Store(true)
 			w.record(since, metrics.EvBlocked, fmt.Sprintf("epoch %d: %s", w.s.epoch, b.Reason))
 		case !b.Active && w.blocked.Load():

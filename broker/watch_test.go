@@ -257,3 +257,26 @@ func TestConsumerCloseReason(t *testing.T) {
 		}
 	}
 }
+
+// A read timeout on a blocked connection is amqp091-go's own doing, and
+// the reason says so with the blocked time, the heartbeat and the fault;
+// any other close is not reworded.
+func TestBlockedTimeoutReason(t *testing.T) {
+	timeout := &amqp.Error{Code: amqp.FrameError, Reason: "read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout"}
+	got, ok := blockedTimeoutReason(timeout, 31270*time.Millisecond, 0, scenario.MemoryAlarm, true)
+	want := "connection ended by the client after 31.3s blocked by the broker: read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout (amqp091-go's heartbeat waits behind the blocked publish write, so its read deadline of three heartbeats, load.heartbeat 10s, expired; what the socket still held is lost) while the broker was under a memory alarm"
+	if !ok || got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	if got, _ := blockedTimeoutReason(timeout, time.Minute, 3*time.Second, "", false); !strings.HasPrefix(got, "connection ended by the client after 1m0s blocked") || !strings.Contains(got, "load.heartbeat 3s, expired") || strings.Contains(got, " while ") {
+		t.Errorf("%q", got)
+	}
+	for _, e := range []*amqp.Error{
+		{Code: amqp.FrameError, Reason: "EOF"},
+		{Code: amqp.ConnectionForced, Reason: "CONNECTION_FORCED - shutdown", Server: true},
+	} {
+		if got, ok := blockedTimeoutReason(e, time.Minute, 0, "", false); ok || got != "" {
+			t.Errorf("%+v: %q", e, got)
+		}
+	}
+}

@@ -6,6 +6,7 @@ package cmd
 
 import (
 	"os"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -181,6 +182,31 @@ func TestMessageDeadlineNotPublishedVersusPending(t *testing.T) {
 func TestMemoryAlarmFireAndForget(t *testing.T) {
 	r := runScenario(t, "memory-alarm-fire-and-forget")
 	if m := mode(t, r, scenario.FireAndForget); m.Stalls != 0 || m.Reconnects != 0 || m.PublishErrors != 0 {
-		t.Fatalf("stalls %d reconnects %d publish errors %d", m.Stalls, m.Reconnects, m.PublishErrors)
+		for _, e := range m.Events {
+			t.Logf("%s %s %s", e.At.Format("15:04:05.000"), e.Kind, e.Detail)
+		}
+		t.Fatalf("stalls %d reconnects %d publish errors %d, closes %q", m.Stalls, m.Reconnects, m.PublishErrors, m.ChannelCloses)
+	}
+}
+
+// A memory alarm longer than three heartbeats: amqp091-go ends the blocked
+// fire-and-forget connection itself, the close reason says so (not "nothing
+// heard from the broker"), and the ledger still adds up; confirm-window
+// loses nothing confirmed (the scenario's expectation).
+func TestMemoryAlarmOutlastsHeartbeat(t *testing.T) {
+	r := runScenario(t, "memory-alarm-heartbeat")
+	ff := mode(t, r, scenario.FireAndForget)
+	if ff.Reconnects < 1 || len(ff.ChannelCloses) < 1 {
+		t.Fatalf("fire-and-forget: reconnects %d, closes %q", ff.Reconnects, ff.ChannelCloses)
+	}
+	want := regexp.MustCompile(`^connection ended by the client after [0-9.]+m?s blocked by the broker: read tcp .*: i/o timeout \(amqp091-go's heartbeat waits behind the blocked publish write, so its read deadline of three heartbeats, load.heartbeat 3s, expired; what the socket still held is lost\) while the broker was under a memory alarm$`)
+	if !want.MatchString(ff.ChannelCloses[0]) {
+		t.Fatalf("close reason %q", ff.ChannelCloses[0])
+	}
+	if ff.Sent != r.Messages || ff.UnconfirmedDelivered+ff.UnconfirmedMissing != ff.Sent || ff.BlockedMS < 3000 {
+		t.Fatalf("sent %d, delivered %d + missing %d, blocked %.0f ms", ff.Sent, ff.UnconfirmedDelivered, ff.UnconfirmedMissing, ff.BlockedMS)
+	}
+	if cw := mode(t, r, scenario.ConfirmWindow); cw.Confirmed+cw.Lost+cw.Nacked+cw.InDoubt != cw.Sent || cw.Lost != 0 {
+		t.Fatalf("confirm-window: confirmed %d nacked %d in doubt %d of %d, lost %d", cw.Confirmed, cw.Nacked, cw.InDoubt, cw.Sent, cw.Lost)
 	}
 }

@@ -65,6 +65,9 @@ type PublishPlan struct {
 	// StallTimeout: connected, nothing published or confirmed for this long
 	// is recorded as a client stall.
 	StallTimeout time.Duration
+	// Heartbeat is the AMQP heartbeat timeout each publisher connection
+	// asks for (scenario load.heartbeat).
+	Heartbeat time.Duration
 	// MessageDeadline (0: none) is each order's deadline from its first try.
 	MessageDeadline time.Duration
 	// MessageSizeBytes is each body's size in bytes when MessageSizeSet or
@@ -348,7 +351,7 @@ func publishPlan(s *scenario.Scenario, m scenario.Mode, queue string) PublishPla
 		Queue: queue, Mode: m, Messages: s.Load.Messages, Window: window(s, m),
 		ConfirmTimeout: s.Load.ConfirmTimeout.D(), Republish: s.Load.Republish,
 		ReconnectTimeout: s.Load.ReconnectTimeout.D(),
-		UnroutableEvery:  s.Load.UnroutableEvery, StallTimeout: s.Load.StallTimeout.D(),
+		UnroutableEvery:  s.Load.UnroutableEvery, StallTimeout: s.Load.StallTimeout.D(), Heartbeat: s.Load.Heartbeat.D(),
 		MessageDeadline: s.Load.MessageDeadline.D(), MessageSizeBytes: bodySize(s), MessageSizeSet: s.Load.MessageSizeBytes != nil,
 		ListenerBuffer: s.Load.ConfirmListenerBuffer,
 		Transient:      !s.Load.IsPersistent(), Rate: s.Load.Rate, Publishers: s.Load.Publishers,

@@ -329,6 +329,7 @@ func (d defaulter) load(s *Scenario) {
 	}
 	d.dur("load.reconnect_timeout", &s.Load.ReconnectTimeout, 90*time.Second)
 	d.dur("load.stall_timeout", &s.Load.StallTimeout, 10*time.Second)
+	d.dur("load.heartbeat", &s.Load.Heartbeat, 10*time.Second)
 	d.dur("load.burst_timeout", &s.Load.BurstTimeout, 15*time.Minute)
 	if !d.at("load.publishers") {
 		s.Load.Publishers = 1

@@ -476,6 +476,15 @@ type Load struct {
 	// publishes nor receives a confirm for this long (default 10s). A stall
 	// is reported as a stall, never as loss.
 	StallTimeout Duration `yaml:"stall_timeout"`
+	// Heartbeat is the AMQP heartbeat timeout the publisher's connections
+	// ask for (default 10s, amqp091-go's default). amqp091-go drops a
+	// connection it heard nothing on for three heartbeats, and a connection
+	// the broker holds blocked (memory or disk alarm) counts: its heartbeat
+	// goroutine waits behind the blocked publish write, so the read deadline
+	// is not renewed (measured with RabbitMQ 4.0.5 and amqp091-go 1.16.0: a
+	// 40 s memory alarm ended the connection after ~30 s and 509 of 100,000
+	// fire-and-forget orders were lost from its socket buffers).
+	Heartbeat Duration `yaml:"heartbeat"`
 	// BurstTimeout bounds the whole burst, reconnects and republishes
 	// included (default 15m); reaching it makes the run inconclusive.
 	BurstTimeout Duration `yaml:"burst_timeout"`

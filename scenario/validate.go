@@ -166,6 +166,9 @@ func (p *parser) validateLoad(sp string, s *Scenario) {
 	p.atLeastMS(lp+".confirm_timeout", l.ConfirmTimeout)
 	p.atLeastMS(lp+".reconnect_timeout", l.ReconnectTimeout)
 	p.atLeastMS(lp+".stall_timeout", l.StallTimeout)
+	if p.has(lp+".heartbeat") && l.Heartbeat.D() < time.Second {
+		p.fail(lp+".heartbeat", "must be at least 1s (AMQP heartbeats count whole seconds), got %s", l.Heartbeat.D())
+	}
 	p.atLeastMS(lp+".burst_timeout", l.BurstTimeout)
 	if p.has(lp + ".message_deadline") {
 		p.atLeastMS(lp+".message_deadline", l.MessageDeadline)
@@ -901,6 +904,7 @@ var DurationBounds = map[string]time.Duration{
 	"load.confirm_timeout":       10 * time.Minute,
 	"load.reconnect_timeout":     time.Hour,
 	"load.stall_timeout":         10 * time.Minute,
+	"load.heartbeat":             10 * time.Minute,
 	"load.burst_timeout":         time.Hour,
 	"load.message_deadline":      time.Hour,
 	"faults[].after":             time.Hour,
