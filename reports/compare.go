@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -79,8 +80,17 @@ type Check struct {
 	// ChangePts is result − baseline in percentage points, for a share (the
 	// missing share); nil otherwise.
 	ChangePts *float64 `json:"change_pts,omitempty"`
-	Limit     string   `json:"limit"` // e.g. "≥ 480 (−20%)"; "" when nothing is checked
-	OK        bool     `json:"ok"`
+	// Reference, on a rate row, names the same-run rate the limit is held
+	// against ("fire-and-forget in the same run"): both files have one, so
+	// the row compares rate ÷ reference (a ratio) rather than msg/s, which
+	// differ between machines while a ratio measured in one run does not.
+	// BaselineRatio and ResultRatio are those ratios (msg/s ÷ msg/s); all
+	// three are absent when the row compares plain msg/s.
+	Reference     string   `json:"reference,omitempty"`
+	BaselineRatio *float64 `json:"baseline_ratio,omitempty"`
+	ResultRatio   *float64 `json:"result_ratio,omitempty"`
+	Limit         string   `json:"limit"` // e.g. "≥ 480 (−20%)"; "" when nothing is checked
+	OK            bool     `json:"ok"`
 	// Regression says what regressed, in one sentence naming the mode; ""
 	// when OK.
 	Regression string `json:"regression,omitempty"`
@@ -162,6 +172,7 @@ func Compare(base, res *scenario.Result, t Thresholds) *Comparison {
 	for _, m := range res.Modes {
 		got[modeKey(m)] = m
 	}
+	refs := references{base: sameRunReferences(base), res: sameRunReferences(res)}
 	seen := map[string]bool{}
 	for _, b := range base.Modes {
 		k := modeKey(b)
@@ -180,13 +191,13 @@ func Compare(base, res *scenario.Result, t Thresholds) *Comparison {
 				Regression: fmt.Sprintf("%s: not run in the result", k),
 			}}}
 		default:
-			mc = compareMode(k, &b, r, t)
+			mc = compareMode(k, &b, r, t, refs)
 		}
 		c.add(mc)
 	}
 	for _, r := range res.Modes {
 		if k := modeKey(r); !seen[k] {
-			mc := compareMode(k, nil, r, t)
+			mc := compareMode(k, nil, r, t, refs)
 			mc.Note = "not in the baseline: only lost messages and the verdict are checked"
 			c.add(mc)
 		}
@@ -205,7 +216,7 @@ func (c *Comparison) add(mc ModeComparison) {
 
 // compareMode compares one mode; b is nil when the baseline lacks it. It
 // yields one Check per row of comparedMetrics that applies, in table order.
-func compareMode(k string, b *scenario.ModeResult, r scenario.ModeResult, t Thresholds) ModeComparison {
+func compareMode(k string, b *scenario.ModeResult, r scenario.ModeResult, t Thresholds, refs references) ModeComparison {
 	mc := ModeComparison{Label: k}
 	if b != nil && b.NotRun {
 		mc.Note = "not run in the baseline: only lost messages and the verdict are checked"
@@ -218,7 +229,7 @@ func compareMode(k string, b *scenario.ModeResult, r scenario.ModeResult, t Thre
 		if m.shown != nil && !m.shown(b, r) {
 			continue
 		}
-		mc.Checks = append(mc.Checks, m.check(k, b, r, t))
+		mc.Checks = append(mc.Checks, m.check(k, b, r, t, refs))
 	}
 	return mc
 }
@@ -295,14 +306,14 @@ func confirmModeShown(_ *scenario.ModeResult, r scenario.ModeResult) bool {
 
 // check holds mode k's figure in r to the metric's limit; b is the baseline
 // (nil only for mustPass and noLoss).
-func (m comparedMetric) check(k string, b *scenario.ModeResult, r scenario.ModeResult, t Thresholds) Check {
+func (m comparedMetric) check(k string, b *scenario.ModeResult, r scenario.ModeResult, t Thresholds, refs references) Check {
 	switch m.kind {
 	case mustPass:
 		return checkVerdict(m, k, b, r)
 	case noLoss:
 		return checkLost(m, k, b, r)
 	case maxDrop:
-		return checkDrop(m, k, b, r, t)
+		return checkDrop(m, k, b, r, t, refs)
 	case maxRise:
 		return checkRise(m, k, b, r, t)
 	case maxShareRise:
@@ -340,15 +351,53 @@ func checkLost(m comparedMetric, k string, b *scenario.ModeResult, r scenario.Mo
 	return l
 }
 
+// sameRunReferences maps each matrix cell (the label of its
+// fire-and-forget mode) to that mode's publish rate before the first fault
+// (msg/s), when it was run and measured: the reference a confirm mode's
+// rates are held against in compare.
+func sameRunReferences(r *scenario.Result) map[string]float64 {
+	refs := map[string]float64{}
+	for _, m := range r.Modes {
+		if m.Mode == scenario.FireAndForget && !m.NotRun && m.PreFaultPublishRate > 0 {
+			refs[label(m)] = m.PreFaultPublishRate
+		}
+	}
+	return refs
+}
+
+// references are the baseline's and the result's same-run reference
+// rates (sameRunReferences).
+type references struct{ base, res map[string]float64 }
+
+// of returns the same-run reference rates (msg/s) of mode r's cell in the
+// baseline and the result, and whether both exist: r is a confirm mode and
+// both files ran the cell's fire-and-forget mode.
+func (refs references) of(r scenario.ModeResult) (base, res float64, ok bool) {
+	if !r.Mode.ConfirmMode() {
+		return 0, 0, false
+	}
+	ff := r
+	ff.Mode = scenario.FireAndForget
+	base, bok := refs.base[label(ff)]
+	res, rok := refs.res[label(ff)]
+	return base, res, bok && rok
+}
+
 // checkDrop holds a rate (msg/s) to a drop of at most
-// t.MaxThroughputDropPct; a baseline rate ≤ 0 is shown as "-" and not checked.
-func checkDrop(m comparedMetric, k string, b *scenario.ModeResult, r scenario.ModeResult, t Thresholds) Check {
+// t.MaxThroughputDropPct; a baseline rate ≤ 0 is shown as "-" and not
+// checked. Where both files have a same-run reference (references.of)
+// the drop is that of rate ÷ reference, so a slower or faster machine
+// alone moves nothing.
+func checkDrop(m comparedMetric, k string, b *scenario.ModeResult, r scenario.ModeResult, t Thresholds, refs references) Check {
 	bv, _ := m.read(*b)
 	rv, _ := m.read(r)
 	ch := Check{Metric: m.name, Baseline: rate(bv), Result: rate(rv), BaselineValue: f64p(bv), ResultValue: f64p(rv), OK: true}
 	if bv <= 0 {
 		ch.Baseline, ch.BaselineValue = "-", nil
 		return ch
+	}
+	if bref, rref, ok := refs.of(r); ok {
+		return checkRatioDrop(ch, m, k, bv/bref, rv/rref, t)
 	}
 	ch.ChangePct = change(bv, rv)
 	limit := bv * (100 - t.MaxThroughputDropPct) / 100
@@ -358,6 +407,37 @@ func checkDrop(m comparedMetric, k string, b *scenario.ModeResult, r scenario.Mo
 		ch.Regression = fmt.Sprintf("%s: %s fell %s%% (%s → %s msg/s), more than the %s%% allowed", k, m.says, pct(-*ch.ChangePct), rate(bv), rate(rv), pct(t.MaxThroughputDropPct))
 	}
 	return ch
+}
+
+// ReferenceName names the same-run reference of compare's rate rows.
+const ReferenceName = "fire-and-forget in the same run"
+
+// checkRatioDrop holds rate ÷ same-run reference to a drop of at most
+// t.MaxThroughputDropPct: bratio and rratio are the baseline's and the
+// result's ratios; ch carries both rates in msg/s.
+func checkRatioDrop(ch Check, m comparedMetric, k string, bratio, rratio float64, t Thresholds) Check {
+	ch.Reference, ch.BaselineRatio, ch.ResultRatio = ReferenceName, f64p(bratio), f64p(rratio)
+	ch.Baseline = fmt.Sprintf("%s (%s×)", ch.Baseline, times(bratio))
+	ch.Result = fmt.Sprintf("%s (%s×)", ch.Result, times(rratio))
+	ch.ChangePct = change(bratio, rratio)
+	limit := bratio * (100 - t.MaxThroughputDropPct) / 100
+	ch.Limit = fmt.Sprintf("≥ %s× fire-and-forget (−%s%%)", times(limit), pct(t.MaxThroughputDropPct))
+	if rratio < limit {
+		ch.OK = false
+		ch.Regression = fmt.Sprintf("%s: %s fell %s%% against fire-and-forget in the same run (%s× → %s×; %s → %s msg/s), more than the %s%% allowed",
+			k, m.says, pct(-*ch.ChangePct), times(bratio), times(rratio), rate(*ch.BaselineValue), rate(*ch.ResultValue), pct(t.MaxThroughputDropPct))
+	}
+	return ch
+}
+
+// times formats a rate ratio to three significant digits, at least two
+// decimals ("2.60", "0.0158").
+func times(v float64) string {
+	d := 2
+	if v > 0 {
+		d = max(2, 2-int(math.Floor(math.Log10(v))))
+	}
+	return strconv.FormatFloat(v, 'f', d, 64)
 }
 
 // checkRise holds a latency (ms) to a rise of at most t.MaxP99RisePct over a

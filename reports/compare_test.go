@@ -449,3 +449,41 @@ func TestCompareSettingNotes(t *testing.T) {
 		t.Fatalf("notes\n%q\nwant\n%q", got, want)
 	}
 }
+
+// A confirm mode's rates are held to rate ÷ fire-and-forget's rate in the
+// same run when both files ran fire-and-forget: a machine twice as slow
+// for every mode fails only fire-and-forget's own (absolute) rate, while a
+// confirm mode slower against its own run's fire-and-forget fails. Without
+// a reference in either file the rate is compared in msg/s.
+func TestCompareRatesAgainstSameRunReference(t *testing.T) {
+	slow := func(f float64, ffRate, pre float64) *scenario.Result {
+		ff, cw := fireMode(), confirmMode()
+		ff.PreFaultPublishRate = ffRate
+		cw.PreFaultPublishRate, cw.ConfirmRate = pre, 900*f
+		return result(ff, cw)
+	}
+	base := result(fireMode(), confirmMode()) // 50,000 and 1,000 msg/s: 0.02×
+	c := Compare(base, slow(0.5, 25000, 500), DefaultThresholds())
+	if want := []string{"fire-and-forget: publish msg/s (before fault) fell 50% (50,000 → 25,000 msg/s), more than the 20% allowed"}; !slices.Equal(c.Regressions, want) {
+		t.Fatalf("twice as slow: %q, want %q", c.Regressions, want)
+	}
+	ch := checkOf(t, c, "confirm-window", "publish msg/s (before fault)")
+	if !ch.OK || ch.Reference != ReferenceName || *ch.BaselineRatio != 0.02 || *ch.ResultRatio != 0.02 || *ch.BaselineValue != 1000 || *ch.ResultValue != 500 ||
+		ch.Baseline != "1,000 (0.0200×)" || ch.Result != "500 (0.0200×)" || ch.Limit != "≥ 0.0160× fire-and-forget (−20%)" || *ch.ChangePct != 0 {
+		t.Fatalf("twice as slow, confirm-window: %+v", ch)
+	}
+	// Same fire-and-forget, confirm-window 21% slower against it: 0.0158×
+	// is below 0.016× (0.02× − 20%); 19% slower (0.0162×) is not.
+	if c := Compare(base, slow(1, 50000, 790), DefaultThresholds()); !slices.Equal(c.Regressions, []string{
+		"confirm-window: publish msg/s (before fault) fell 21% against fire-and-forget in the same run (0.0200× → 0.0158×; 1,000 → 790 msg/s), more than the 20% allowed"}) {
+		t.Fatalf("21%% slower: %q", c.Regressions)
+	}
+	if c := Compare(base, slow(1, 50000, 810), DefaultThresholds()); len(c.Regressions) != 0 {
+		t.Fatalf("19%% slower: %q", c.Regressions)
+	}
+	// No fire-and-forget in the result: msg/s against msg/s.
+	c = Compare(base, result(confirmMode()), DefaultThresholds())
+	if ch := checkOf(t, c, "confirm-window", "publish msg/s (before fault)"); ch.Reference != "" || ch.BaselineRatio != nil || ch.Baseline != "1,000" || ch.Limit != "≥ 800 (−20%)" {
+		t.Fatalf("no reference: %+v", ch)
+	}
+}

@@ -356,7 +356,9 @@ func modeChanges(scen, k string, b *scenario.ModeResult, r scenario.ModeResult, 
 			continue
 		}
 		if m.shown == nil || m.shown(b, r) {
-			ch := m.check(k, b, r, t)
+			// Both versions ran on one machine in one run: their rates
+			// compare as measured, with no same-run reference.
+			ch := m.check(k, b, r, t, references{})
 			c := Change{Mode: k, mode: r.Mode, Field: m.field, Metric: m.name, Baseline: ch.Baseline, Candidate: ch.Result,
 				BaselineValue: ch.BaselineValue, CandidateValue: ch.ResultValue, ChangePts: ch.ChangePts, Limit: ch.Limit, Status: StatusOK}
 			if m.kind == maxDrop || m.kind == maxRise || m.kind == maxRecovery {
