@@ -16,6 +16,7 @@ package broker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -283,8 +284,7 @@ func barePublish(ctx context.Context, url, queue string, m scenario.Mode, n int)
 			}
 		}
 		id := benchPrefix + strconv.Itoa(seq)
-		body, _ := orderBody(id, seq, 0, false)
-		msg := amqp.Publishing{ContentType: "application/json", DeliveryMode: amqp.Persistent, MessageId: id, Timestamp: time.Now(), Body: body}
+		msg := amqp.Publishing{ContentType: "application/json", DeliveryMode: amqp.Persistent, MessageId: id, Timestamp: time.Now(), Body: bareBody(id, seq)}
 		if window > 0 {
 			msg.Headers = amqp.Table{AttemptHeader: int32(1)}
 		}
@@ -301,6 +301,14 @@ func barePublish(ctx context.Context, url, queue string, m scenario.Mode, n int)
 		}
 	}
 	return acked, nil
+}
+
+// bareBody is order seq's JSON body as an application would build it,
+// with encoding/json: byte for byte rmqtorture's (orderBody without a set
+// size; TestBareBodyIsOrderBody, and sameMessages on the wire).
+func bareBody(id string, seq int) []byte {
+	b, _ := json.Marshal(Order{OrderID: id, SKU: fmt.Sprintf("SKU-%04d", seq%997), Quantity: 1 + seq%5, TotalCents: int64(499 + (seq%50)*100)})
+	return b
 }
 
 // oursDrain fills a fresh queue with n orders (rmqtorture, confirm-window),
@@ -566,6 +574,15 @@ func TestRatioSpread(t *testing.T) {
 	} {
 		if lo, mid, hi := ratioSpread(tc.xs); lo != tc.lo || mid != tc.mid || hi != tc.hi {
 			t.Errorf("ratioSpread(%v) = %v %v %v, want %v %v %v", tc.xs, lo, mid, hi, tc.lo, tc.mid, tc.hi)
+		}
+	}
+}
+
+func TestBareBodyIsOrderBody(t *testing.T) {
+	for _, seq := range []int{0, 1, 996, 997, 1001, 99_999} {
+		id := benchPrefix + strconv.Itoa(seq)
+		if want, _ := orderBody(id, seq, 0, false); string(bareBody(id, seq)) != string(want) {
+			t.Errorf("order %d: bare body %s, rmqtorture's %s", seq, bareBody(id, seq), want)
 		}
 	}
 }
