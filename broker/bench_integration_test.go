@@ -102,6 +102,7 @@ func TestPublisherVersusBareClient(t *testing.T) {
 			row.ours = append(row.ours, b.oursPublish(m.mode, m.n, ours))
 			row.bare = append(row.bare, b.barePublish(m.mode, m.n, bare))
 			b.sameMessages(ours, bare)
+			b.t.Logf("%s: round %d: rmqtorture %.0f msg/s, bare %.0f msg/s", row.what, r+1, row.ours[r], row.bare[r])
 			b.delete(ours)
 			b.delete(bare)
 		}
@@ -112,6 +113,7 @@ func TestPublisherVersusBareClient(t *testing.T) {
 		ours, bare := b.queue("drain", r, "rmqt"), b.queue("drain", r, "bare")
 		row.ours = append(row.ours, b.oursDrain(sz.drainCount, ours))
 		row.bare = append(row.bare, b.bareDrain(sz.drainCount, bare))
+		b.t.Logf("%s: round %d: rmqtorture %.0f msg/s, bare %.0f msg/s", row.what, r+1, row.ours[r], row.bare[r])
 		b.delete(ours)
 		b.delete(bare)
 	}
