@@ -195,13 +195,12 @@ func (b *bench) oursPublish(m scenario.Mode, n int, queue string) float64 {
 	b.t.Helper()
 	s := benchScenario(b.t, n)
 	b.declare(queue)
-	start := time.Now()
-	plan := benchPlan(s, m, queue, start)
 	var in <-chan depthReached
 	if m == scenario.FireAndForget {
 		in = b.watchDepth(queue, n)
 	}
-	start = time.Now()
+	plan := benchPlan(s, m, queue, time.Now()) // the engine builds it before the burst
+	start := time.Now()
 	st, err := b.a.Publish(b.ctx, plan)
 	took := time.Since(start)
 	if err != nil {
