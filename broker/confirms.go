@@ -71,6 +71,8 @@ type confirmReader struct {
 	// by the publish loop, which owns the channel).
 	timeouts *confirmTimeouts
 	onTick   func() error
+	// msgs builds the messages the publish loop sends on the epoch.
+	msgs messageBuilder
 }
 
 func newConfirmReader(p *publisher, s session, window int) *confirmReader {
@@ -361,7 +363,7 @@ func (r *confirmReader) republishTimedOut(ctx context.Context, ch *amqp.Channel,
 		}
 		exchange, key := p.route(r.s, seq)
 		w.callStarted()
-		err = ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq, attempt))
+		err = ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(&r.msgs, seq, attempt))
 		w.progress()
 		if err != nil {
 			p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, "publish of a copy after a confirm timeout: "+err.Error()))

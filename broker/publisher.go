@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,24 +38,7 @@ const padField = len(`,"padding":""`)
 // 0 included. isJSON is false for a cut body. Nothing reads the id from the
 // body: it travels as message_id.
 func orderBody(id string, seq, size int, exact bool) (body []byte, isJSON bool) {
-	o := Order{
-		OrderID:    id,
-		SKU:        fmt.Sprintf("SKU-%04d", seq%997),
-		Quantity:   1 + seq%5,
-		TotalCents: int64(499 + (seq%50)*100),
-	}
-	b := marshalOrder(o)
-	switch {
-	case !exact || size == len(b):
-		return b, true
-	case size < len(b):
-		return b[:size], false
-	case size > len(b)+padField:
-		o.Padding = strings.Repeat("x", size-len(b)-padField)
-		return marshalOrder(o), true
-	default:
-		return append(b, strings.Repeat(" ", size-len(b))...), true
-	}
+	return appendOrderBody(nil, id, seq, size, exact)
 }
 
 // marshalOrder is o's JSON; an Order of strings and numbers always encodes.
@@ -425,45 +407,20 @@ func (p *publisher) connect(ctx context.Context, index int) (*amqp.Connection, i
 	}
 }
 
-// publishing builds order seq's message; attempt > 0 (confirm modes) is the
-// publish attempt Ledger.Published returned, carried in AttemptHeader.
-func (p *publisher) publishing(seq, attempt int) amqp.Publishing {
-	id := p.p.Ledger.MessageID(seq)
-	now := time.Now()
-	body, isJSON := orderBody(id, seq, p.p.MessageSizeBytes, p.p.MessageSizeSet || p.p.MessageSizeBytes > 0)
-	contentType := "application/json"
-	if !isJSON {
-		contentType = "application/octet-stream" // a cut order is no longer JSON
-	}
-	msg := amqp.Publishing{
-		ContentType:  contentType,
-		DeliveryMode: p.deliveryMode,
-		MessageId:    id,
-		Timestamp:    now,
-		Body:         body,
-	}
-	if p.p.StampSentTime {
-		// The timestamp property has 1 s resolution on the wire.
-		msg.Headers = amqp.Table{SentAtHeader: now.UnixNano()}
-	}
-	if attempt > 0 {
-		// A copy the broker requeues comes back flagged redelivered, and
-		// only the attempt tells a redelivery of a seen copy from a first
-		// delivery of a republished one.
-		if msg.Headers == nil {
-			msg.Headers = amqp.Table{}
-		}
-		msg.Headers[AttemptHeader] = int32(attempt)
-	}
-	return msg
+// publishing builds order seq's message in m (see messageBuilder); attempt
+// > 0 (confirm modes) is the publish attempt Ledger.Published returned,
+// carried in AttemptHeader when above 1.
+func (p *publisher) publishing(m *messageBuilder, seq, attempt int) amqp.Publishing {
+	return m.build(p, seq, attempt)
 }
 
 // SentAtHeader carries the publish time (unix ns) when live consumers
 // measure end-to-end latency.
 const SentAtHeader = "x-rmqtorture-sent-at-ns"
 
-// AttemptHeader carries the publish attempt (1 first, 2 first republish…)
-// of each copy in the confirm modes.
+// AttemptHeader carries the publish attempt (2 first republish, 3…) of
+// each republished copy in the confirm and transactional modes; a copy
+// without it is attempt 1 (deliveryAttempt).
 const AttemptHeader = "x-rmqtorture-attempt"
 
 // MissingExchange is where fault publish-to-missing-exchange sends one
@@ -554,6 +511,7 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 	}()
 	w := p.watch(conn, ch, s, nil, nil)
 	defer w.stop()
+	var msgs messageBuilder
 	first := true
 	for {
 		seq, ok := p.take()
@@ -573,7 +531,7 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 			p.putBack(seq)
 			return err
 		}
-		if err := p.handOff(ctx, ch, w, s, seq); err != nil {
+		if err := p.handOff(ctx, ch, w, &msgs, s, seq); err != nil {
 			return err
 		}
 		if first {
@@ -592,10 +550,10 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 
 // handOff publishes seq without confirm mode. A failed call puts seq back
 // for the next connection and ends the epoch (errEpochOver).
-func (p *publisher) handOff(ctx context.Context, ch *amqp.Channel, w *watcher, s session, seq int) error {
+func (p *publisher) handOff(ctx context.Context, ch *amqp.Channel, w *watcher, msgs *messageBuilder, s session, seq int) error {
 	exchange, key := p.route(s, seq)
 	w.callStarted()
-	err := ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq, 0))
+	err := ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(msgs, seq, 0))
 	w.progress()
 	if err != nil {
 		p.p.Ledger.PublishFailed(seq, false)
@@ -777,7 +735,7 @@ func (p *publisher) sendTracked(ctx context.Context, ch amqpPublisher, w *watche
 	p.release() // tracked: in flight now
 	exchange, key := p.route(r.s, seq)
 	w.callStarted()
-	err = ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq, attempt))
+	err = ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(&r.msgs, seq, attempt))
 	w.progress()
 	if err != nil {
 		r.publishFailed(tag, seq)
