@@ -39,9 +39,14 @@ func orderSKU(seq int) string { return "SKU-" + strconv.Itoa(10000 + seq%997)[1:
 
 // appendRepeat appends n copies of c.
 func appendRepeat(b []byte, c byte, n int) []byte {
+	if n <= 0 {
+		return b
+	}
 	b = append(b, make([]byte, n)...) // no allocation: the compiler extends b
-	for i := len(b) - n; i < len(b); i++ {
-		b[i] = c
+	fill := b[len(b)-n:]
+	fill[0] = c
+	for done := 1; done < n; done *= 2 {
+		copy(fill[done:], fill[:done])
 	}
 	return b
 }
