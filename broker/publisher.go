@@ -77,18 +77,18 @@ type publisher struct {
 	// dropped: a channel that finds nothing to take must not end a shared
 	// connection while a sibling is about to publish on it.
 	held atomic.Int64
-	// settled is closed and replaced whenever a confirm or an in-doubt
-	// settles something: a broadcast that wakes every publisher waiting for
-	// the last confirms or for in-doubt ids to republish.
-	settleMu sync.Mutex
-	settled  chan struct{}
+	// settled is signalled whenever a confirm or an in-doubt settles
+	// something: a broadcast that wakes every publisher waiting for the
+	// last confirms or for in-doubt ids to republish.
+	settled settleSignal
 	// epochs numbers connections across all publishers: confirms are keyed
 	// by (epoch, delivery tag), so epochs never repeat.
 	epochs atomic.Int64
 	// misroute is the plan's Misroute until it has been used once.
 	misroute <-chan struct{}
 	// firstTry is when the publisher first took each order (unix ns; 0 not
-	// yet): the start of its message deadline.
+	// yet): the start of its message deadline. Nil without a deadline
+	// (8 bytes an id: 80 MB at 10M ids).
 	firstTry []atomic.Int64
 	// Rate or burst schedule (plan.Scheduled): publish call k is due at
 	// schedStart + plan.DueAfter(k); intended is each order's first due
@@ -106,8 +106,11 @@ type publisher struct {
 // when it could not reconnect within plan.ReconnectTimeout; ctx's error when
 // cancelled.
 func (a *AMQP) Publish(ctx context.Context, plan engine.PublishPlan) (engine.PublishStats, error) {
-	pub := &publisher{a: a, p: plan, tracker: metrics.NewConfirmTracker().ReportTo(plan.Ledger), settled: make(chan struct{}), misroute: plan.Misroute,
-		firstTry: make([]atomic.Int64, plan.Messages), deliveryMode: amqp.Persistent}
+	pub := &publisher{a: a, p: plan, tracker: metrics.NewConfirmTracker().ReportTo(plan.Ledger), misroute: plan.Misroute,
+		deliveryMode: amqp.Persistent}
+	if plan.MessageDeadline > 0 {
+		pub.firstTry = make([]atomic.Int64, plan.Messages)
+	}
 	if plan.Transient {
 		pub.deliveryMode = amqp.Transient
 	}
@@ -252,7 +255,9 @@ func (p *publisher) take() (seq int, ok bool) {
 	}
 	if p.next < p.p.Messages {
 		p.next++
-		p.firstTry[p.next-1].Store(time.Now().UnixNano())
+		if p.firstTry != nil {
+			p.firstTry[p.next-1].Store(time.Now().UnixNano())
+		}
 		p.held.Add(1)
 		return p.next - 1, true
 	}
@@ -289,7 +294,7 @@ func (p *publisher) pace(ctx context.Context, seq int) error {
 
 // deadline returns seq's message deadline, and false when none is set.
 func (p *publisher) deadline(seq int) (time.Time, bool) {
-	if p.p.MessageDeadline <= 0 {
+	if p.p.MessageDeadline <= 0 || p.firstTry == nil {
 		return time.Time{}, false
 	}
 	return time.Unix(0, p.firstTry[seq].Load()).Add(p.p.MessageDeadline), true
@@ -363,20 +368,11 @@ func (p *publisher) retry1(seq int) {
 	p.mu.Unlock()
 }
 
-func (p *publisher) signalSettled() {
-	p.settleMu.Lock()
-	close(p.settled)
-	p.settled = make(chan struct{})
-	p.settleMu.Unlock()
-}
+func (p *publisher) signalSettled() { p.settled.signal() }
 
 // settledC returns the channel the next settlement closes; take it before
 // checking the state it guards.
-func (p *publisher) settledC() <-chan struct{} {
-	p.settleMu.Lock()
-	defer p.settleMu.Unlock()
-	return p.settled
-}
+func (p *publisher) settledC() <-chan struct{} { return p.settled.wait() }
 
 // connect dials with exponential backoff (50 ms doubling to 1 s) until it
 // succeeds or plan.ReconnectTimeout passes.
@@ -450,14 +446,16 @@ func (p *publisher) route(s session, seq int) (exchange, key string) {
 	return exchange, key
 }
 
-func (p *publisher) published(s session, n int) {
+// published counts one publish call that returned on session s, and
+// reports it to plan.OnPublished with the ledger's sent count.
+func (p *publisher) published(s session) {
 	p.statsMu.Lock()
 	p.stats.Publishes++
 	p.stats.PublishedOn(s.node)
 	p.stats.LastPublish = time.Now()
 	p.statsMu.Unlock()
 	if p.p.OnPublished != nil {
-		p.p.OnPublished(n, p.tracker.InFlight())
+		p.p.OnPublished(p.p.Ledger.Sent(), p.tracker.InFlight())
 	}
 }
 
@@ -563,7 +561,7 @@ func (p *publisher) handOff(ctx context.Context, ch *amqp.Channel, w *watcher, m
 	}
 	p.p.Ledger.Published(seq, false)
 	p.release()
-	p.published(s, p.p.Ledger.Sent())
+	p.published(s)
 	return nil
 }
 
@@ -622,8 +620,14 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, s s
 				return end(err)
 			}
 		}
-		wake := p.settledC()
 		seq, ok := p.take()
+		var wake <-chan struct{}
+		if !ok {
+			// Registered before taking again, so no settlement between
+			// the check and the wait goes unseen.
+			wake = p.settledC()
+			seq, ok = p.take()
+		}
 		if !ok {
 			// Nothing left to publish: wait for the last confirms (any
 			// publisher's: their in-doubt ids may come back to republish).
@@ -742,6 +746,6 @@ func (p *publisher) sendTracked(ctx context.Context, ch amqpPublisher, w *watche
 		p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, "publish: "+err.Error()))
 		return errEpochOver
 	}
-	p.published(r.s, p.p.Ledger.Sent())
+	p.published(r.s)
 	return nil
 }
