@@ -432,6 +432,9 @@ func (p *publisher) route(s session, seq int) (exchange, key string) {
 	if n := p.p.UnroutableEvery; n > 0 && (seq+1)%n == 0 {
 		key = p.p.Queue + ".unroutable"
 	}
+	if p.p.Misroute == nil {
+		return exchange, key // no such fault: no lock on the hot path
+	}
 	p.mu.Lock() // publishers share the one misroute
 	defer p.mu.Unlock()
 	if p.misroute != nil {
