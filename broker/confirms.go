@@ -422,7 +422,7 @@ func (r *confirmReader) republishTimedOut(ctx context.Context, ch *amqp.Channel,
 			p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, "publish of a copy after a confirm timeout: "+err.Error()))
 			return errEpochOver
 		}
-		p.published(r.s)
+		p.published(r.s, time.Now())
 		n++
 	}
 	if n > 0 {

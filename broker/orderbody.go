@@ -110,11 +110,11 @@ type messageBuilder struct {
 	headers  amqp.Table
 }
 
-// build returns order seq's message as publisher p sends it; attempt is the
-// publish attempt Ledger.Published returned (confirm and transactional
-// modes), carried in AttemptHeader on republishes (attempt > 1) only; 0 in
-// fire-and-forget.
-func (m *messageBuilder) build(p *publisher, seq, attempt int) amqp.Publishing {
+// build returns order seq's message as publisher p sends it at now (its
+// timestamp property and sent-time header); attempt is the publish attempt
+// Ledger.Published returned (confirm and transactional modes), carried in
+// AttemptHeader on republishes (attempt > 1) only; 0 in fire-and-forget.
+func (m *messageBuilder) build(p *publisher, seq, attempt int, now time.Time) amqp.Publishing {
 	m.id = p.p.Ledger.AppendMessageID(m.id[:0], seq)
 	// The id's bytes are not modified until the next build, and nothing
 	// keeps the Publishing past the Publish call (see messageBuilder).
@@ -125,7 +125,6 @@ func (m *messageBuilder) build(p *publisher, seq, attempt int) amqp.Publishing {
 	if !isJSON {
 		contentType = "application/octet-stream" // a cut order is no longer JSON
 	}
-	now := time.Now()
 	msg := amqp.Publishing{
 		ContentType:  contentType,
 		DeliveryMode: p.deliveryMode,

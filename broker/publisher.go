@@ -407,7 +407,7 @@ func (p *publisher) connect(ctx context.Context, index int) (*amqp.Connection, i
 // > 0 (confirm modes) is the publish attempt Ledger.Published returned,
 // carried in AttemptHeader when above 1.
 func (p *publisher) publishing(m *messageBuilder, seq, attempt int) amqp.Publishing {
-	return m.build(p, seq, attempt)
+	return m.build(p, seq, attempt, time.Now())
 }
 
 // SentAtHeader carries the publish time (unix ns) when live consumers
@@ -449,13 +449,13 @@ func (p *publisher) route(s session, seq int) (exchange, key string) {
 	return exchange, key
 }
 
-// published counts one publish call that returned on session s, and
-// reports it to plan.OnPublished with the ledger's sent count.
-func (p *publisher) published(s session) {
+// published counts one publish call that returned at at on session s,
+// and reports it to plan.OnPublished with the ledger's sent count.
+func (p *publisher) published(s session, at time.Time) {
 	p.statsMu.Lock()
 	p.stats.Publishes++
 	p.stats.PublishedOn(s.node)
-	p.stats.LastPublish = time.Now()
+	p.stats.LastPublish = at
 	p.statsMu.Unlock()
 	if p.p.OnPublished != nil {
 		p.p.OnPublished(p.p.Ledger.Sent(), p.tracker.InFlight())
@@ -553,9 +553,11 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 // for the next connection and ends the epoch (errEpochOver).
 func (p *publisher) handOff(ctx context.Context, ch *amqp.Channel, w *watcher, msgs *messageBuilder, s session, seq int) error {
 	exchange, key := p.route(s, seq)
-	w.callStarted()
-	err := ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(msgs, seq, 0))
-	w.progress()
+	now := time.Now()
+	w.callStartedAt(now)
+	err := ch.PublishWithContext(ctx, exchange, key, true, false, msgs.build(p, seq, 0, now))
+	now = time.Now()
+	w.progressAt(now)
 	if err != nil {
 		p.p.Ledger.PublishFailed(seq, false)
 		p.putBack(seq)
@@ -564,7 +566,7 @@ func (p *publisher) handOff(ctx context.Context, ch *amqp.Channel, w *watcher, m
 	}
 	p.p.Ledger.Published(seq, false)
 	p.release()
-	p.published(s)
+	p.published(s, now)
 	return nil
 }
 
@@ -730,7 +732,8 @@ type amqpPublisher interface {
 // a channel that closed meanwhile puts it back, a failed call leaves it in
 // doubt; either ends the epoch (errEpochOver).
 func (p *publisher) sendTracked(ctx context.Context, ch amqpPublisher, w *watcher, r *confirmReader, tag uint64, seq int) error {
-	attempt, tracked, err := r.track(tag, seq, time.Now())
+	now := time.Now() // the publish time of the ledger, the message and the watcher
+	attempt, tracked, err := r.track(tag, seq, now)
 	if err != nil {
 		return err // a bookkeeping bug: stop rather than miscount
 	}
@@ -741,14 +744,15 @@ func (p *publisher) sendTracked(ctx context.Context, ch amqpPublisher, w *watche
 	}
 	p.release() // tracked: in flight now
 	exchange, key := p.route(r.s, seq)
-	w.callStarted()
-	err = ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(&r.msgs, seq, attempt))
-	w.progress()
+	w.callStartedAt(now)
+	err = ch.PublishWithContext(ctx, exchange, key, true, false, r.msgs.build(p, seq, attempt, now))
+	now = time.Now()
+	w.progressAt(now)
 	if err != nil {
 		r.publishFailed(tag, seq)
 		p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, "publish: "+err.Error()))
 		return errEpochOver
 	}
-	p.published(r.s)
+	p.published(r.s, now)
 	return nil
 }
