@@ -66,7 +66,7 @@ func TestRoute(t *testing.T) {
 		t.Errorf("keys %v, want %v", keys, want)
 	}
 	mis := make(chan struct{})
-	p.misroute = mis
+	p.p.Misroute, p.misroute = mis, mis // as Publish sets them
 	if ex, _ := p.route(s, 7); ex != Exchange {
 		t.Errorf("before the fault: %q", ex)
 	}
