@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -114,5 +116,18 @@ func BenchmarkOrderBodyMarshal(b *testing.B) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		referenceOrderBody("t-"+strconv.Itoa(i), i, 0, false)
+	}
+}
+
+// A delivery without the attempt header is attempt 1: the publisher sends
+// the header on republishes only.
+func TestDeliveryAttempt(t *testing.T) {
+	for _, c := range []struct {
+		h    amqp.Table
+		want int
+	}{{nil, 1}, {amqp.Table{}, 1}, {amqp.Table{SentAtHeader: int64(5)}, 1}, {amqp.Table{AttemptHeader: int32(2)}, 2}, {amqp.Table{AttemptHeader: int64(7)}, 7}} {
+		if got := deliveryAttempt(c.h); got != c.want {
+			t.Errorf("deliveryAttempt(%v) = %d, want %d", c.h, got, c.want)
+		}
 	}
 }
