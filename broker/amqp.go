@@ -370,7 +370,7 @@ func consumeDrain(ctx context.Context, ch *amqp.Channel, deliveries <-chan amqp.
 					d.OnDeadLetter(m.MessageId, reason, count)
 				}
 			} else {
-				d.Ledger.DeliveredAttempt(m.MessageId, m.Redelivered, headerInt(m.Headers, AttemptHeader))
+				d.Ledger.DeliveredAttempt(m.MessageId, m.Redelivered, deliveryAttempt(m.Headers))
 				if d.OnBody != nil {
 					d.OnBody(len(m.Body))
 				}

@@ -71,6 +71,8 @@ type confirmReader struct {
 	// by the publish loop, which owns the channel).
 	timeouts *confirmTimeouts
 	onTick   func() error
+	// msgs builds the messages the publish loop sends on the epoch.
+	msgs messageBuilder
 }
 
 func newConfirmReader(p *publisher, s session, window int) *confirmReader {
@@ -82,9 +84,14 @@ func newConfirmReader(p *publisher, s session, window int) *confirmReader {
 }
 
 // run reads the epoch's confirms and returns until the confirm listener is
-// closed, then declares what is pending in doubt and closes r.done.
+// closed, then declares what is pending in doubt and closes r.done. Confirms
+// already queued are read together (amqp091-go expands a multiple ack into
+// one Confirmation per tag) and settled as one batch: each frees its window
+// slot as soon as the ledger has it, and the statistics, the watcher's
+// clock and the settlement broadcast are updated once per batch.
 func (r *confirmReader) run(confirms <-chan amqp.Confirmation, returns <-chan amqp.Return) {
 	defer close(r.done)
+	batch := make([]amqp.Confirmation, 0, confirmBatch)
 	for {
 		select {
 		case ret, ok := <-returns:
@@ -98,11 +105,35 @@ func (r *confirmReader) run(confirms <-chan amqp.Confirmation, returns <-chan am
 				r.channelClosed()
 				return
 			}
+			batch = append(batch[:0], c)
+			open := true
+		more:
+			for len(batch) < confirmBatch {
+				select {
+				case c, ok := <-confirms:
+					if !ok {
+						open = false
+						break more
+					}
+					batch = append(batch, c)
+				default:
+					break more
+				}
+			}
+			// Every return sent before a confirm of the batch is queued by
+			// now: amqp091-go hands it over before that confirm.
 			returns = r.drainReturns(returns)
-			r.confirm(c)
+			r.confirmAll(batch)
+			if !open {
+				r.channelClosed()
+				return
+			}
 		}
 	}
 }
+
+// confirmBatch is the most confirms run settles as one batch.
+const confirmBatch = 1024
 
 // drainReturns takes every basic.return already queued; it returns nil once
 // the returns listener is closed.
@@ -153,11 +184,45 @@ func (r *confirmReader) publishFailed(tag uint64, seq int) {
 	<-r.slots
 }
 
-// confirm settles the message of one basic.ack or basic.nack. Under
-// on_confirm_timeout: republish an id may have several copies pending on the
-// epoch: the first confirm settles it and frees its slot, later ones only
-// close their copy.
-func (r *confirmReader) confirm(c amqp.Confirmation) {
+// confirm settles the message of one basic.ack or basic.nack (a batch of
+// one).
+func (r *confirmReader) confirm(c amqp.Confirmation) { r.confirmAll([]amqp.Confirmation{c}) }
+
+// confirmAll settles the messages of confirms read together, at one time.
+func (r *confirmReader) confirmAll(cs []amqp.Confirmation) {
+	p := r.p
+	now := time.Now()
+	matched, acked := 0, 0
+	for _, c := range cs {
+		ok, ack := r.settle(c, now)
+		if ok {
+			matched++
+			if ack {
+				acked++
+			}
+		}
+	}
+	if matched == 0 {
+		return
+	}
+	p.statsMu.Lock()
+	p.stats.Acked += acked
+	for range acked {
+		p.stats.AckedOn(r.s.node)
+	}
+	p.stats.LastConfirm = now
+	p.statsMu.Unlock()
+	p.signalSettled()
+	r.lastConfirm.Store(now.UnixNano())
+	r.s.firstConfirm(p.p.Timeline, &r.confirmed)
+}
+
+// settle settles the message of one basic.ack or basic.nack received at
+// now, freeing its window slot. Under on_confirm_timeout: republish an id
+// may have several copies pending on the epoch: the first confirm settles
+// it and frees its slot, later ones only close their copy. matched is false
+// for a tag not pending; ack says whether a matched confirm was an ack.
+func (r *confirmReader) settle(c amqp.Confirmation, now time.Time) (matched, ack bool) {
 	p := r.p
 	if !c.Ack && p.p.Republish == scenario.RepublishNackedAndInDoubt {
 		// Held until the id is queued again (or not): a publisher finding
@@ -171,7 +236,6 @@ func (r *confirmReader) confirm(c amqp.Confirmation) {
 		r.trackMu.Lock()
 	}
 	pend, ok := p.tracker.Settle(r.s.epoch, c.DeliveryTag)
-	now := time.Now()
 	settled := false
 	var err error
 	if ok {
@@ -184,7 +248,10 @@ func (r *confirmReader) confirm(c amqp.Confirmation) {
 	}
 	if !ok {
 		p.a.Log.Warn("confirm for an unknown delivery tag ignored", "epoch", r.s.epoch, "tag", c.DeliveryTag)
-		return
+		return false, false
+	}
+	if settled || err != nil {
+		<-r.slots // a bookkeeping error still frees the slot: never a hang
 	}
 	if err != nil {
 		p.a.Log.Error("ledger", "err", err)
@@ -196,23 +263,11 @@ func (r *confirmReader) confirm(c amqp.Confirmation) {
 				p.p.IntendedLatency.Record(now.Sub(time.Unix(0, due)))
 			}
 		}
+		if !c.Ack {
+			p.nacked(pend.Seq)
+		}
 	}
-	p.statsMu.Lock()
-	if c.Ack {
-		p.stats.Acked++
-		p.stats.AckedOn(r.s.node)
-	}
-	p.stats.LastConfirm = now
-	p.statsMu.Unlock()
-	if settled && !c.Ack {
-		p.nacked(pend.Seq)
-	}
-	if settled || err != nil {
-		<-r.slots // a bookkeeping error still frees the slot: never a hang
-	}
-	p.signalSettled()
-	r.lastConfirm.Store(now.UnixNano())
-	r.s.firstConfirm(p.p.Timeline, &r.confirmed)
+	return true, c.Ack
 }
 
 // channelClosed declares every message still pending on the epoch in doubt
@@ -361,13 +416,13 @@ func (r *confirmReader) republishTimedOut(ctx context.Context, ch *amqp.Channel,
 		}
 		exchange, key := p.route(r.s, seq)
 		w.callStarted()
-		err = ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq, attempt))
+		err = ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(&r.msgs, seq, attempt))
 		w.progress()
 		if err != nil {
 			p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, "publish of a copy after a confirm timeout: "+err.Error()))
 			return errEpochOver
 		}
-		p.published(r.s, p.p.Ledger.Sent())
+		p.published(r.s, time.Now())
 		n++
 	}
 	if n > 0 {

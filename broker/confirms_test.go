@@ -23,7 +23,6 @@ func testPublisher(n int, republish scenario.Republish) *publisher {
 		p: engine.PublishPlan{Queue: "q", Messages: n, Window: n, Republish: republish,
 			Ledger: metrics.NewLedger("t-", n), Latency: metrics.NewLatency(), Timeline: metrics.NewTimeline(time.Now())},
 		tracker:  metrics.NewConfirmTracker(),
-		settled:  make(chan struct{}),
 		firstTry: make([]atomic.Int64, n),
 	}
 }

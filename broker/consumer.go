@@ -385,7 +385,7 @@ func (c *consumer) process(d amqp.Delivery, at time.Time) {
 	if sent, ok := d.Headers[SentAtHeader].(int64); ok {
 		c.set.endToEnd.Record(at.Sub(time.Unix(0, sent)))
 	}
-	c.set.plan.Ledger.DeliveredAttempt(d.MessageId, d.Redelivered, headerInt(d.Headers, AttemptHeader))
+	c.set.plan.Ledger.DeliveredAttempt(d.MessageId, d.Redelivered, deliveryAttempt(d.Headers))
 	c.set.mu.Lock()
 	c.set.perMessage[d.MessageId]++
 	c.set.stats.Deliveries++

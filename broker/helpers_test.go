@@ -66,7 +66,7 @@ func TestRoute(t *testing.T) {
 		t.Errorf("keys %v, want %v", keys, want)
 	}
 	mis := make(chan struct{})
-	p.misroute = mis
+	p.p.Misroute, p.misroute = mis, mis // as Publish sets them
 	if ex, _ := p.route(s, 7); ex != Exchange {
 		t.Errorf("before the fault: %q", ex)
 	}
@@ -193,14 +193,25 @@ func TestHeaderInt(t *testing.T) {
 func TestPublishing(t *testing.T) {
 	p := testPublisher(3, scenario.RepublishNone)
 	p.deliveryMode = amqp.Persistent
-	m := p.publishing(2, 0)
+	var mb messageBuilder
+	m := p.publishing(&mb, 2, 0)
 	if m.MessageId != "t-2" || m.DeliveryMode != amqp.Persistent || m.ContentType != "application/json" || m.Headers != nil {
 		t.Errorf("fire-and-forget message %+v", m)
 	}
 	p.p.StampSentTime = true
-	m = p.publishing(2, 3)
+	m = p.publishing(&mb, 2, 3)
 	if headerInt(m.Headers, AttemptHeader) != 3 || m.Headers[SentAtHeader].(int64) != m.Timestamp.UnixNano() {
 		t.Errorf("headers %v", m.Headers)
+	}
+	// Attempt 1 carries no attempt header (a delivery reads it as 1), and
+	// the reused table keeps nothing of the previous message.
+	m = p.publishing(&mb, 1, 1)
+	if _, ok := m.Headers[AttemptHeader]; ok || len(m.Headers) != 1 || m.MessageId != "t-1" || deliveryAttempt(m.Headers) != 1 {
+		t.Errorf("first attempt headers %v id %s", m.Headers, m.MessageId)
+	}
+	p.p.StampSentTime = false
+	if m = p.publishing(&mb, 1, 1); m.Headers != nil {
+		t.Errorf("first attempt, no sent time: headers %v", m.Headers)
 	}
 }
 

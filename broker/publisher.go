@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,24 +38,7 @@ const padField = len(`,"padding":""`)
 // 0 included. isJSON is false for a cut body. Nothing reads the id from the
 // body: it travels as message_id.
 func orderBody(id string, seq, size int, exact bool) (body []byte, isJSON bool) {
-	o := Order{
-		OrderID:    id,
-		SKU:        fmt.Sprintf("SKU-%04d", seq%997),
-		Quantity:   1 + seq%5,
-		TotalCents: int64(499 + (seq%50)*100),
-	}
-	b := marshalOrder(o)
-	switch {
-	case !exact || size == len(b):
-		return b, true
-	case size < len(b):
-		return b[:size], false
-	case size > len(b)+padField:
-		o.Padding = strings.Repeat("x", size-len(b)-padField)
-		return marshalOrder(o), true
-	default:
-		return append(b, strings.Repeat(" ", size-len(b))...), true
-	}
+	return appendOrderBody(nil, id, seq, size, exact)
 }
 
 // marshalOrder is o's JSON; an Order of strings and numbers always encodes.
@@ -95,18 +77,18 @@ type publisher struct {
 	// dropped: a channel that finds nothing to take must not end a shared
 	// connection while a sibling is about to publish on it.
 	held atomic.Int64
-	// settled is closed and replaced whenever a confirm or an in-doubt
-	// settles something: a broadcast that wakes every publisher waiting for
-	// the last confirms or for in-doubt ids to republish.
-	settleMu sync.Mutex
-	settled  chan struct{}
+	// settled is signalled whenever a confirm or an in-doubt settles
+	// something: a broadcast that wakes every publisher waiting for the
+	// last confirms or for in-doubt ids to republish.
+	settled settleSignal
 	// epochs numbers connections across all publishers: confirms are keyed
 	// by (epoch, delivery tag), so epochs never repeat.
 	epochs atomic.Int64
 	// misroute is the plan's Misroute until it has been used once.
 	misroute <-chan struct{}
 	// firstTry is when the publisher first took each order (unix ns; 0 not
-	// yet): the start of its message deadline.
+	// yet): the start of its message deadline. Nil without a deadline
+	// (8 bytes an id: 80 MB at 10M ids).
 	firstTry []atomic.Int64
 	// Rate or burst schedule (plan.Scheduled): publish call k is due at
 	// schedStart + plan.DueAfter(k); intended is each order's first due
@@ -124,8 +106,11 @@ type publisher struct {
 // when it could not reconnect within plan.ReconnectTimeout; ctx's error when
 // cancelled.
 func (a *AMQP) Publish(ctx context.Context, plan engine.PublishPlan) (engine.PublishStats, error) {
-	pub := &publisher{a: a, p: plan, tracker: metrics.NewConfirmTracker().ReportTo(plan.Ledger), settled: make(chan struct{}), misroute: plan.Misroute,
-		firstTry: make([]atomic.Int64, plan.Messages), deliveryMode: amqp.Persistent}
+	pub := &publisher{a: a, p: plan, tracker: metrics.NewConfirmTracker().ReportTo(plan.Ledger), misroute: plan.Misroute,
+		deliveryMode: amqp.Persistent}
+	if plan.MessageDeadline > 0 {
+		pub.firstTry = make([]atomic.Int64, plan.Messages)
+	}
 	if plan.Transient {
 		pub.deliveryMode = amqp.Transient
 	}
@@ -270,7 +255,9 @@ func (p *publisher) take() (seq int, ok bool) {
 	}
 	if p.next < p.p.Messages {
 		p.next++
-		p.firstTry[p.next-1].Store(time.Now().UnixNano())
+		if p.firstTry != nil {
+			p.firstTry[p.next-1].Store(time.Now().UnixNano())
+		}
 		p.held.Add(1)
 		return p.next - 1, true
 	}
@@ -307,7 +294,7 @@ func (p *publisher) pace(ctx context.Context, seq int) error {
 
 // deadline returns seq's message deadline, and false when none is set.
 func (p *publisher) deadline(seq int) (time.Time, bool) {
-	if p.p.MessageDeadline <= 0 {
+	if p.p.MessageDeadline <= 0 || p.firstTry == nil {
 		return time.Time{}, false
 	}
 	return time.Unix(0, p.firstTry[seq].Load()).Add(p.p.MessageDeadline), true
@@ -381,20 +368,11 @@ func (p *publisher) retry1(seq int) {
 	p.mu.Unlock()
 }
 
-func (p *publisher) signalSettled() {
-	p.settleMu.Lock()
-	close(p.settled)
-	p.settled = make(chan struct{})
-	p.settleMu.Unlock()
-}
+func (p *publisher) signalSettled() { p.settled.signal() }
 
 // settledC returns the channel the next settlement closes; take it before
 // checking the state it guards.
-func (p *publisher) settledC() <-chan struct{} {
-	p.settleMu.Lock()
-	defer p.settleMu.Unlock()
-	return p.settled
-}
+func (p *publisher) settledC() <-chan struct{} { return p.settled.wait() }
 
 // connect dials with exponential backoff (50 ms doubling to 1 s) until it
 // succeeds or plan.ReconnectTimeout passes.
@@ -425,45 +403,20 @@ func (p *publisher) connect(ctx context.Context, index int) (*amqp.Connection, i
 	}
 }
 
-// publishing builds order seq's message; attempt > 0 (confirm modes) is the
-// publish attempt Ledger.Published returned, carried in AttemptHeader.
-func (p *publisher) publishing(seq, attempt int) amqp.Publishing {
-	id := p.p.Ledger.MessageID(seq)
-	now := time.Now()
-	body, isJSON := orderBody(id, seq, p.p.MessageSizeBytes, p.p.MessageSizeSet || p.p.MessageSizeBytes > 0)
-	contentType := "application/json"
-	if !isJSON {
-		contentType = "application/octet-stream" // a cut order is no longer JSON
-	}
-	msg := amqp.Publishing{
-		ContentType:  contentType,
-		DeliveryMode: p.deliveryMode,
-		MessageId:    id,
-		Timestamp:    now,
-		Body:         body,
-	}
-	if p.p.StampSentTime {
-		// The timestamp property has 1 s resolution on the wire.
-		msg.Headers = amqp.Table{SentAtHeader: now.UnixNano()}
-	}
-	if attempt > 0 {
-		// A copy the broker requeues comes back flagged redelivered, and
-		// only the attempt tells a redelivery of a seen copy from a first
-		// delivery of a republished one.
-		if msg.Headers == nil {
-			msg.Headers = amqp.Table{}
-		}
-		msg.Headers[AttemptHeader] = int32(attempt)
-	}
-	return msg
+// publishing builds order seq's message in m (see messageBuilder); attempt
+// > 0 (confirm modes) is the publish attempt Ledger.Published returned,
+// carried in AttemptHeader when above 1.
+func (p *publisher) publishing(m *messageBuilder, seq, attempt int) amqp.Publishing {
+	return m.build(p, seq, attempt, time.Now())
 }
 
 // SentAtHeader carries the publish time (unix ns) when live consumers
 // measure end-to-end latency.
 const SentAtHeader = "x-rmqtorture-sent-at-ns"
 
-// AttemptHeader carries the publish attempt (1 first, 2 first republish…)
-// of each copy in the confirm modes.
+// AttemptHeader carries the publish attempt (2 first republish, 3…) of
+// each republished copy in the confirm and transactional modes; a copy
+// without it is attempt 1 (deliveryAttempt).
 const AttemptHeader = "x-rmqtorture-attempt"
 
 // MissingExchange is where fault publish-to-missing-exchange sends one
@@ -479,6 +432,9 @@ func (p *publisher) route(s session, seq int) (exchange, key string) {
 	if n := p.p.UnroutableEvery; n > 0 && (seq+1)%n == 0 {
 		key = p.p.Queue + ".unroutable"
 	}
+	if p.p.Misroute == nil {
+		return exchange, key // no such fault: no lock on the hot path
+	}
 	p.mu.Lock() // publishers share the one misroute
 	defer p.mu.Unlock()
 	if p.misroute != nil {
@@ -493,14 +449,16 @@ func (p *publisher) route(s session, seq int) (exchange, key string) {
 	return exchange, key
 }
 
-func (p *publisher) published(s session, n int) {
+// published counts one publish call that returned at at on session s,
+// and reports it to plan.OnPublished with the ledger's sent count.
+func (p *publisher) published(s session, at time.Time) {
 	p.statsMu.Lock()
 	p.stats.Publishes++
 	p.stats.PublishedOn(s.node)
-	p.stats.LastPublish = time.Now()
+	p.stats.LastPublish = at
 	p.statsMu.Unlock()
 	if p.p.OnPublished != nil {
-		p.p.OnPublished(n, p.tracker.InFlight())
+		p.p.OnPublished(p.p.Ledger.Sent(), p.tracker.InFlight())
 	}
 }
 
@@ -554,6 +512,7 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 	}()
 	w := p.watch(conn, ch, s, nil, nil)
 	defer w.stop()
+	var msgs messageBuilder
 	first := true
 	for {
 		seq, ok := p.take()
@@ -573,7 +532,7 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 			p.putBack(seq)
 			return err
 		}
-		if err := p.handOff(ctx, ch, w, s, seq); err != nil {
+		if err := p.handOff(ctx, ch, w, &msgs, s, seq); err != nil {
 			return err
 		}
 		if first {
@@ -592,11 +551,13 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 
 // handOff publishes seq without confirm mode. A failed call puts seq back
 // for the next connection and ends the epoch (errEpochOver).
-func (p *publisher) handOff(ctx context.Context, ch *amqp.Channel, w *watcher, s session, seq int) error {
+func (p *publisher) handOff(ctx context.Context, ch *amqp.Channel, w *watcher, msgs *messageBuilder, s session, seq int) error {
 	exchange, key := p.route(s, seq)
-	w.callStarted()
-	err := ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq, 0))
-	w.progress()
+	now := time.Now()
+	w.callStartedAt(now)
+	err := ch.PublishWithContext(ctx, exchange, key, true, false, msgs.build(p, seq, 0, now))
+	now = time.Now()
+	w.progressAt(now)
 	if err != nil {
 		p.p.Ledger.PublishFailed(seq, false)
 		p.putBack(seq)
@@ -605,7 +566,7 @@ func (p *publisher) handOff(ctx context.Context, ch *amqp.Channel, w *watcher, s
 	}
 	p.p.Ledger.Published(seq, false)
 	p.release()
-	p.published(s, p.p.Ledger.Sent())
+	p.published(s, now)
 	return nil
 }
 
@@ -664,8 +625,14 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, s s
 				return end(err)
 			}
 		}
-		wake := p.settledC()
 		seq, ok := p.take()
+		var wake <-chan struct{}
+		if !ok {
+			// Registered before taking again, so no settlement between
+			// the check and the wait goes unseen.
+			wake = p.settledC()
+			seq, ok = p.take()
+		}
 		if !ok {
 			// Nothing left to publish: wait for the last confirms (any
 			// publisher's: their in-doubt ids may come back to republish).
@@ -765,7 +732,8 @@ type amqpPublisher interface {
 // a channel that closed meanwhile puts it back, a failed call leaves it in
 // doubt; either ends the epoch (errEpochOver).
 func (p *publisher) sendTracked(ctx context.Context, ch amqpPublisher, w *watcher, r *confirmReader, tag uint64, seq int) error {
-	attempt, tracked, err := r.track(tag, seq, time.Now())
+	now := time.Now() // the publish time of the ledger, the message and the watcher
+	attempt, tracked, err := r.track(tag, seq, now)
 	if err != nil {
 		return err // a bookkeeping bug: stop rather than miscount
 	}
@@ -776,14 +744,15 @@ func (p *publisher) sendTracked(ctx context.Context, ch amqpPublisher, w *watche
 	}
 	p.release() // tracked: in flight now
 	exchange, key := p.route(r.s, seq)
-	w.callStarted()
-	err = ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(seq, attempt))
-	w.progress()
+	w.callStartedAt(now)
+	err = ch.PublishWithContext(ctx, exchange, key, true, false, r.msgs.build(p, seq, attempt, now))
+	now = time.Now()
+	w.progressAt(now)
 	if err != nil {
 		r.publishFailed(tag, seq)
 		p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, "publish: "+err.Error()))
 		return errEpochOver
 	}
-	p.published(r.s, p.p.Ledger.Sent())
+	p.published(r.s, now)
 	return nil
 }

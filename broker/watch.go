@@ -58,10 +58,15 @@ func (p *publisher) watch(conn *amqp.Connection, ch *amqp.Channel, s session, ol
 }
 
 // callStarted marks the start of a publish call; progress its end.
-func (w *watcher) callStarted() { w.inCall.Store(time.Now().UnixNano()) }
-func (w *watcher) progress() {
+func (w *watcher) callStarted() { w.callStartedAt(time.Now()) }
+func (w *watcher) progress()    { w.progressAt(time.Now()) }
+
+// callStartedAt is callStarted at a time the caller read already (one
+// clock read a message on the publish path); progressAt is progress.
+func (w *watcher) callStartedAt(now time.Time) { w.inCall.Store(now.UnixNano()) }
+func (w *watcher) progressAt(now time.Time) {
 	w.inCall.Store(0)
-	w.lastCall.Store(time.Now().UnixNano())
+	w.lastCall.Store(now.UnixNano())
 }
 
 // stop closes the connection (bounded) and waits for the watcher's

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -32,8 +33,12 @@ type Pending struct {
 // guarantees that every tag settles exactly once: by basic.ack, basic.nack, or
 // by being declared in doubt when its channel closes. Safe for concurrent use.
 type ConfirmTracker struct {
-	mu      sync.Mutex
-	pending map[tagKey]Pending
+	mu sync.Mutex
+	// pending holds each open epoch's unconfirmed tags: a map keyed by the
+	// delivery tag alone hashes faster than one keyed by (epoch, tag), and
+	// an epoch's close or oldest tag looks at its own tags only.
+	pending map[Epoch]map[uint64]Pending
+	count   int // tags pending over all epochs
 	closed  map[Epoch]bool
 	ledger  *Ledger // nil: tags reported to no history
 }
@@ -50,7 +55,7 @@ func (t *ConfirmTracker) ReportTo(l *Ledger) *ConfirmTracker {
 
 // NewConfirmTracker returns an empty tracker.
 func NewConfirmTracker() *ConfirmTracker {
-	return &ConfirmTracker{pending: map[tagKey]Pending{}, closed: map[Epoch]bool{}}
+	return &ConfirmTracker{pending: map[Epoch]map[uint64]Pending{}, closed: map[Epoch]bool{}}
 }
 
 // Track registers seq as published with delivery tag tag on epoch. It returns
@@ -62,11 +67,16 @@ func (t *ConfirmTracker) Track(epoch Epoch, tag uint64, seq int, at time.Time) (
 	if t.closed[epoch] {
 		return false, nil
 	}
-	k := tagKey{epoch, tag}
-	if p, dup := t.pending[k]; dup {
+	tags := t.pending[epoch]
+	if tags == nil {
+		tags = map[uint64]Pending{}
+		t.pending[epoch] = tags
+	}
+	if p, dup := tags[tag]; dup {
 		return false, fmt.Errorf("delivery tag %d on epoch %d already carries seq %d", tag, epoch, p.Seq)
 	}
-	t.pending[k] = Pending{Seq: seq, PublishedAt: at}
+	tags[tag] = Pending{Seq: seq, PublishedAt: at}
+	t.count++
 	if t.ledger != nil {
 		t.ledger.noteTag(seq, epoch, tag, at)
 	}
@@ -79,10 +89,11 @@ func (t *ConfirmTracker) Track(epoch Epoch, tag uint64, seq int, at time.Time) (
 func (t *ConfirmTracker) Settle(epoch Epoch, tag uint64) (p Pending, ok bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	k := tagKey{epoch, tag}
-	p, ok = t.pending[k]
+	tags := t.pending[epoch]
+	p, ok = tags[tag]
 	if ok {
-		delete(t.pending, k)
+		delete(tags, tag)
+		t.count--
 		if t.ledger != nil {
 			t.ledger.noteTag(p.Seq, epoch, tag, p.PublishedAt)
 		}
@@ -96,18 +107,13 @@ func (t *ConfirmTracker) CloseEpoch(epoch Epoch) []Pending {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed[epoch] = true
-	var tags []uint64
-	for k := range t.pending {
-		if k.epoch == epoch {
-			tags = append(tags, k.tag)
-		}
-	}
-	slices.Sort(tags)
+	pending := t.pending[epoch]
+	delete(t.pending, epoch)
+	t.count -= len(pending)
+	tags := slices.Sorted(maps.Keys(pending))
 	out := make([]Pending, 0, len(tags))
 	for _, tag := range tags {
-		k := tagKey{epoch, tag}
-		out = append(out, t.pending[k])
-		delete(t.pending, k)
+		out = append(out, pending[tag])
 	}
 	if t.ledger != nil {
 		t.ledger.noteEpochClosed(epoch, len(out))
@@ -122,10 +128,9 @@ func (t *ConfirmTracker) CloseEpoch(epoch Epoch) []Pending {
 func (t *ConfirmTracker) SetAttempt(epoch Epoch, tag uint64, attempt int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	k := tagKey{epoch, tag}
-	if p, ok := t.pending[k]; ok {
+	if p, ok := t.pending[epoch][tag]; ok {
 		p.Attempt = attempt
-		t.pending[k] = p
+		t.pending[epoch][tag] = p
 	}
 }
 
@@ -133,7 +138,7 @@ func (t *ConfirmTracker) SetAttempt(epoch Epoch, tag uint64, attempt int) {
 func (t *ConfirmTracker) InFlight() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.pending)
+	return t.count
 }
 
 // Oldest returns the publish time of the oldest pending message on epoch, and
@@ -143,8 +148,8 @@ func (t *ConfirmTracker) Oldest(epoch Epoch) (time.Time, bool) {
 	defer t.mu.Unlock()
 	var oldest time.Time
 	found := false
-	for k, p := range t.pending {
-		if k.epoch == epoch && (!found || p.PublishedAt.Before(oldest)) {
+	for _, p := range t.pending[epoch] {
+		if !found || p.PublishedAt.Before(oldest) {
 			oldest, found = p.PublishedAt, true
 		}
 	}
@@ -162,12 +167,12 @@ func (t *ConfirmTracker) closeEpochTags(epoch Epoch) []taggedSeq {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closed[epoch] = true
+	pending := t.pending[epoch]
+	delete(t.pending, epoch)
+	t.count -= len(pending)
 	var out []taggedSeq
-	for k, p := range t.pending {
-		if k.epoch == epoch {
-			out = append(out, taggedSeq{k.tag, p.Seq})
-			delete(t.pending, k)
-		}
+	for tag, p := range pending {
+		out = append(out, taggedSeq{tag, p.Seq})
 	}
 	return out
 }

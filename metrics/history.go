@@ -64,7 +64,7 @@ const (
 	// HEpochClosed: channel Epoch closed with Pending tags unconfirmed.
 	HEpochClosed
 	// HDelivered: a delivery of Seq from the work queue (Redelivered flag,
-	// Attempt header, 0 when absent).
+	// Attempt header; an AMQP delivery without one is attempt 1, 0 is unknown).
 	HDelivered
 	// HDeadLettered: a delivery of Seq from the dead-letter queue.
 	HDeadLettered
