@@ -3,7 +3,6 @@ package broker
 import (
 	"strconv"
 	"time"
-	"unsafe"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -96,8 +95,8 @@ func appendOrderBody(b []byte, id string, seq, size int, exact bool) (body []byt
 }
 
 // messageBuilder builds one channel's messages in buffers it reuses: the
-// id, the body and the header table (no allocation per message but the
-// boxed sent-time header). A Publishing it returns is valid until its next
+// id's bytes, the body and the header table (per message, one allocation
+// for the id string, plus the boxed sent-time header when stamped). A Publishing it returns is valid until its next
 // call: amqp091-go v1.16.0 serialises every frame of a publish before
 // Publish returns (Channel.PublishWithDeferredConfirm → Channel.sendOpen →
 // Connection.sendUnflushed → writer.WriteFrameNoFlush, which copies the
@@ -116,9 +115,9 @@ type messageBuilder struct {
 // AttemptHeader on republishes (attempt > 1) only; 0 in fire-and-forget.
 func (m *messageBuilder) build(p *publisher, seq, attempt int, now time.Time) amqp.Publishing {
 	m.id = p.p.Ledger.AppendMessageID(m.id[:0], seq)
-	// The id's bytes are not modified until the next build, and nothing
-	// keeps the Publishing past the Publish call (see messageBuilder).
-	id := unsafe.String(unsafe.SliceData(m.id), len(m.id))
+	// A string of its own (one small allocation): the message id may be
+	// kept by whatever reads the Publishing, now or in a later change.
+	id := string(m.id)
 	body, isJSON := appendOrderBody(m.body[:0], id, seq, p.p.MessageSizeBytes, p.p.MessageSizeSet || p.p.MessageSizeBytes > 0)
 	m.body = body
 	contentType := "application/json"
