@@ -299,10 +299,8 @@ func barePublish(ctx context.Context, url, queue string, m scenario.Mode, n int)
 			}
 		}
 		id := benchPrefix + strconv.Itoa(seq)
+		// No headers: rmqtorture sends its attempt header on republishes only.
 		msg := amqp.Publishing{ContentType: "application/json", DeliveryMode: amqp.Persistent, MessageId: id, Timestamp: time.Now(), Body: bareBody(id, seq)}
-		if window > 0 {
-			msg.Headers = amqp.Table{AttemptHeader: int32(1)}
-		}
 		if err := ch.PublishWithContext(ctx, Exchange, queue, true, false, msg); err != nil {
 			return acked, err
 		}
