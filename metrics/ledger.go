@@ -44,7 +44,8 @@ func (o Outcome) String() string {
 // Ledger records, for a burst of N orders with sequence numbers 0..N-1, what the
 // publisher learned about each id and how often the drain delivered it. It is
 // safe for concurrent use. Ids are contiguous and ours, so state lives in dense
-// slices, not maps.
+// slices, not maps: 8 bytes per id in a run without republishes or
+// dead-lettering (BytesPerID), the rest allocated on first use.
 type Ledger struct {
 	mu         sync.Mutex
 	prefix     string
