@@ -97,13 +97,18 @@ func (r *Runner) RunMode(ctx context.Context, s *scenario.Scenario, m scenario.M
 	defer b.stopView()
 	defer b.cancelPub()
 	defer b.cancelGaveUp()
+	burstCPU := markCPU()
 	b.publish(ctx)
 	b.awaitFaults(ctx)
 	// Interrupted means cut short before the burst and its faults ended; a
 	// Ctrl-C from here on leaves the counts whole, since the drain goes on.
 	b.cond.Interrupted = ctx.Err() != nil
+	drainCPU := markCPU()
 	b.drain(ctx)
-	return b.conclude(ctx), b.brokerErr != nil
+	endCPU := markCPU()
+	res = b.conclude(ctx)
+	res.Resources = resourceUse(burstCPU, drainCPU, endCPU, res.Sent, b.ledger)
+	return res, b.brokerErr != nil
 }
 
 // burst is one RunMode's state, step by step.

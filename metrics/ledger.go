@@ -44,21 +44,26 @@ func (o Outcome) String() string {
 // Ledger records, for a burst of N orders with sequence numbers 0..N-1, what the
 // publisher learned about each id and how often the drain delivered it. It is
 // safe for concurrent use. Ids are contiguous and ours, so state lives in dense
-// slices, not maps.
+// slices, not maps: 8 bytes per id in a run without republishes or
+// dead-lettering (BytesPerID), the rest allocated on first use.
 type Ledger struct {
-	mu           sync.Mutex
-	prefix       string
-	outcome      []Outcome
-	returned     []bool   // a basic.return was seen for the latest attempt of this id
-	pastDeadline []bool   // written, and unconfirmed when its deadline passed
-	everInDoubt  []bool   // at some point this id was in doubt
-	flags        []uint8  // per id: flagBacklog, flagNacked
-	attempts     []uint16 // publish attempts (first publish + republishes)
-	deliveries   []uint32
-	seenAttempts []uint64 // bit a-1 set once a copy from publish attempt a (1–64) was delivered
-	retried      []uint32 // copies a consumer republished to the retry queue
-	parked       []uint32 // copies a consumer republished to the dead-letter queue
-	deadLettered []uint32 // deliveries from the dead-letter queue
+	mu         sync.Mutex
+	prefix     string
+	outcome    []Outcome
+	flags      []uint8  // per id: flagBacklog, flagNacked, flagReturned, flagPastDeadline, flagEverInDoubt, flagSeen1
+	attempts   []uint16 // publish attempts (first publish + republishes)
+	deliveries []uint32
+	// seenLater holds, for ids with a delivered copy of publish attempt
+	// 2–64, bit a-1 for each such attempt a (attempt 1 is flagSeen1): only
+	// ids published more than once have an entry.
+	seenLater map[int]uint64
+	// retried, parked and deadLettered are nil until the first such event
+	// (a plain run never allocates them), then one uint32 per id: copies a
+	// consumer republished to the retry queue, copies it republished to
+	// the dead-letter queue, deliveries from the dead-letter queue.
+	retried      []uint32
+	parked       []uint32
+	deadLettered []uint32
 	// copies counts, per id, the attempts still awaiting a confirm beyond
 	// the one that settles it: an id published again on the same channel
 	// while an earlier attempt awaited its confirm (load.on_confirm_timeout:
@@ -96,26 +101,22 @@ const (
 	// flagNacked: a basic.nack settled an attempt of the id at some point,
 	// whatever came later.
 	flagNacked
+	// flagReturned: a basic.return was seen for the latest attempt.
+	flagReturned
+	// flagPastDeadline: written, and unconfirmed when its deadline passed.
+	flagPastDeadline
+	// flagEverInDoubt: at some point the id was in doubt.
+	flagEverInDoubt
+	// flagSeen1: a copy from publish attempt 1 was delivered.
+	flagSeen1
 )
 
 // NewLedger returns a ledger for n orders whose message ids are prefix+seq
 // (see MessageID).
 func NewLedger(prefix string, n int) *Ledger {
-	return &Ledger{
-		prefix:       prefix,
-		outcome:      make([]Outcome, n),
-		returned:     make([]bool, n),
-		pastDeadline: make([]bool, n),
-		everInDoubt:  make([]bool, n),
-		flags:        make([]uint8, n),
-		attempts:     make([]uint16, n),
-		deliveries:   make([]uint32, n),
-		seenAttempts: make([]uint64, n),
-		retried:      make([]uint32, n),
-		parked:       make([]uint32, n),
-		deadLettered: make([]uint32, n),
-		base:         time.Now(),
-	}
+	l := &Ledger{prefix: prefix, base: time.Now()}
+	l.perIDArrays(n)
+	return l
 }
 
 // KeepPublishTimes makes the ledger keep each id's latest publish time,
@@ -220,7 +221,7 @@ func (l *Ledger) publishedAt(seq int, confirmMode bool, at time.Time) (attempt i
 		// says nothing about it. (Fire-and-forget records an attempt only
 		// after its publish call returned, when its own return may already
 		// have arrived, and never republishes an id that was sent.)
-		l.returned[seq] = false
+		l.flags[seq] &^= flagReturned
 		l.outcome[seq] = InFlight
 	} else {
 		l.outcome[seq] = HandedOff
@@ -261,7 +262,7 @@ func (l *Ledger) PublishFailed(seq int, confirmMode bool) {
 			l.series.event(nil, -1, l.joinBacklog(seq))
 		}
 		l.outcome[seq] = InDoubt
-		l.everInDoubt[seq] = true
+		l.flags[seq] |= flagEverInDoubt
 	}
 }
 
@@ -269,7 +270,7 @@ func (l *Ledger) PublishFailed(seq int, confirmMode bool) {
 func (l *Ledger) Returned(seq int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.returned[seq] = true
+	l.flags[seq] |= flagReturned
 	if l.hist.w != nil {
 		l.hist.seq(HReturned, seq)
 	}
@@ -327,7 +328,7 @@ func (l *Ledger) settleLocked(seq int, ack bool) {
 	case !ack:
 		l.outcome[seq] = Nacked
 		l.flags[seq] |= flagNacked
-	case l.returned[seq]:
+	case l.flags[seq]&flagReturned != 0:
 		l.outcome[seq] = ReturnedAcked
 	default:
 		l.outcome[seq] = Acked
@@ -348,7 +349,7 @@ func (l *Ledger) MarkInDoubt(seq int) bool {
 	if l.outcome[seq] == InFlight {
 		l.series.event(nil, -1, l.joinBacklog(seq))
 		l.outcome[seq] = InDoubt
-		l.everInDoubt[seq] = true
+		l.flags[seq] |= flagEverInDoubt
 		return true
 	}
 	if l.copies[seq] > 0 {
@@ -388,18 +389,17 @@ func (l *Ledger) delivery(id string, rec HistoryRecord, fn func(seq int)) {
 		l.unexpected++
 		return
 	}
-	l.series.delivered(l.deliveries[seq] == 0 && l.deadLettered[seq] == 0)
+	l.series.delivered(l.deliveries[seq] == 0 && l.deadLetteredOf(seq) == 0)
 	fn(seq)
 }
 
 func (l *Ledger) deliveredLocked(seq int, redelivered bool, attempt int) {
 	if attempt >= 1 && attempt <= 64 {
-		bit := uint64(1) << (attempt - 1)
-		if redelivered && l.seenAttempts[seq]&bit != 0 {
+		if redelivered && l.seenAttempt(seq, attempt) {
 			l.redeliveries++
 			return
 		}
-		l.seenAttempts[seq] |= bit
+		l.markSeen(seq, attempt)
 		l.deliveries[seq]++
 		return
 	}
@@ -414,20 +414,21 @@ func (l *Ledger) deliveredLocked(seq int, redelivered bool, attempt int) {
 // queue: a later delivery of that copy from the work queue is explained by
 // the retry, not a duplicate. Unknown ids are ignored (their deliveries
 // count as unexpected).
-func (l *Ledger) Retried(id string) { l.bump(id, HRetried, l.retried) }
+func (l *Ledger) Retried(id string) { l.bump(id, HRetried, &l.retried) }
 
 // Parked records that a consumer republished a copy of id to the
 // dead-letter queue: it explains one copy there.
-func (l *Ledger) Parked(id string) { l.bump(id, HParked, l.parked) }
+func (l *Ledger) Parked(id string) { l.bump(id, HParked, &l.parked) }
 
-// bump adds one to counts[seq] for a known id; unknown ids are ignored.
-func (l *Ledger) bump(id string, kind HistoryKind, counts []uint32) {
+// bump adds one to (*counts)[seq] for a known id, allocating *counts on
+// first use; unknown ids are ignored.
+func (l *Ledger) bump(id string, kind HistoryKind, counts *[]uint32) {
 	if seq, ok := l.ParseID(id); ok {
 		l.mu.Lock()
 		if l.hist.w != nil {
 			l.hist.seq(kind, seq)
 		}
-		counts[seq]++
+		l.count(counts, seq)
 		l.mu.Unlock()
 	}
 }
@@ -435,7 +436,7 @@ func (l *Ledger) bump(id string, kind HistoryKind, counts []uint32) {
 // DeadLettered records one delivery of id from the dead-letter queue: the
 // message survived (it is not lost) and ended there.
 func (l *Ledger) DeadLettered(id string) {
-	l.delivery(id, HistoryRecord{Kind: HDeadLettered}, func(seq int) { l.deadLettered[seq]++ })
+	l.delivery(id, HistoryRecord{Kind: HDeadLettered}, func(seq int) { l.count(&l.deadLettered, seq) })
 }
 
 // MarkNotPublished records that seq's deadline passed before any publish
@@ -464,7 +465,7 @@ func (l *Ledger) MarkPastDeadline(seq int) {
 		l.hist.seq(HPastDeadline, seq)
 	}
 	if l.attempts[seq] > 0 {
-		l.pastDeadline[seq] = true
+		l.flags[seq] |= flagPastDeadline
 	}
 }
 
@@ -496,7 +497,7 @@ func (l *Ledger) AllConfirmedDelivered() bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for seq, o := range l.outcome {
-		if o == Acked && l.deliveries[seq] == 0 && l.deadLettered[seq] == 0 {
+		if o == Acked && l.deliveries[seq] == 0 && l.deadLetteredOf(seq) == 0 {
 			return false
 		}
 	}

@@ -203,12 +203,12 @@ func (l *Ledger) Reconcile(drained bool) (Counts, IDSets, error) {
 		if l.attempts[seq] == 0 {
 			continue
 		}
-		if l.pastDeadline[seq] {
+		if l.flags[seq]&flagPastDeadline != 0 {
 			r.c.PendingAtDeadline++
 		}
 		r.c.Sent++
 		d := l.countCopies(&r, seq)
-		if l.everInDoubt[seq] {
+		if l.flags[seq]&flagEverInDoubt != 0 {
 			r.c.WentInDoubt++
 			r.wentDoubt.add(seq)
 		}
@@ -219,7 +219,7 @@ func (l *Ledger) Reconcile(drained bool) (Counts, IDSets, error) {
 		if l.attempts[seq] > 1 {
 			r.republished.add(seq)
 		}
-		if l.deadLettered[seq] > 0 && o == Nacked {
+		if l.deadLetteredOf(seq) > 0 && o == Nacked {
 			r.c.DeadLetteredNacked++
 		}
 		if l.resurrected(seq, d) {
@@ -227,7 +227,7 @@ func (l *Ledger) Reconcile(drained bool) (Counts, IDSets, error) {
 			r.resurrected.add(seq)
 			continue
 		}
-		r.classify(seq, o, d, o == HandedOff && l.returned[seq], o == Acked && d == 0 && l.onDeadLetterPath(seq))
+		r.classify(seq, o, d, o == HandedOff && l.flags[seq]&flagReturned != 0, o == Acked && d == 0 && l.onDeadLetterPath(seq))
 	}
 	c := r.c
 	sets := IDSets{Lost: r.lost.out, LostDeadLetterPath: r.dlPath.out, Unverified: r.unverified.out, UnconfirmedMissing: r.missing.out, InDoubt: r.doubt.out,
@@ -260,7 +260,7 @@ func (l *Ledger) countCopies(r *reconciliation, seq int) int {
 	c := &r.c
 	// A copy found in the dead-letter queue is a delivery too: the
 	// broker kept the message.
-	dl := int(l.deadLettered[seq])
+	dl := int(l.deadLetteredOf(seq))
 	if dl > 0 {
 		c.DeadLettered++
 		r.deadLettered.add(seq)
@@ -278,10 +278,10 @@ func (l *Ledger) countCopies(r *reconciliation, seq int) int {
 	// message consumers already had is the same copy moved by the
 	// broker, so one extra copy shows in both queues: count the larger.
 	mainExtra := max(0, main-1)
-	fromRetry := min(mainExtra, int(l.retried[seq]))
+	fromRetry := min(mainExtra, int(countOf(l.retried, seq)))
 	c.RetryDeliveries += fromRetry
 	dlExtra := max(0, dl-1)
-	dlExtra -= min(dlExtra, max(0, int(l.parked[seq])-1))
+	dlExtra -= min(dlExtra, max(0, int(countOf(l.parked, seq))-1))
 	if extra := max(mainExtra-fromRetry, dlExtra); extra > 0 {
 		c.Duplicates += extra
 		c.DuplicatesFromRepublish += min(extra, int(l.attempts[seq])-1)

@@ -272,6 +272,9 @@ func writeTable(w io.Writer, r *scenario.Result) error {
 	if err := clusterTable(w, r); err != nil {
 		return err
 	}
+	if err := resourcesPlain(w, r); err != nil {
+		return err
+	}
 	fmt.Fprintf(w, "verdict: %s\n", strings.ToUpper(string(r.Verdict.Status)))
 	for _, reason := range r.Verdict.Reasons {
 		fmt.Fprintf(w, "  - %s\n", reason)
@@ -381,6 +384,9 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 		if err := table(w, true, hdr, rows); err != nil {
 			return err
 		}
+	}
+	if err := resourcesSection(w, r); err != nil {
+		return err
 	}
 	brokerLogSection(w, r)
 	for i, m := range r.Modes {

@@ -218,6 +218,10 @@ type ModeResult struct {
 	// matrix it shows whether the tool leaks goroutines, descriptors or
 	// memory (the soak test in cmd/soak_integration_test.go).
 	Process *ProcessStats `json:"process,omitempty"`
+	// Resources is the CPU time and peak memory rmqtorture itself used for
+	// the mode (null for a mode that did not run, or where getrusage does
+	// not exist).
+	Resources *ResourceUse `json:"resources,omitempty"`
 }
 
 // ProcessStats is a snapshot of the rmqtorture process itself, taken after
