@@ -114,9 +114,14 @@ const (
 // NewLedger returns a ledger for n orders whose message ids are prefix+seq
 // (see MessageID).
 func NewLedger(prefix string, n int) *Ledger {
-	l := &Ledger{prefix: prefix, base: time.Now()}
-	l.perIDArrays(n)
-	return l
+	return &Ledger{
+		prefix:     prefix,
+		outcome:    make([]Outcome, n),
+		flags:      make([]uint8, n),
+		attempts:   make([]uint16, n),
+		deliveries: make([]uint32, n),
+		base:       time.Now(),
+	}
 }
 
 // KeepPublishTimes makes the ledger keep each id's latest publish time,

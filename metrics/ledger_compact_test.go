@@ -62,31 +62,3 @@ func BenchmarkLedgerPlainRunMemory(b *testing.B) {
 	b.ReportMetric(heap, "heap-B/id")
 	b.ReportMetric(own, "ledger-B/id")
 }
-
-// TestLedgerOffHeapArrays: from offHeapMinIDs ids on, the per-id arrays
-// (8 MiB here) live outside the Go heap, and the ledger behaves the same.
-func TestLedgerOffHeapArrays(t *testing.T) {
-	const n = offHeapMinIDs
-	var before, after runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&before)
-	l := NewLedger("o-", n)
-	runtime.GC()
-	runtime.ReadMemStats(&after)
-	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew >= 1<<20 {
-		t.Fatalf("the heap grew by %d bytes for a ledger of %d ids: its arrays are on the heap", grew, n)
-	}
-	plainRun(l)
-	l.Published(n-1, true) // a second attempt, in flight (in doubt) at the end
-	if got := l.BytesPerID(); got != 8 {
-		t.Fatalf("%v bytes per id, want 8", got)
-	}
-	c, _, err := l.Reconcile(true)
-	if err != nil || c.Sent != n || c.Confirmed != n-1 || c.Delivered != n || c.InDoubt != 1 || c.Republished != 1 {
-		t.Fatalf("reconciles to %+v, %v", c, err)
-	}
-	if l.Outcome(n-1) != InFlight || l.Attempts(n-1) != 2 {
-		t.Fatalf("id %d: %s after %d attempts", n-1, l.Outcome(n-1), l.Attempts(n-1))
-	}
-	runtime.KeepAlive(l)
-}
