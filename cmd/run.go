@@ -452,6 +452,7 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 	if err := o.haveImages(ctx, log, cli, plans); err != nil {
 		return err
 	}
+	setMemoryLimit(plans)
 	if versions {
 		o.versions = o.newVersionsRun(c, plans, groups)
 		defer func() {
