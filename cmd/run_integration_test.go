@@ -101,6 +101,16 @@ func TestKillMidBurstAllModes(t *testing.T) {
 			if m.Unexpected != 0 || m.Nacked != 0 || m.Returned != 0 {
 				t.Fatalf("unexpected %d nacked %d returned %d", m.Unexpected, m.Nacked, m.Returned)
 			}
+			// rmqtorture's own resource use: CPU per 100k is derived from
+			// the burst's and the drain's; the ledger is 8 bytes per id
+			// for fire-and-forget (nothing republished) and more only
+			// for the sparse state of republished ids.
+			u := m.Resources
+			if u == nil || u.BurstCPUS <= 0 || u.DrainCPUS <= 0 || u.PeakRSSBytes < 1<<20 ||
+				u.CPUPer100kS != (u.BurstCPUS+u.DrainCPUS)/float64(m.Sent)*100_000 ||
+				u.LedgerBytesPerID < 8 || (m.Mode == scenario.FireAndForget && u.LedgerBytesPerID != 8) {
+				t.Fatalf("resources %+v (republished %d)", u, m.Republished)
+			}
 			// Deliveries and duplicates agree with the per-id counts.
 			if m.Deliveries != m.Delivered+m.Duplicates {
 				t.Fatalf("deliveries %d != delivered %d + duplicates %d", m.Deliveries, m.Delivered, m.Duplicates)
