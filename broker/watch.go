@@ -132,7 +132,8 @@ func closeReason(what string, e *amqp.Error, fault scenario.Action, inEffect boo
 // blockedTimeoutReason words a socket read timeout on a connection the
 // broker held blocked for blockedFor: amqp091-go's heartbeat goroutine
 // waits for the send lock that the blocked publish write holds, so it stops
-// renewing the read deadline (three heartbeat intervals) and the client
+// renewing the read deadline (three intervals of half the heartbeat: 1.5
+// heartbeats, connection.go's heartbeater started with Heartbeat/2) and the client
 // ends the connection itself, though the broker's heartbeats still arrive
 // (measured with amqp091-go 1.16.0 and RabbitMQ 4.0.5; its connection.go,
 // heartbeater and send). ok is false for any other close.
@@ -147,7 +148,7 @@ func blockedTimeoutReason(e *amqp.Error, blockedFor, heartbeat time.Duration, fa
 	if inEffect {
 		under = " " + fault.While()
 	}
-	return fmt.Sprintf("connection ended by the client after %s blocked by the broker: %s (amqp091-go's heartbeat waits behind the blocked publish write, so its read deadline of three heartbeats, load.heartbeat %s, expired; what the socket still held is lost)%s",
+	return fmt.Sprintf("connection ended by the client after %s blocked by the broker: %s (amqp091-go's heartbeat waits behind the blocked publish write, so its read deadline, 1.5 × load.heartbeat %s, expired; what the socket still held is lost)%s",
 		blockedFor.Round(100*time.Millisecond), e.Reason, heartbeat, under), true
 }
 
@@ -161,7 +162,7 @@ func socketCause(reason string) string {
 	case strings.Contains(reason, "broken pipe"):
 		return "socket closed by the peer during a write"
 	case strings.Contains(reason, "i/o timeout"):
-		return "nothing heard from the broker for three heartbeat intervals"
+		return "nothing heard from the broker for 1.5 heartbeats"
 	}
 	return "socket error"
 }

@@ -198,7 +198,7 @@ func TestCloseReason(t *testing.T) {
 		{amqp.Error{Code: amqp.FrameError, Reason: "write tcp 127.0.0.1:1->127.0.0.1:2: write: broken pipe"}, "", false,
 			"connection lost: write tcp 127.0.0.1:1->127.0.0.1:2: write: broken pipe (socket closed by the peer during a write)"},
 		{amqp.Error{Code: amqp.FrameError, Reason: "read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout"}, scenario.Pause, true,
-			"connection lost: read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout (nothing heard from the broker for three heartbeat intervals) while the broker was paused"},
+			"connection lost: read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout (nothing heard from the broker for 1.5 heartbeats) while the broker was paused"},
 		{amqp.Error{Code: amqp.ConnectionForced, Reason: "CONNECTION_FORCED - shutdown", Server: true}, scenario.Restart, true,
 			"connection closed by broker: 320 CONNECTION_FORCED - shutdown while the broker was being restarted"},
 		{amqp.Error{Code: amqp.ChannelError, Reason: "channel/connection is not open"}, "", false, "connection closed by client: 504 channel/connection is not open"},
@@ -264,11 +264,11 @@ func TestConsumerCloseReason(t *testing.T) {
 func TestBlockedTimeoutReason(t *testing.T) {
 	timeout := &amqp.Error{Code: amqp.FrameError, Reason: "read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout"}
 	got, ok := blockedTimeoutReason(timeout, 31270*time.Millisecond, 0, scenario.MemoryAlarm, true)
-	want := "connection ended by the client after 31.3s blocked by the broker: read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout (amqp091-go's heartbeat waits behind the blocked publish write, so its read deadline of three heartbeats, load.heartbeat 10s, expired; what the socket still held is lost) while the broker was under a memory alarm"
+	want := "connection ended by the client after 31.3s blocked by the broker: read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout (amqp091-go's heartbeat waits behind the blocked publish write, so its read deadline, 1.5 × load.heartbeat 10s, expired; what the socket still held is lost) while the broker was under a memory alarm"
 	if !ok || got != want {
 		t.Errorf("%q, want %q", got, want)
 	}
-	if got, _ := blockedTimeoutReason(timeout, time.Minute, 3*time.Second, "", false); !strings.HasPrefix(got, "connection ended by the client after 1m0s blocked") || !strings.Contains(got, "load.heartbeat 3s, expired") || strings.Contains(got, " while ") {
+	if got, _ := blockedTimeoutReason(timeout, time.Minute, 3*time.Second, "", false); !strings.HasPrefix(got, "connection ended by the client after 1m0s blocked") || !strings.Contains(got, "1.5 × load.heartbeat 3s, expired") || strings.Contains(got, " while ") {
 		t.Errorf("%q", got)
 	}
 	for _, e := range []*amqp.Error{

@@ -189,7 +189,7 @@ func TestMemoryAlarmFireAndForget(t *testing.T) {
 	}
 }
 
-// A memory alarm longer than three heartbeats: amqp091-go ends the blocked
+// A memory alarm longer than 1.5 heartbeats: amqp091-go ends the blocked
 // fire-and-forget connection itself, the close reason says so (not "nothing
 // heard from the broker"), and the ledger still adds up; confirm-window
 // loses nothing confirmed (the scenario's expectation).
@@ -199,7 +199,7 @@ func TestMemoryAlarmOutlastsHeartbeat(t *testing.T) {
 	if ff.Reconnects < 1 || len(ff.ChannelCloses) < 1 {
 		t.Fatalf("fire-and-forget: reconnects %d, closes %q", ff.Reconnects, ff.ChannelCloses)
 	}
-	want := regexp.MustCompile(`^connection ended by the client after [0-9.]+m?s blocked by the broker: read tcp .*: i/o timeout \(amqp091-go's heartbeat waits behind the blocked publish write, so its read deadline of three heartbeats, load.heartbeat 3s, expired; what the socket still held is lost\) while the broker was under a memory alarm$`)
+	want := regexp.MustCompile(`^connection ended by the client after [0-9.]+m?s blocked by the broker: read tcp .*: i/o timeout \(amqp091-go's heartbeat waits behind the blocked publish write, so its read deadline, 1.5 × load.heartbeat 3s, expired; what the socket still held is lost\) while the broker was under a memory alarm$`)
 	if !want.MatchString(ff.ChannelCloses[0]) {
 		t.Fatalf("close reason %q", ff.ChannelCloses[0])
 	}

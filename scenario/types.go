@@ -478,12 +478,14 @@ type Load struct {
 	StallTimeout Duration `yaml:"stall_timeout"`
 	// Heartbeat is the AMQP heartbeat timeout the publisher's connections
 	// ask for (default 10s, amqp091-go's default). amqp091-go drops a
-	// connection it heard nothing on for three heartbeats, and a connection
-	// the broker holds blocked (memory or disk alarm) counts: its heartbeat
-	// goroutine waits behind the blocked publish write, so the read deadline
-	// is not renewed (measured with RabbitMQ 4.0.5 and amqp091-go 1.16.0: a
-	// 40 s memory alarm ended the connection after ~30 s and 509 of 100,000
-	// fire-and-forget orders were lost from its socket buffers).
+	// connection it heard nothing on for 1.5 heartbeats (three intervals of
+	// half the heartbeat, its connection.go), and a connection the broker
+	// holds blocked (memory or disk alarm) counts: its heartbeat goroutine
+	// waits behind the blocked publish write, so the read deadline is not
+	// renewed. Measured with RabbitMQ 4.0.5 and amqp091-go 1.16.0: a 40 s
+	// memory alarm at the default 10s dropped the connection and lost 509
+	// of 100,000 fire-and-forget orders from its socket buffers; at 3s the
+	// drop came 4.5 s into the block.
 	Heartbeat Duration `yaml:"heartbeat"`
 	// BurstTimeout bounds the whole burst, reconnects and republishes
 	// included (default 15m); reaching it makes the run inconclusive.
