@@ -61,26 +61,24 @@ func plainJSON(s string) bool {
 	return true
 }
 
-// appendOrderBody appends orderBody's body of order seq to b.
+// appendOrderBody appends orderBody's body of order seq to b: the order's
+// JSON, then cut, padded or filled to size when exact. The JSON is
+// appendOrderJSON's; an id that needs escaping (never one a Ledger makes
+// from its queue-name prefix, which a user may choose) goes through
+// encoding/json instead.
 func appendOrderBody(b []byte, id string, seq, size int, exact bool) (body []byte, isJSON bool) {
-	start := len(b)
+	order := func(b []byte, padding int) []byte { return appendOrderJSON(b, id, seq, padding) }
 	if !plainJSON(id) {
-		// Never for the ids a Ledger makes: encoding/json escapes the rest.
-		o := Order{OrderID: id, SKU: orderSKU(seq), Quantity: 1 + seq%5, TotalCents: int64(499 + (seq%50)*100)}
-		bare := marshalOrder(o)
-		switch {
-		case !exact || size == len(bare):
-			return append(b, bare...), true
-		case size < len(bare):
-			return append(b, bare[:size]...), false
-		case size > len(bare)+padField:
-			o.Padding = string(appendRepeat(nil, 'x', size-len(bare)-padField))
-			return append(b, marshalOrder(o)...), true
-		default:
-			return appendRepeat(append(b, bare...), ' ', size-len(bare)), true
+		order = func(b []byte, padding int) []byte {
+			o := Order{OrderID: id, SKU: orderSKU(seq), Quantity: 1 + seq%5, TotalCents: int64(499 + (seq%50)*100)}
+			if padding > 0 {
+				o.Padding = string(appendRepeat(nil, 'x', padding))
+			}
+			return append(b, marshalOrder(o)...)
 		}
 	}
-	b = appendOrderJSON(b, id, seq, 0)
+	start := len(b)
+	b = order(b, 0)
 	n := len(b) - start
 	switch {
 	case !exact || size == n:
@@ -88,7 +86,7 @@ func appendOrderBody(b []byte, id string, seq, size int, exact bool) (body []byt
 	case size < n:
 		return b[:start+size], false
 	case size > n+padField:
-		return appendOrderJSON(b[:start], id, seq, size-n-padField), true
+		return order(b[:start], size-n-padField), true
 	default:
 		return appendRepeat(b, ' ', size-n), true
 	}
@@ -96,8 +94,8 @@ func appendOrderBody(b []byte, id string, seq, size int, exact bool) (body []byt
 
 // messageBuilder builds one channel's messages in buffers it reuses: the
 // id's bytes, the body and the header table (per message, one allocation
-// for the id string, plus the boxed sent-time header when stamped). A Publishing it returns is valid until its next
-// call: amqp091-go v1.16.0 serialises every frame of a publish before
+// for the id string, plus the boxed sent-time header when stamped). A
+// Publishing it returns is valid until its next call: amqp091-go v1.16.0 serialises every frame of a publish before
 // Publish returns (Channel.PublishWithDeferredConfirm → Channel.sendOpen →
 // Connection.sendUnflushed → writer.WriteFrameNoFlush, which copies the
 // header table and body into the connection's bufio.Writer or writes them
