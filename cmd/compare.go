@@ -29,7 +29,30 @@ func newCompare() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "compare BASELINE CANDIDATE | compare BASELINE... -- CANDIDATE...",
 		Short: "Compare a result.json with a baseline of the same scenario; exit 1 on a regression",
-		Long: `compare reads two result.json files of the same scenario and checks the result
+		Long:  compareLong,
+		Example: `  # the newest kill-mid-burst run against the committed baseline
+  rmqtorture compare baselines/kill-mid-burst.result.json $(ls -d rmqtorture-results/kill-mid-burst-* | tail -1)
+  rmqtorture compare --max-throughput-drop 30 --max-recovery-ms 20000 old.json new.json
+  rmqtorture compare -o json base.json result.json
+  rmqtorture compare --summary-file "$GITHUB_STEP_SUMMARY" base.json result.json
+  # every scenario of an upgrade, 4.0 against 4.3, with the differences you expect
+  rmqtorture compare --across-versions --accept accepted.yaml old-runs/ new-runs/
+  rmqtorture compare --across-versions old/a.json old/b.json -- new/a.json new/b.json`,
+		Args: compareArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			base, cand := args[:1], args[1:]
+			if d := c.ArgsLenAtDash(); d >= 0 {
+				base, cand = args[:d], args[d:]
+			}
+			return o.run(c, base, cand)
+		},
+	}
+	o.addFlags(c)
+	return c
+}
+
+// compareLong is compare's help text.
+const compareLong = `compare reads two result.json files of the same scenario and checks the result
 (the candidate) against the baseline mode by mode (and matrix cell by cell,
 matched by mode and cell). Each argument is a result.json or a run folder
 holding one. Both files are checked against the schema of their
@@ -42,7 +65,8 @@ not record is not compared).
     never delivered): may rise at most --max-missing-rise percentage points
   - publish msg/s before the fault (pre_fault_publish_rate_msgs_per_s), and
     confirm msg/s (confirm_rate_msgs_per_s) for confirm modes: may drop at most
-    --max-throughput-drop percent
+    --max-throughput-drop percent; a confirm mode's rates as a ratio to
+    fire-and-forget's publish rate in the same run, when both files ran it
   - confirm latency p99 (confirm_latency_ms.p99): may rise at most --max-p99-rise percent
   - client recovery (client_recovery_ms): held to --max-recovery-ms and
     --max-recovery-rise when given
@@ -92,44 +116,34 @@ unreadable, not JSON or not matching its schema, naming the file and the
 field; different scenarios; a schema_version this rmqtorture does not read;
 bad flags; an --accept file that is not valid, with file:line and field; a
 --summary-file that cannot be appended to: checked first), 4 the comparison
-could not be written after all (stdout or the summary file failed).`,
-		Example: `  # the newest kill-mid-burst run against the committed baseline
-  rmqtorture compare baselines/kill-mid-burst.result.json $(ls -d rmqtorture-results/kill-mid-burst-* | tail -1)
-  rmqtorture compare --max-throughput-drop 30 --max-recovery-ms 20000 old.json new.json
-  rmqtorture compare -o json base.json result.json
-  rmqtorture compare --summary-file "$GITHUB_STEP_SUMMARY" base.json result.json
-  # every scenario of an upgrade, 4.0 against 4.3, with the differences you expect
-  rmqtorture compare --across-versions --accept accepted.yaml old-runs/ new-runs/
-  rmqtorture compare --across-versions old/a.json old/b.json -- new/a.json new/b.json`,
-		Args: func(c *cobra.Command, args []string) error {
-			if d := c.ArgsLenAtDash(); d >= 0 {
-				if d == 0 || d == len(args) {
-					return usageErr(fmt.Errorf("compare BASELINE... -- CANDIDATE...: give at least one result on each side of --; got %d before it and %d after", d, len(args)-d))
-				}
-				return nil
-			}
-			switch {
-			case len(args) > 2:
-				// A glob such as out/kill-mid-burst-*/result.json matches
-				// every run of the scenario.
-				shown := strings.Join(args[:3], " ")
-				if len(args) > 3 {
-					shown += " …"
-				}
-				return usageErr(fmt.Errorf("compare takes two files, BASELINE.json and RESULT.json; got %d (%s): to compare the newest run, pass $(ls -d DIR/SCENARIO-* | tail -1)", len(args), shown))
-			case len(args) != 2:
-				return usageErr(fmt.Errorf("compare takes two files, BASELINE.json and RESULT.json; got %d", len(args)))
-			}
-			return nil
-		},
-		RunE: func(c *cobra.Command, args []string) error {
-			base, cand := args[:1], args[1:]
-			if d := c.ArgsLenAtDash(); d >= 0 {
-				base, cand = args[:d], args[d:]
-			}
-			return o.run(c, base, cand)
-		},
+could not be written after all (stdout or the summary file failed).`
+
+// compareArgs takes BASELINE CANDIDATE, or one or more results on each side
+// of --; anything else is bad input (exit 2).
+func compareArgs(c *cobra.Command, args []string) error {
+	if d := c.ArgsLenAtDash(); d >= 0 {
+		if d == 0 || d == len(args) {
+			return usageErr(fmt.Errorf("compare BASELINE... -- CANDIDATE...: give at least one result on each side of --; got %d before it and %d after", d, len(args)-d))
+		}
+		return nil
 	}
+	switch {
+	case len(args) > 2:
+		// A glob such as out/kill-mid-burst-*/result.json matches
+		// every run of the scenario.
+		shown := strings.Join(args[:3], " ")
+		if len(args) > 3 {
+			shown += " …"
+		}
+		return usageErr(fmt.Errorf("compare takes two files, BASELINE.json and RESULT.json; got %d (%s): to compare the newest run, pass $(ls -d DIR/SCENARIO-* | tail -1)", len(args), shown))
+	case len(args) != 2:
+		return usageErr(fmt.Errorf("compare takes two files, BASELINE.json and RESULT.json; got %d", len(args)))
+	}
+	return nil
+}
+
+// addFlags declares compare's flags on c.
+func (o *compareOpts) addFlags(c *cobra.Command) {
 	fl := c.Flags()
 	fl.Float64Var(&o.th.MaxThroughputDropPct, "max-throughput-drop", o.th.MaxThroughputDropPct, "PCT: largest allowed drop of publish msg/s (before fault) and confirm msg/s below the baseline, 0–100 (100: never fails)")
 	fl.Float64Var(&o.th.MaxP99RisePct, "max-p99-rise", o.th.MaxP99RisePct, "PCT: largest allowed rise of confirm latency p99 above the baseline")
@@ -141,7 +155,6 @@ could not be written after all (stdout or the summary file failed).`,
 	fl.StringVar(&o.acceptFile, "accept", "", "FILE: YAML list of accepted differences {scenario, mode, field, because}; an accepted difference fails nothing")
 	fl.StringVar(&o.summaryFile, "summary-file", "", "also append the markdown to this file (created if missing), e.g. $GITHUB_STEP_SUMMARY")
 	addOutputFlag(c, &o.output, outMarkdown, outJSON)
-	return c
 }
 
 func (o *compareOpts) run(c *cobra.Command, baseArgs, candArgs []string) error {
