@@ -64,6 +64,32 @@ var acceptKeys = []string{"scenario", "mode", "field", "because"}
 // entry twice are each reported as scenario.FieldError with file:line and
 // the field path (accept[2].field), all of them at once (scenario.Errors).
 func ParseAccept(file string, data []byte) ([]Accept, error) {
+	doc, err := acceptDocument(file, data)
+	if err != nil {
+		return nil, err
+	}
+	p := &acceptParser{file: file}
+	list := p.list(doc)
+	if list == nil {
+		return nil, p.errs
+	}
+	var out []Accept
+	for i, e := range list.Content {
+		if a, ok := p.entry(i, e, out); ok {
+			out = append(out, a)
+		}
+	}
+	if len(p.errs) > 0 {
+		slices.SortStableFunc(p.errs, func(x, y scenario.FieldError) int { return x.Line - y.Line })
+		return nil, p.errs
+	}
+	return out, nil
+}
+
+// acceptDocument decodes an accept file's one YAML document: its top
+// node (the mapping under the document node, when there is one). Errors
+// are a FieldError naming file (and line).
+func acceptDocument(file string, data []byte) (*yaml.Node, error) {
 	if len(data) > scenario.MaxFileBytes {
 		return nil, scenario.FieldError{File: file, Msg: fmt.Sprintf("%d bytes, more than the %d an accept file may have", len(data), scenario.MaxFileBytes)}
 	}
@@ -79,108 +105,126 @@ func ParseAccept(file string, data []byte) ([]Accept, error) {
 	if err := dec.Decode(&extra); err == nil {
 		return nil, scenario.FieldError{File: file, Line: extra.Line, Msg: "a second YAML document: an accept file holds one"}
 	}
-	var errs scenario.Errors
-	bad := func(n *yaml.Node, path, format string, a ...any) {
-		errs = append(errs, scenario.FieldError{File: file, Line: n.Line, Path: path, Msg: fmt.Sprintf(format, a...)})
-	}
 	doc := &root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
 		doc = doc.Content[0]
 	}
+	return doc, nil
+}
+
+// acceptParser gathers an accept file's errors, each with file:line and
+// the field path.
+type acceptParser struct {
+	file string
+	errs scenario.Errors
+}
+
+func (p *acceptParser) bad(n *yaml.Node, path, format string, a ...any) {
+	p.errs = append(p.errs, scenario.FieldError{File: p.file, Line: n.Line, Path: path, Msg: fmt.Sprintf(format, a...)})
+}
+
+// list returns the accept list of doc, or nil (with the errors recorded)
+// when doc is not a mapping holding only accept: and a list.
+func (p *acceptParser) list(doc *yaml.Node) *yaml.Node {
 	if doc.Kind != yaml.MappingNode {
-		bad(doc, "", "want a mapping with \"accept:\", got %s", nodeKind(doc))
-		return nil, errs
+		p.bad(doc, "", "want a mapping with \"accept:\", got %s", nodeKind(doc))
+		return nil
 	}
 	var list *yaml.Node
 	for i := 0; i+1 < len(doc.Content); i += 2 {
 		k, v := doc.Content[i], doc.Content[i+1]
 		if k.Value != "accept" {
-			bad(k, k.Value, "unknown field: an accept file holds only accept%s", scenario.DidYouMean(k.Value, []string{"accept"}))
+			p.bad(k, k.Value, "unknown field: an accept file holds only accept%s", scenario.DidYouMean(k.Value, []string{"accept"}))
 			continue
 		}
 		list = v
 	}
 	if list == nil {
-		if len(errs) == 0 {
-			bad(doc, "accept", "missing: want a list of entries {scenario, mode, field, because}")
+		if len(p.errs) == 0 {
+			p.bad(doc, "accept", "missing: want a list of entries {scenario, mode, field, because}")
 		}
-		return nil, errs
+		return nil
 	}
 	if list.Kind != yaml.SequenceNode {
-		bad(list, "accept", "want a list of entries {scenario, mode, field, because}, got %s", nodeKind(list))
-		return nil, errs
+		p.bad(list, "accept", "want a list of entries {scenario, mode, field, because}, got %s", nodeKind(list))
+		return nil
 	}
-	var out []Accept
-	for i, e := range list.Content {
-		path := fmt.Sprintf("accept[%d]", i)
-		if e.Kind != yaml.MappingNode {
-			bad(e, path, "want an entry {scenario, mode, field, because}, got %s", nodeKind(e))
+	return list
+}
+
+// entry reads accept[i], e, recording what is wrong with it (earlier are
+// the entries before it, for the duplicate check); ok is false only when e
+// is not an entry at all.
+func (p *acceptParser) entry(i int, e *yaml.Node, earlier []Accept) (a Accept, ok bool) {
+	path := fmt.Sprintf("accept[%d]", i)
+	if e.Kind != yaml.MappingNode {
+		p.bad(e, path, "want an entry {scenario, mode, field, because}, got %s", nodeKind(e))
+		return a, false
+	}
+	a = Accept{File: p.file, Line: e.Line}
+	seen := map[string]*yaml.Node{}
+	for j := 0; j+1 < len(e.Content); j += 2 {
+		k, v := e.Content[j], e.Content[j+1]
+		fp := path + "." + k.Value
+		if !slices.Contains(acceptKeys, k.Value) {
+			p.bad(k, fp, "unknown field (%s)%s", strings.Join(acceptKeys, ", "), scenario.DidYouMean(k.Value, acceptKeys))
 			continue
 		}
-		a := Accept{File: file, Line: e.Line}
-		seen := map[string]*yaml.Node{}
-		for j := 0; j+1 < len(e.Content); j += 2 {
-			k, v := e.Content[j], e.Content[j+1]
-			fp := path + "." + k.Value
-			if !slices.Contains(acceptKeys, k.Value) {
-				bad(k, fp, "unknown field (%s)%s", strings.Join(acceptKeys, ", "), scenario.DidYouMean(k.Value, acceptKeys))
-				continue
-			}
-			if seen[k.Value] != nil {
-				bad(k, fp, "given twice (first on line %d)", seen[k.Value].Line)
-				continue
-			}
-			seen[k.Value] = k
-			if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
-				bad(v, fp, "want a string, got %s", nodeKind(v))
-				continue
-			}
-			s := strings.TrimSpace(v.Value)
-			switch k.Value {
-			case "scenario":
-				a.Scenario = s
-			case "mode":
-				a.Mode = scenario.Mode(s)
-				if !slices.Contains(scenario.Modes, a.Mode) {
-					names := make([]string, len(scenario.Modes))
-					for m, mode := range scenario.Modes {
-						names[m] = string(mode)
-					}
-					bad(v, fp, "%q is not a mode (%s)%s", s, strings.Join(names, ", "), scenario.DidYouMean(s, names))
-				}
-			case "field":
-				a.Field = s
-				if !slices.Contains(AcceptFields, s) {
-					bad(v, fp, "%q is not a field compare shows (%s)%s", s, strings.Join(AcceptFields, ", "), scenario.DidYouMean(s, AcceptFields))
-				}
-			case "because":
-				a.Because = s
-			}
+		if seen[k.Value] != nil {
+			p.bad(k, fp, "given twice (first on line %d)", seen[k.Value].Line)
+			continue
 		}
-		for _, req := range []struct{ key, why string }{
-			{"scenario", "name the scenario whose difference is accepted"},
-			{"field", "name the field that differs (" + strings.Join(AcceptFields, ", ") + ")"},
-			{"because", "say why the difference is expected: release notes, an issue or a pull request"},
-		} {
-			if k := seen[req.key]; k == nil {
-				bad(e, path+"."+req.key, "missing: %s", req.why)
-			} else if v := valueOf(e, req.key); v != nil && v.Kind == yaml.ScalarNode && v.Tag != "!!null" && strings.TrimSpace(v.Value) == "" {
-				bad(v, path+"."+req.key, "empty: %s", req.why)
-			}
+		seen[k.Value] = k
+		if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+			p.bad(v, fp, "want a string, got %s", nodeKind(v))
+			continue
 		}
-		for j, prev := range out {
-			if prev.Scenario == a.Scenario && prev.Mode == a.Mode && prev.Field == a.Field && a.Scenario != "" && a.Field != "" {
-				bad(e, path, "the same scenario, mode and field as accept[%d] (line %d)", j, prev.Line)
-				break
-			}
-		}
-		out = append(out, a)
+		p.value(&a, k.Value, fp, v)
 	}
-	if len(errs) > 0 {
-		slices.SortStableFunc(errs, func(x, y scenario.FieldError) int { return x.Line - y.Line })
-		return nil, errs
+	for _, req := range []struct{ key, why string }{
+		{"scenario", "name the scenario whose difference is accepted"},
+		{"field", "name the field that differs (" + strings.Join(AcceptFields, ", ") + ")"},
+		{"because", "say why the difference is expected: release notes, an issue or a pull request"},
+	} {
+		if k := seen[req.key]; k == nil {
+			p.bad(e, path+"."+req.key, "missing: %s", req.why)
+		} else if v := valueOf(e, req.key); v != nil && v.Kind == yaml.ScalarNode && v.Tag != "!!null" && strings.TrimSpace(v.Value) == "" {
+			p.bad(v, path+"."+req.key, "empty: %s", req.why)
+		}
 	}
-	return out, nil
+	for j, prev := range earlier {
+		if prev.Scenario == a.Scenario && prev.Mode == a.Mode && prev.Field == a.Field && a.Scenario != "" && a.Field != "" {
+			p.bad(e, path, "the same scenario, mode and field as accept[%d] (line %d)", j, prev.Line)
+			break
+		}
+	}
+	return a, true
+}
+
+// value sets key of a from its scalar node v (at path fp), checking a mode
+// and a field against those that exist.
+func (p *acceptParser) value(a *Accept, key, fp string, v *yaml.Node) {
+	s := strings.TrimSpace(v.Value)
+	switch key {
+	case "scenario":
+		a.Scenario = s
+	case "mode":
+		a.Mode = scenario.Mode(s)
+		if !slices.Contains(scenario.Modes, a.Mode) {
+			names := make([]string, len(scenario.Modes))
+			for m, mode := range scenario.Modes {
+				names[m] = string(mode)
+			}
+			p.bad(v, fp, "%q is not a mode (%s)%s", s, strings.Join(names, ", "), scenario.DidYouMean(s, names))
+		}
+	case "field":
+		a.Field = s
+		if !slices.Contains(AcceptFields, s) {
+			p.bad(v, fp, "%q is not a field compare shows (%s)%s", s, strings.Join(AcceptFields, ", "), scenario.DidYouMean(s, AcceptFields))
+		}
+	case "because":
+		a.Because = s
+	}
 }
 
 func valueOf(m *yaml.Node, key string) *yaml.Node {
