@@ -176,114 +176,148 @@ func (v *VersionsComparison) Regressed() bool { return len(v.Regressions) > 0 }
 // regression (field "present"); one only the candidate has is listed as
 // unpaired and fails nothing.
 func CompareVersions(baseName string, bases []NamedResult, candName string, cands []NamedResult, t Thresholds, accepts []Accept) *VersionsComparison {
-	v := &VersionsComparison{Baseline: baseName, Candidate: candName, Thresholds: t}
+	vc := &versionsComparer{v: &VersionsComparison{Baseline: baseName, Candidate: candName, Thresholds: t},
+		t: t, accepts: accepts, used: make([]bool, len(accepts))}
+	v := vc.v
 	b, bnotes := byScenario("baseline", bases)
 	c, cnotes := byScenario("candidate", cands)
 	v.Notes = append(bnotes, cnotes...)
-	used := make([]bool, len(accepts))
-	accept := func(scen string, ch *Change, base, cand *scenario.Result) {
-		for i, a := range accepts {
-			if a.matches(scen, ch.mode, ch.Field) {
-				used[i] = true
-				ch.Status, ch.Because = StatusAccepted, fmt.Sprintf("%s (%s)", a.Because, a.Where())
-				return
-			}
-		}
-		if because, ok := acceptedByScopes(*ch, base, cand); ok {
-			ch.Status, ch.Because = StatusAccepted, because
-		}
-	}
-	record := func(scen string, ch Change) {
-		switch ch.Status {
-		case StatusRegression:
-			v.Regressions = append(v.Regressions, ch.Sentence)
-		case StatusAccepted:
-			v.Accepted = append(v.Accepted, ch.Sentence+": accepted: "+ch.Because)
-		}
-	}
 	for _, scen := range sortedKeys(b, c) {
 		bn, inB := b[scen]
 		cn, inC := c[scen]
 		switch {
 		case !inC:
-			v.Unpaired = append(v.Unpaired, Unpaired{Scenario: scen, Side: "baseline", File: bn.File})
-			ch := Change{Field: "present", Metric: "scenario", Baseline: "run", Candidate: "missing", Status: StatusRegression,
-				Sentence: fmt.Sprintf("%s: only in the baseline (%s), missing from the candidate", scen, bn.File)}
-			for i, a := range accepts {
-				if a.Scenario == scen && a.Mode == "" && a.Field == "present" {
-					used[i] = true
-					ch.Status, ch.Because = StatusAccepted, fmt.Sprintf("%s (%s)", a.Because, a.Where())
-					break
-				}
-			}
-			record(scen, ch)
-			continue
+			vc.onlyInBaseline(scen, bn)
 		case !inB:
 			v.Unpaired = append(v.Unpaired, Unpaired{Scenario: scen, Side: "candidate", File: cn.File})
-			continue
+		default:
+			v.Pairs = append(v.Pairs, vc.pair(scen, bn, cn))
 		}
-		p := PairComparison{Scenario: scen, BaselineFile: bn.File, CandidateFile: cn.File, Changes: []Change{},
-			BaselineBroker: BrokerName(bn.Result), CandidateBroker: BrokerName(cn.Result)}
-		if w := BrokerWarning(bn.Result, cn.Result); w != "" && !slices.Contains(v.Warnings, w) {
-			v.Warnings = append(v.Warnings, w)
-		}
-		if n := brokerUnknownNote(bn.Result, cn.Result, "candidate"); n != "" {
-			v.Notes = append(v.Notes, scen+": "+n)
-		}
-		for _, n := range runNotes(bn.Result, cn.Result) {
-			v.Notes = append(v.Notes, scen+": "+n)
-		}
-		got := map[string]scenario.ModeResult{}
-		for _, m := range cn.Result.Modes {
-			got[modeKey(m)] = m
-		}
-		seen := map[string]bool{}
-		for _, bm := range bn.Result.Modes {
-			k := modeKey(bm)
-			seen[k] = true
-			cm, ok := got[k]
-			var rows []Change
-			switch {
-			case !ok || (cm.NotRun && !bm.NotRun):
-				why := "missing from the candidate"
-				if ok {
-					why = "not run in the candidate"
-				}
-				rows = []Change{{Mode: k, mode: bm.Mode, Field: "present", Metric: "mode", Baseline: "run", Candidate: strings.TrimSuffix(why, " from the candidate"),
-					Status: StatusRegression, Sentence: fmt.Sprintf("%s: %s: %s", scen, k, why)}}
-				if !ok {
-					v.Unpaired = append(v.Unpaired, Unpaired{Scenario: scen, Mode: k, Side: "baseline", File: bn.File})
-				}
-			case bm.NotRun:
-				rows = modeChanges(scen, k, nil, cm, t)
-			default:
-				rows = modeChanges(scen, k, &bm, cm, t)
-			}
-			for i := range rows {
-				if rows[i].Status == StatusRegression || rows[i].Status == StatusChanged {
-					accept(scen, &rows[i], bn.Result, cn.Result)
-				}
-				record(scen, rows[i])
-			}
-			p.Changes = append(p.Changes, rows...)
-		}
-		for _, cm := range cn.Result.Modes {
-			if k := modeKey(cm); !seen[k] {
-				v.Unpaired = append(v.Unpaired, Unpaired{Scenario: scen, Mode: k, Side: "candidate", File: cn.File})
-			}
-		}
-		v.Pairs = append(v.Pairs, p)
 	}
-	for i, a := range accepts {
-		if !used[i] {
+	vc.noteUnusedAccepts()
+	return v
+}
+
+// versionsComparer is one CompareVersions: the comparison it builds, and
+// which accept entries matched a difference.
+type versionsComparer struct {
+	v       *VersionsComparison
+	t       Thresholds
+	accepts []Accept
+	used    []bool // per accept entry: it matched a difference
+}
+
+// accept marks ch accepted when an accept entry names its scenario, mode
+// (or none) and field, or when either result's version scope states it.
+func (vc *versionsComparer) accept(scen string, ch *Change, base, cand *scenario.Result) {
+	for i, a := range vc.accepts {
+		if a.matches(scen, ch.mode, ch.Field) {
+			vc.used[i] = true
+			ch.Status, ch.Because = StatusAccepted, fmt.Sprintf("%s (%s)", a.Because, a.Where())
+			return
+		}
+	}
+	if because, ok := acceptedByScopes(*ch, base, cand); ok {
+		ch.Status, ch.Because = StatusAccepted, because
+	}
+}
+
+// record lists ch's sentence among the regressions or the accepted.
+func (vc *versionsComparer) record(ch Change) {
+	switch ch.Status {
+	case StatusRegression:
+		vc.v.Regressions = append(vc.v.Regressions, ch.Sentence)
+	case StatusAccepted:
+		vc.v.Accepted = append(vc.v.Accepted, ch.Sentence+": accepted: "+ch.Because)
+	}
+}
+
+// onlyInBaseline records scenario scen, which only the baseline ran: a
+// regression unless an accept entry for its whole scenario accepts
+// "present".
+func (vc *versionsComparer) onlyInBaseline(scen string, bn NamedResult) {
+	vc.v.Unpaired = append(vc.v.Unpaired, Unpaired{Scenario: scen, Side: "baseline", File: bn.File})
+	ch := Change{Field: "present", Metric: "scenario", Baseline: "run", Candidate: "missing", Status: StatusRegression,
+		Sentence: fmt.Sprintf("%s: only in the baseline (%s), missing from the candidate", scen, bn.File)}
+	for i, a := range vc.accepts {
+		if a.Scenario == scen && a.Mode == "" && a.Field == "present" {
+			vc.used[i] = true
+			ch.Status, ch.Because = StatusAccepted, fmt.Sprintf("%s (%s)", a.Because, a.Where())
+			break
+		}
+	}
+	vc.record(ch)
+}
+
+// pair compares scenario scen's baseline and candidate results mode by
+// mode, recording warnings, notes, unpaired modes and what regressed or
+// was accepted.
+func (vc *versionsComparer) pair(scen string, bn, cn NamedResult) PairComparison {
+	v := vc.v
+	p := PairComparison{Scenario: scen, BaselineFile: bn.File, CandidateFile: cn.File, Changes: []Change{},
+		BaselineBroker: BrokerName(bn.Result), CandidateBroker: BrokerName(cn.Result)}
+	if w := BrokerWarning(bn.Result, cn.Result); w != "" && !slices.Contains(v.Warnings, w) {
+		v.Warnings = append(v.Warnings, w)
+	}
+	if n := brokerUnknownNote(bn.Result, cn.Result, "candidate"); n != "" {
+		v.Notes = append(v.Notes, scen+": "+n)
+	}
+	for _, n := range runNotes(bn.Result, cn.Result) {
+		v.Notes = append(v.Notes, scen+": "+n)
+	}
+	got := map[string]scenario.ModeResult{}
+	for _, m := range cn.Result.Modes {
+		got[modeKey(m)] = m
+	}
+	seen := map[string]bool{}
+	for _, bm := range bn.Result.Modes {
+		k := modeKey(bm)
+		seen[k] = true
+		cm, ok := got[k]
+		var rows []Change
+		switch {
+		case !ok || (cm.NotRun && !bm.NotRun):
+			why := "missing from the candidate"
+			if ok {
+				why = "not run in the candidate"
+			}
+			rows = []Change{{Mode: k, mode: bm.Mode, Field: "present", Metric: "mode", Baseline: "run", Candidate: strings.TrimSuffix(why, " from the candidate"),
+				Status: StatusRegression, Sentence: fmt.Sprintf("%s: %s: %s", scen, k, why)}}
+			if !ok {
+				v.Unpaired = append(v.Unpaired, Unpaired{Scenario: scen, Mode: k, Side: "baseline", File: bn.File})
+			}
+		case bm.NotRun:
+			rows = modeChanges(scen, k, nil, cm, vc.t)
+		default:
+			rows = modeChanges(scen, k, &bm, cm, vc.t)
+		}
+		for i := range rows {
+			if rows[i].Status == StatusRegression || rows[i].Status == StatusChanged {
+				vc.accept(scen, &rows[i], bn.Result, cn.Result)
+			}
+			vc.record(rows[i])
+		}
+		p.Changes = append(p.Changes, rows...)
+	}
+	for _, cm := range cn.Result.Modes {
+		if k := modeKey(cm); !seen[k] {
+			v.Unpaired = append(v.Unpaired, Unpaired{Scenario: scen, Mode: k, Side: "candidate", File: cn.File})
+		}
+	}
+	return p
+}
+
+// noteUnusedAccepts notes each accept entry that matched no difference.
+func (vc *versionsComparer) noteUnusedAccepts() {
+	for i, a := range vc.accepts {
+		if !vc.used[i] {
 			mode := string(a.Mode)
 			if mode == "" {
 				mode = "any mode"
 			}
-			v.Notes = append(v.Notes, fmt.Sprintf("%s: the accept entry (%s, %s, %s) matched no difference.", a.Where(), a.Scenario, mode, a.Field))
+			vc.v.Notes = append(vc.v.Notes, fmt.Sprintf("%s: the accept entry (%s, %s, %s) matched no difference.", a.Where(), a.Scenario, mode, a.Field))
 		}
 	}
-	return v
 }
 
 // byScenario indexes a side's results by scenario; of several results of
