@@ -42,13 +42,15 @@ type benchSizes struct {
 	window, each, ff, drainCount int
 }
 
-// benchLoad is the short form by default (about a minute with the broker's
-// start), the long form with RMQT_BENCH_LONG=1.
+// benchLoad is the short form by default (about two minutes with the
+// broker's start), the long form with RMQT_BENCH_LONG=1. The number of
+// rounds is even so that each side goes first in as many rounds as the
+// other (alternate).
 func benchLoad() benchSizes {
 	if os.Getenv("RMQT_BENCH_LONG") == "1" {
-		return benchSizes{rounds: 5, window: 100_000, each: 3_000, ff: 100_000, drainCount: 100_000}
+		return benchSizes{rounds: 6, window: 100_000, each: 3_000, ff: 100_000, drainCount: 100_000}
 	}
-	return benchSizes{rounds: 3, window: 20_000, each: 2_000, ff: 20_000, drainCount: 20_000}
+	return benchSizes{rounds: 4, window: 20_000, each: 2_000, ff: 20_000, drainCount: 20_000}
 }
 
 // benchPrefix is the message_id prefix of both clients' orders, so that
@@ -67,10 +69,24 @@ const benchDepthPoll = 5 * time.Millisecond
 // after the last delivery, outside the time measured.
 const benchDrainIdle = 300 * time.Millisecond
 
-// benchRow is one mode's measured rates, msg/s, per round.
+// benchRow is one mode's measured samples, per round.
 type benchRow struct {
 	what       string
-	ours, bare []float64
+	ours, bare []benchSample
+}
+
+// benchSample is one side's measure in one round: its rate in msg/s and
+// the CPU time the whole test process used meanwhile, in seconds per
+// 100,000 messages (getrusage user + system; the only other work in the
+// process then is the depth poll in fire-and-forget, which both sides
+// run).
+type benchSample struct {
+	rate, cpu float64
+}
+
+// sample is n messages' benchSample over took, with CPU used since cpu0.
+func sample(t *testing.T, n int, took time.Duration, cpu0 time.Duration) benchSample {
+	return benchSample{rate: metrics.Rate(n, took), cpu: (cpuNow(t) - cpu0).Seconds() / float64(n) * 100_000}
 }
 
 func TestPublisherVersusBareClient(t *testing.T) {
@@ -103,7 +119,7 @@ func TestPublisherVersusBareClient(t *testing.T) {
 			alternate(r, func() { row.ours = append(row.ours, b.oursPublish(m.mode, m.n, ours)) },
 				func() { row.bare = append(row.bare, b.barePublish(m.mode, m.n, bare)) })
 			b.sameMessages(ours, bare)
-			b.t.Logf("%s: round %d: rmqtorture %.0f msg/s, bare %.0f msg/s", row.what, r+1, row.ours[r], row.bare[r])
+			b.t.Logf("%s: round %d: rmqtorture %.0f msg/s (CPU %.2f s/100k), bare %.0f msg/s (%.2f s/100k)", row.what, r+1, row.ours[r].rate, row.ours[r].cpu, row.bare[r].rate, row.bare[r].cpu)
 			b.delete(ours)
 			b.delete(bare)
 		}
@@ -114,7 +130,7 @@ func TestPublisherVersusBareClient(t *testing.T) {
 		ours, bare := b.queue("drain", r, "rmqt"), b.queue("drain", r, "bare")
 		alternate(r, func() { row.ours = append(row.ours, b.oursDrain(sz.drainCount, ours)) },
 			func() { row.bare = append(row.bare, b.bareDrain(sz.drainCount, bare)) })
-		b.t.Logf("%s: round %d: rmqtorture %.0f msg/s, bare %.0f msg/s", row.what, r+1, row.ours[r], row.bare[r])
+		b.t.Logf("%s: round %d: rmqtorture %.0f msg/s (CPU %.2f s/100k), bare %.0f msg/s (%.2f s/100k)", row.what, r+1, row.ours[r].rate, row.ours[r].cpu, row.bare[r].rate, row.bare[r].cpu)
 		b.delete(ours)
 		b.delete(bare)
 	}
@@ -123,17 +139,24 @@ func TestPublisherVersusBareClient(t *testing.T) {
 }
 
 // alternate runs round r's two sides, rmqtorture first in even rounds and
-// the bare client first in odd ones, so neither side always meets the
-// broker just after the other's load (its queue still being written out).
+// the bare client first in odd ones, each after benchSettle: the side that
+// goes first meets the broker just after the previous side's load (its
+// queue still being written out and deleted), which measured up to 19%
+// slower in fire-and-forget; settling and an even number of rounds give
+// neither side that handicap more often.
 func alternate(r int, ours, bare func()) {
-	if r%2 == 0 {
-		ours()
-		bare()
-		return
+	first, second := ours, bare
+	if r%2 == 1 {
+		first, second = bare, ours
 	}
-	bare()
-	ours()
+	time.Sleep(benchSettle)
+	first()
+	time.Sleep(benchSettle)
+	second()
 }
+
+// benchSettle is the pause before each side's measure.
+const benchSettle = time.Second
 
 // bench holds the broker both clients use.
 type bench struct {
@@ -205,7 +228,7 @@ func benchPlan(s *scenario.Scenario, m scenario.Mode, queue string, start time.T
 // AMQP.Publish, checks that all n are in the queue, and returns the rate in
 // msg/s: from the call to its return in the confirm modes (every message
 // confirmed), from the call to the queue holding all n in fire-and-forget.
-func (b *bench) oursPublish(m scenario.Mode, n int, queue string) float64 {
+func (b *bench) oursPublish(m scenario.Mode, n int, queue string) benchSample {
 	b.t.Helper()
 	s := benchScenario(b.t, n)
 	b.declare(queue)
@@ -214,7 +237,7 @@ func (b *bench) oursPublish(m scenario.Mode, n int, queue string) float64 {
 		in = b.watchDepth(queue, n)
 	}
 	plan := benchPlan(s, m, queue, time.Now()) // the engine builds it before the burst
-	start := time.Now()
+	cpu0, start := cpuNow(b.t), time.Now()
 	st, err := b.a.Publish(b.ctx, plan)
 	took := time.Since(start)
 	if err != nil {
@@ -226,19 +249,20 @@ func (b *bench) oursPublish(m scenario.Mode, n int, queue string) float64 {
 	if in != nil {
 		took = b.reached(in).Sub(start)
 	}
+	got := sample(b.t, n, took, cpu0)
 	b.waitDepth(queue, n)
-	return metrics.Rate(n, took)
+	return got
 }
 
 // barePublish is oursPublish for the bare client (barePublish).
-func (b *bench) barePublish(m scenario.Mode, n int, queue string) float64 {
+func (b *bench) barePublish(m scenario.Mode, n int, queue string) benchSample {
 	b.t.Helper()
 	b.declare(queue)
 	var in <-chan depthReached
 	if m == scenario.FireAndForget {
 		in = b.watchDepth(queue, n)
 	}
-	start := time.Now()
+	cpu0, start := cpuNow(b.t), time.Now()
 	acked, err := barePublish(b.ctx, b.c.URL(), queue, m, n)
 	took := time.Since(start)
 	if err != nil {
@@ -250,8 +274,9 @@ func (b *bench) barePublish(m scenario.Mode, n int, queue string) float64 {
 	if in != nil {
 		took = b.reached(in).Sub(start)
 	}
+	got := sample(b.t, n, took, cpu0)
 	b.waitDepth(queue, n)
-	return metrics.Rate(n, took)
+	return got
 }
 
 // barePublish is a minimal amqp091-go publisher: one connection, one
@@ -330,7 +355,7 @@ func bareBody(id string, seq int) []byte {
 // queue was idle for benchDrainIdle), checks the ledger's counts, and
 // returns the rate in msg/s from the call to the last delivery: the idle
 // wait that ends a drain is left out.
-func (b *bench) oursDrain(n int, queue string) float64 {
+func (b *bench) oursDrain(n int, queue string) benchSample {
 	b.t.Helper()
 	s := benchScenario(b.t, n)
 	ledger := b.fill(s, queue)
@@ -339,10 +364,11 @@ func (b *bench) oursDrain(n int, queue string) float64 {
 		Satisfied: ledger.AllConfirmedDelivered, OnBody: func(int) { last = time.Now() }}
 	ctx, cancel := context.WithTimeout(b.ctx, s.Drain.Timeout.D())
 	defer cancel()
-	start := time.Now()
+	cpu0, start := cpuNow(b.t), time.Now()
 	if err := b.a.Drain(ctx, d); err != nil {
 		b.t.Fatalf("rmqtorture drain: %v", err)
 	}
+	got := sample(b.t, n, last.Sub(start), cpu0)
 	counts, _, err := ledger.Reconcile(true)
 	if err != nil {
 		b.t.Fatal(err)
@@ -351,25 +377,26 @@ func (b *bench) oursDrain(n int, queue string) float64 {
 		b.t.Fatalf("rmqtorture drain: counts %+v\nwant %+v", counts, want)
 	}
 	b.waitDepth(queue, 0)
-	return metrics.Rate(n, last.Sub(start))
+	return got
 }
 
 // bareDrain is oursDrain for the bare consumer (bareConsume).
-func (b *bench) bareDrain(n int, queue string) float64 {
+func (b *bench) bareDrain(n int, queue string) benchSample {
 	b.t.Helper()
 	b.fill(benchScenario(b.t, n), queue)
 	ctx, cancel := context.WithTimeout(b.ctx, 2*time.Minute)
 	defer cancel()
-	start := time.Now()
+	cpu0, start := cpuNow(b.t), time.Now()
 	last, deliveries, distinct, err := bareConsume(ctx, b.c.URL(), queue, n)
 	if err != nil {
 		b.t.Fatalf("bare drain: %v", err)
 	}
+	got := sample(b.t, n, last.Sub(start), cpu0)
 	if deliveries != n || distinct != n {
 		b.t.Fatalf("bare drain: %d deliveries of %d ids, want %d of %d", deliveries, distinct, n, n)
 	}
 	b.waitDepth(queue, 0)
-	return metrics.Rate(n, last.Sub(start))
+	return got
 }
 
 // fill declares queue and publishes s's orders to it with rmqtorture's
@@ -542,19 +569,24 @@ func (b *bench) first(queue string) amqp.Delivery {
 	return d
 }
 
-// benchTable renders each row's rates per round and the ratio
-// rmqtorture ÷ bare per round, with its min, median and max.
+// benchTable renders each row's rates and CPU per round and the ratio
+// rmqtorture ÷ bare per round, with its min, median and max, and the
+// median CPU of either side in s per 100,000 messages.
 func benchTable(rows []benchRow) string {
 	var sb strings.Builder
 	for _, r := range rows {
-		fmt.Fprintf(&sb, "%s\n  round  rmqtorture msg/s  bare msg/s  rmqtorture÷bare\n", r.what)
+		fmt.Fprintf(&sb, "%s\n  round  rmqtorture msg/s  bare msg/s  rmqtorture÷bare  CPU s/100k rmqtorture  bare\n", r.what)
 		ratios := make([]float64, len(r.ours))
+		oursCPU, bareCPU := make([]float64, len(r.ours)), make([]float64, len(r.ours))
 		for i := range r.ours {
-			ratios[i] = r.ours[i] / r.bare[i]
-			fmt.Fprintf(&sb, "  %5d  %16.0f  %10.0f  %15.3f\n", i+1, r.ours[i], r.bare[i], ratios[i])
+			ratios[i] = r.ours[i].rate / r.bare[i].rate
+			oursCPU[i], bareCPU[i] = r.ours[i].cpu, r.bare[i].cpu
+			fmt.Fprintf(&sb, "  %5d  %16.0f  %10.0f  %15.3f  %21.2f  %4.2f\n", i+1, r.ours[i].rate, r.bare[i].rate, ratios[i], oursCPU[i], bareCPU[i])
 		}
 		lo, mid, hi := ratioSpread(ratios)
-		fmt.Fprintf(&sb, "  ratio min %.3f  median %.3f  max %.3f\n", lo, mid, hi)
+		_, oc, _ := ratioSpread(oursCPU)
+		_, bc, _ := ratioSpread(bareCPU)
+		fmt.Fprintf(&sb, "  ratio min %.3f  median %.3f  max %.3f; CPU median %.2f vs %.2f s/100k\n", lo, mid, hi, oc, bc)
 	}
 	return sb.String()
 }
