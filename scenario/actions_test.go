@@ -79,3 +79,12 @@ func TestTargetString(t *testing.T) {
 		t.Error("Single")
 	}
 }
+
+// CommandLine quotes what a shell would need quoted and redacts passwords.
+func TestCommandLine(t *testing.T) {
+	got := CommandLine([]string{"sh", "-c", "docker kill $RMQT_CONTAINER", "amqp://bob:s3cret@h:5672/", "it's", ""})
+	want := `sh -c 'docker kill $RMQT_CONTAINER' amqp://bob:xxxxx@h:5672/ 'it'\''s' ''`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
