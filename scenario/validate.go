@@ -302,6 +302,11 @@ func (p *parser) validateCommand(fp string, f Fault) {
 	if !p.has(fp + ".inject") {
 		p.fail(fp+".inject", "missing; a command step names the command that injects its fault, e.g. [docker, kill, --signal, KILL, my-broker]")
 	}
+	for _, k := range []string{"target", "node"} {
+		if p.has(fp + "." + k) {
+			p.fail(fp+"."+k, "a command step acts on what its commands name, not on a node rmqtorture picks: leave %s out", k)
+		}
+	}
 	for _, c := range []struct {
 		key  Param
 		argv []string
