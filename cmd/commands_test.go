@@ -48,3 +48,26 @@ func TestCommandEnv(t *testing.T) {
 		t.Fatalf("--uri: %q", got)
 	}
 }
+
+// With --uri, a scenario of command steps keeps them and its
+// expectations (the commands make the named broker a target), and its
+// result does not say "no fault injected".
+func TestURIKeepsCommandSteps(t *testing.T) {
+	o := &runOpts{uri: "amqp://bob:pw@127.0.0.1:5672/"}
+	limit := 0
+	s := &scenario.Scenario{Name: "c", Faults: []scenario.Fault{{Action: scenario.Command, Inject: []string{"true"}}},
+		Expect: scenario.Expect{MaxInDoubt: &limit}}
+	w, err := o.uriScenario(s)
+	if err != nil || w != nil || len(s.Faults) != 1 || s.Expect.MaxInDoubt == nil {
+		t.Fatalf("warnings %q, err %v, faults %d, expect %+v", w, err, len(s.Faults), s.Expect)
+	}
+	ut, err := o.external()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &scenario.Result{}
+	markExternal(ut, res, true)
+	if res.FaultsInjected != nil || res.URI != "amqp://bob:xxxxx@127.0.0.1:5672/" {
+		t.Fatalf("faults_injected %v, uri %q", res.FaultsInjected, res.URI)
+	}
+}
