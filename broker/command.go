@@ -65,7 +65,7 @@ func (c *Commands) Run(ctx context.Context, argv []string, timeout time.Duration
 	}
 	var exit *exec.ExitError
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		run.Error = fmt.Sprintf("killed at its %s timeout (with its process group)", timeout)
 		run.ExitCode = -1
 	case err == nil, errors.Is(err, exec.ErrWaitDelay) && run.ExitCode == 0:
