@@ -7,13 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
 // commandKillScenario kills and starts the run's own broker through the
 // docker CLI, from a command step (the container's name from
 // RMQT_CONTAINER), as the built-in kill does through the Docker API: the
-// burst is paced (2,000 msg/s, 2 s) so the kill lands mid-burst.
+// burst is paced (2,000 msg/s, 2 s) so the kill lands mid-burst, and the
+// step says the broker is down meanwhile (state), as kill's is.
 const commandKillScenario = `version: 1
 scenarios:
   - name: command-kill
@@ -34,6 +36,7 @@ scenarios:
         published_percent: 50
         down: 3s
         timeout: 30s
+        state: down
 `
 
 // TestCommandKillMidBurst: a command step that kills and restarts the
@@ -78,6 +81,10 @@ func TestCommandKillMidBurst(t *testing.T) {
 			}
 			if m.BrokerDowntimeMS == nil || *m.BrokerDowntimeMS < 3000 || m.Reconnects < 1 {
 				t.Fatalf("broker downtime %v ms (want >= the planned 3 s), reconnects %d", m.BrokerDowntimeMS, m.Reconnects)
+			}
+			// state: down marks the series as kill's own state does.
+			if m.Series == nil || !slices.Contains(m.Series.Broker, metrics.StateDown) {
+				t.Fatalf("series broker states %v: want down while the broker was", m.Series)
 			}
 			switch m.Mode {
 			case scenario.FireAndForget:

@@ -69,7 +69,7 @@ scenarios:
 	b := &fakeBroker{}
 	cmds := &fakeCommands{b: b}
 	r := newRunner(b, &fakeTraffic{b: b, holdAt: 10})
-	r.Ports.Commands = cmds
+	r.Ports.Commands, r.Bucket = cmds, 10*time.Millisecond
 	res, down := r.RunMode(context.Background(), &f.Scenarios[0], scenario.ConfirmWindow)
 	c := res.Counts
 	if down || res.Verdict.Status != scenario.Pass || c.Sent != 50 || c.Confirmed != 50 || c.WentInDoubt != 11 || c.Republished != 11 ||
@@ -102,8 +102,34 @@ scenarios:
 	if r := rec.Recovery; r == nil || r.ContainerRunningMS == nil || r.AMQPAcceptingMS == nil || *r.AMQPAcceptingMS < 50 || r.PublisherReconnectedMS == nil {
 		t.Fatalf("recovery %s", show(r))
 	}
-	if res.Series != nil && slices.Contains(res.Series.Broker, metrics.StateDown) {
-		t.Fatalf("series marks the broker down for a command step: %v", res.Series.Broker)
+	if res.Series == nil || slices.Contains(res.Series.Broker, metrics.StateDown) {
+		t.Fatalf("series marks the broker down for a command step without state: %v", res.Series)
+	}
+}
+
+// With state: down, the series marks the broker down from the step until
+// AMQP logins succeed again, as for kill, and the record says so.
+func TestCommandStepStateMarksSeries(t *testing.T) {
+	f := mustParse(t, `version: 1
+scenarios:
+  - name: t
+    queue: {settle_before_burst: 0s}
+    load: {messages: 50, window: 10, modes: [confirm-window]}
+    faults: [{action: command, inject: [kill, broker], recover: [start, broker], in_flight: 10, down: 100ms, state: down}]
+`)
+	b := &fakeBroker{}
+	r := newRunner(b, &fakeTraffic{b: b, holdAt: 10})
+	r.Ports.Commands, r.Bucket = &fakeCommands{b: b}, 10*time.Millisecond
+	res, _ := r.RunMode(context.Background(), &f.Scenarios[0], scenario.ConfirmWindow)
+	down := 0
+	for _, st := range res.Series.Broker {
+		if st == metrics.StateDown {
+			down++
+		}
+	}
+	// 100 ms down in 10 ms buckets: at least 9 buckets wholly or partly down.
+	if res.Verdict.Status != scenario.Pass || res.Faults[0].State != metrics.StateDown || down < 9 {
+		t.Fatalf("verdict %+v, state %q, %d buckets down of %v", res.Verdict, res.Faults[0].State, down, res.Series.Broker)
 	}
 }
 

@@ -208,7 +208,7 @@ func (in *injector) event(at time.Time, kind metrics.EventKind, a scenario.Actio
 // broker fault is in effect (in.fault) from the start of its call until
 // the broker is back.
 func (in *injector) inject(ctx context.Context, f *scenario.Fault, trigger string) (scenario.FaultRecord, error) {
-	rec := scenario.FaultRecord{Action: f.Action, Signal: f.Signal, Trigger: trigger, DownMS: metrics.Millis(f.Down.D())}
+	rec := scenario.FaultRecord{Action: f.Action, Signal: f.Signal, Trigger: trigger, DownMS: metrics.Millis(f.Down.D()), State: f.State}
 	at := time.Now()
 	rec.AtMS = metrics.Millis(at.Sub(in.start))
 	in.event(at, metrics.EvTrigger, f.Action, fmt.Sprintf("%s (%s)", f.Action, rec.Trigger))

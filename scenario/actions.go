@@ -91,9 +91,9 @@ const (
 	// (Ready, default the run's broker). It runs arbitrary programs: a run
 	// refuses it without --allow-commands. Its effect is timed from the
 	// command's start (a `docker kill` lands while it runs); the series
-	// marks no broker state for it, as rmqtorture cannot know what the
-	// command did: the timeline shows the step, its recovery and the first
-	// AMQP login after it.
+	// marks no broker state for it unless the step says which (State), as
+	// rmqtorture cannot know what the command did: the timeline shows the
+	// step, its recovery and the first AMQP login after it.
 	Command Action = "command"
 )
 
@@ -115,6 +115,9 @@ const (
 	ParamRecover Param = "recover"
 	ParamTimeout Param = "timeout"
 	ParamReady   Param = "ready"
+	// ParamState (command) is the broker state the series marks from the
+	// step until AMQP logins succeed again.
+	ParamState Param = "state"
 )
 
 // ActionSpec is what one fault action is.
@@ -183,7 +186,7 @@ var (
 		Partition:                {Params: []Param{ParamShape, ParamDown}, Recovers: true, Leaves: "partitioned", Repeatable: true, ClusterOnly: true, DefaultTarget: TargetLeader},
 		RollingRestart:           {Params: []Param{ParamGrace}, Leaves: "up", FromTrigger: true, Repeatable: true, ClusterOnly: true, DefaultTarget: TargetAll},
 		QuorumLoss:               {Params: graceDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, ClusterOnly: true, DefaultTarget: TargetMajority},
-		Command:                  {Params: []Param{ParamInject, ParamRecover, ParamTimeout, ParamReady, ParamDown}, Recovers: true, Leaves: "as its command left it", FromTrigger: true, Repeatable: true},
+		Command:                  {Params: []Param{ParamInject, ParamRecover, ParamTimeout, ParamReady, ParamState, ParamDown}, Recovers: true, Leaves: "as its command left it", FromTrigger: true, Repeatable: true},
 	}
 )
 

@@ -297,6 +297,10 @@ type FaultRecord struct {
 	// Commands (command) are the step's commands as they ran: its inject
 	// command, then its recover command.
 	Commands []CommandRun `json:"commands,omitempty"`
+	// State (command) is the broker state the step's state said its
+	// commands leave, marked in the series until AMQP logins succeed
+	// again ("": none).
+	State metrics.BrokerState `json:"state,omitempty"`
 }
 
 // CommandRun is one command of a command step as it ran. Every text in it

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
 )
 
 // Mode is a way of publishing. The value is the YAML/JSON/report spelling.
@@ -632,6 +634,10 @@ type Fault struct {
 	// that must each accept a login after the recovery; none: the run's
 	// own broker. They carry passwords: never printed.
 	Ready []string `yaml:"ready,omitempty"`
+	// State (command) is the broker state the series marks from the step
+	// until AMQP logins succeed again: down, paused or disconnected, as
+	// the command leaves the broker; "" (default): none.
+	State metrics.BrokerState `yaml:"state,omitempty"`
 	// Line is the line of the step's action in its scenario file (0: not
 	// read from a file), for messages about the step before a run.
 	Line int `yaml:"-" json:"-"`

@@ -292,7 +292,7 @@ func (p *parser) validateFault(fp string, s *Scenario, f Fault) {
 // may hold a password.
 func (p *parser) validateCommand(fp string, f Fault) {
 	if f.Action != Command {
-		for _, k := range []Param{ParamInject, ParamRecover, ParamTimeout, ParamReady} {
+		for _, k := range []Param{ParamInject, ParamRecover, ParamTimeout, ParamReady, ParamState} {
 			if p.has(fp + "." + string(k)) {
 				p.fail(fp+"."+string(k), "only command takes %s, not %s", k, f.Action)
 			}
