@@ -99,7 +99,7 @@ func (o *runOpts) provision(ctx context.Context, c *cobra.Command, log *slog.Log
 		return nil, CauseOperational, err
 	}
 	res.Container, res.Image, res.NodeContainers = ut.name, ut.image, ut.nodes
-	markExternal(ut, res)
+	markExternal(ut, res, len(s.Faults) > 0)
 	if len(ut.nodes) > 0 {
 		res.Nodes = len(ut.nodes)
 	}

@@ -64,8 +64,10 @@ type runOpts struct {
 	down       time.Duration
 	queueType  string
 	// uri names a broker rmqtorture did not start (uri.go): no Docker,
-	// no fault.
+	// no fault but command steps.
 	uri string
+	// allowCommands lets the run play command steps (commands.go).
+	allowCommands bool
 	// json is -o json's array of several scenarios' results (jsonarray.go).
 	json jsonArray
 	// printed counts the scenarios whose result write printed.
@@ -159,6 +161,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	fl.DurationVar(&o.bucket, "bucket", metrics.DefaultBucket, "width of the timeline's buckets in result.json and the charts (10ms–1m)")
 	o.settingFlags(c)
 	addFileFlag(c, g)
+	fl.BoolVar(&o.allowCommands, allowCommandsFlag, false, "let scenarios' command steps (action: command) run the programs they name, with your rights; without it such a scenario is refused")
 	fl.BoolVar(&o.failOnMissing, "fail-on-missing", false, "fail the verdict (exit 1) when fire-and-forget loses any order without an error (sets expect.max_unconfirmed_missing: 0)")
 	addOutputFlag(c, &o.output, outWide, outJSON, outMarkdown)
 	o.addImagesFlag(c)
@@ -422,6 +425,9 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 		if err != nil {
 			return usageErr(err)
 		}
+		if err := o.checkCommands(c.ErrOrStderr(), g.file, &sc); err != nil {
+			return usageErr(err)
+		}
 		if o.hostPort != 0 && sc.Broker.Nodes > 1 {
 			return usageErr(fmt.Errorf("--port %d: scenario %q runs %d nodes, each with its own AMQP port: --port names one broker's; leave it out for a cluster", o.hostPort, sc.Name, sc.Broker.Nodes))
 		}
@@ -632,7 +638,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	// Expectations stated for this broker's version (expect.versions).
 	s = applyVersionScope(c, s, res)
 	runner := &engine.Runner{
-		Ports:        engine.PortsOf(ut.broker),
+		Ports:        o.ports(runID, s, ut),
 		Traffic:      ut.traffic(log),
 		Log:          log,
 		RunID:        runID,
@@ -652,6 +658,16 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	runCells(ctx, log, runner, s, res, runner.OnModeDone)
 	scanBrokerLog(ctx, log, ut.logs, res)
 	return o.finish(ctx, c, log, dir, res, sr)
+}
+
+// ports are the fault ports of a run on ut: the broker's, and the
+// Commands port when the scenario has command steps (allowed by then).
+func (o *runOpts) ports(runID string, s *scenario.Scenario, ut *underTest) engine.Ports {
+	p := engine.PortsOf(ut.broker)
+	if s.RunsCommands() {
+		p.Commands = commands(runID, s, ut)
+	}
+	return p
 }
 
 // settingWarnings names the queue settings that will not do what their

@@ -28,7 +28,7 @@ func (o *runOpts) settingFlags(c *cobra.Command) {
 	fl.IntVar(&o.consumers, "consumers", 0, "live consumers during the burst, 0–64; 0: the queue is drained after it (overrides consumers.count; PerfTest --consumers/-y, omq --consumers/-y)")
 	fl.IntVar(&o.prefetch, "prefetch", 0, "each live consumer's basic.qos prefetch count, 1–65535 (overrides consumers.prefetch, default 100; needs live consumers; PerfTest --qos/-q, omq --consumer-credits)")
 	fl.StringVar(&o.killAt, "kill-at", "", `when the scenario's first kill fires: a share of the burst ("50%") or a publish count ("10000") (overrides its trigger: faults[].published_percent or published; PerfTest and omq inject no faults)`)
-	fl.DurationVar(&o.down, "down", 0, "how long each fault step keeps the broker down before its recovery, e.g. 5s, at most 10m (overrides faults[].down of every kill, stop, pause, disconnect, alarm, partition or quorum-loss step)")
+	fl.DurationVar(&o.down, "down", 0, "how long each fault step keeps the broker down before its recovery, e.g. 5s, at most 10m (overrides faults[].down of every kill, stop, pause, disconnect, alarm, partition, quorum-loss or command step)")
 	fl.StringVar(&o.queueType, "queue-type", "", "the queue under test: quorum or classic (overrides queue.type; PerfTest --quorum-queue/-qq or --queue-args x-queue-type=quorum, omq --queues quorum|classic)")
 	fl.StringVar(&o.uri, "uri", "", "publish to, drain and judge this running broker instead of a container: amqp://user:password@host:5672/vhost or amqps://…; no Docker and no fault is injected (PerfTest --uri/-h, omq --uri); the password is never printed or stored; default: $RMQTORTURE_URI, which keeps the password out of the process list")
 }

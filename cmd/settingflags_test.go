@@ -177,7 +177,7 @@ func TestMarkExternalRedactsCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := &scenario.Result{Command: "rmqtorture run baseline --uri " + o.uri + " --messages 10"}
-	markExternal(ut, res)
+	markExternal(ut, res, false)
 	want := "rmqtorture run baseline --uri amqp://alice:xxxxx@127.0.0.1:5672/vh --messages 10"
 	if res.Command != want || res.URI != "amqp://alice:xxxxx@127.0.0.1:5672/vh" {
 		t.Fatalf("command %q, uri %q; want %q", res.Command, res.URI, want)

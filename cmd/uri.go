@@ -17,9 +17,11 @@ import (
 
 // run --uri: a broker rmqtorture did not start, reached over AMQP only.
 // rmqtorture publishes to it, drains it and judges the ledger; it contacts
-// no Docker Engine and injects no fault, so any fault comes from outside
-// the tool (an operator, a chaos tool, a rolling upgrade), and every
-// report says that none was injected. The URI carries credentials: only
+// no Docker Engine and injects no fault but the scenario's command steps
+// (which act on whatever they name), so any other fault comes from
+// outside the tool (an operator, a chaos tool, a rolling upgrade), and
+// every report of a run without command steps says that none was
+// injected. The URI carries credentials: only
 // the client library sees it whole; what is printed or stored is
 // redacted (broker.External).
 
@@ -78,6 +80,17 @@ func (o *runOpts) uriScenario(s *scenario.Scenario) ([]string, error) {
 	case s.Queue.Type == scenario.Stream:
 		return nil, fmt.Errorf("--uri: scenario %q publishes to a stream over the stream protocol (queue.type: stream); with --uri rmqtorture speaks AMQP 0.9.1 only (run without --uri)", s.Name)
 	}
+	if s.RunsCommands() {
+		// Command steps act on what they name: any broker can be their
+		// target. The built-in steps act on a container rmqtorture
+		// started or was named.
+		for j, f := range s.Faults {
+			if f.Action != scenario.Command {
+				return nil, fmt.Errorf("--uri: scenario %q: faults[%d] is a %s step, which acts on a broker container rmqtorture started or was named; with --uri only command steps run (make it a command step, or run without --uri)", s.Name, j, f.Action)
+			}
+		}
+		return nil, nil
+	}
 	msg := "no fault injected: rmqtorture did not start this broker, so it only published, drained and judged"
 	if len(s.Faults) == 0 {
 		return []string{msg}, nil
@@ -106,16 +119,20 @@ func (o *runOpts) external() (*underTest, error) {
 }
 
 // markExternal records in res that the broker was named with --uri: its
-// URI, password redacted, and that no fault was injected. The command
+// URI, password redacted, and that no fault was injected unless the
+// scenario's command steps ran (commands). The command
 // line quotes the URI as typed: it is redacted here, before anything is
 // written, as the password may hold characters (a quote) that
 // redact.Text does not read as part of a URL.
-func markExternal(ut *underTest, res *scenario.Result) {
+func markExternal(ut *underTest, res *scenario.Result, commands bool) {
 	if ut.shown == "" {
 		return
 	}
-	injected := false
-	res.URI, res.FaultsInjected = ut.shown, &injected
+	res.URI = ut.shown
+	if !commands {
+		injected := false
+		res.FaultsInjected = &injected
+	}
 	res.Command = strings.ReplaceAll(res.Command, ut.url(), ut.shown)
 }
 

@@ -65,6 +65,10 @@ type injector struct {
 // play is how one action is applied: it returns the fault event's detail.
 type play func(in *injector, ctx context.Context, f *scenario.Fault, rec *scenario.FaultRecord) (string, error)
 
+// undo undoes in place an action recovered without a recovery step: it
+// returns the fault-cleared event's detail.
+type undo func(in *injector, ctx context.Context, f *scenario.Fault, rec *scenario.FaultRecord) (string, error)
+
 var errNoPort = errors.New("the runner has no port for this action")
 
 // playbook plays each fault action that is not a recovery step on its port;
@@ -132,6 +136,9 @@ var (
 		scenario.RollingRestart: func(in *injector, ctx context.Context, f *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
 			return in.rollingRestart(ctx, f)
 		},
+		scenario.Command: func(in *injector, ctx context.Context, f *scenario.Fault, rec *scenario.FaultRecord) (string, error) {
+			return in.runCommand(ctx, f, rec, "inject", f.Inject)
+		},
 		scenario.CrashConsumer: func(in *injector, _ context.Context, f *scenario.Fault, rec *scenario.FaultRecord) (string, error) {
 			if in.consumers == nil {
 				return string(f.Action), errors.New("no live consumers to crash")
@@ -141,8 +148,8 @@ var (
 			return fmt.Sprintf("crash-consumer: consumer 0 crashed before its ack with %d processed deliveries unacknowledged; back after %s", rec.UnackedAtCrash, f.Down.D()), err
 		},
 	}
-	unplay = map[scenario.Action]func(in *injector, ctx context.Context) (string, error){
-		scenario.Partition: func(in *injector, ctx context.Context) (string, error) {
+	unplay = map[scenario.Action]undo{
+		scenario.Partition: func(in *injector, ctx context.Context, _ *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
 			if in.ports.Cluster == nil {
 				return "", errNoPort
 			}
@@ -152,17 +159,20 @@ var (
 			}
 			return "partition healed: every inter-node link restored" + more, err
 		},
-		scenario.MemoryAlarm: func(in *injector, ctx context.Context) (string, error) {
+		scenario.MemoryAlarm: func(in *injector, ctx context.Context, _ *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
 			return "memory alarm cleared (watermark restored)", withPort(in.ports.Operator, func() error { return in.ports.Operator.MemoryAlarm(ctx, in.target, false) })
 		},
-		scenario.DiskAlarm: func(in *injector, ctx context.Context) (string, error) {
+		scenario.DiskAlarm: func(in *injector, ctx context.Context, _ *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
 			return "disk alarm cleared (disk_free_limit restored)", withPort(in.ports.Operator, func() error { return in.ports.Operator.DiskAlarm(ctx, in.target, false) })
 		},
-		scenario.DeleteQueue: func(in *injector, ctx context.Context) (string, error) {
+		scenario.DeleteQueue: func(in *injector, ctx context.Context, _ *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
 			if in.redeclare == nil {
 				return "", errNoPort
 			}
 			return fmt.Sprintf("queue %s declared again, as the application would", in.queue), in.redeclare(ctx)
+		},
+		scenario.Command: func(in *injector, ctx context.Context, f *scenario.Fault, rec *scenario.FaultRecord) (string, error) {
+			return in.recoverCommand(ctx, f, rec)
 		},
 	}
 	recoverWith = map[scenario.Action]func(in *injector, ctx context.Context) error{
@@ -198,7 +208,7 @@ func (in *injector) event(at time.Time, kind metrics.EventKind, a scenario.Actio
 // broker fault is in effect (in.fault) from the start of its call until
 // the broker is back.
 func (in *injector) inject(ctx context.Context, f *scenario.Fault, trigger string) (scenario.FaultRecord, error) {
-	rec := scenario.FaultRecord{Action: f.Action, Signal: f.Signal, Trigger: trigger, DownMS: metrics.Millis(f.Down.D())}
+	rec := scenario.FaultRecord{Action: f.Action, Signal: f.Signal, Trigger: trigger, DownMS: metrics.Millis(f.Down.D()), State: f.State}
 	at := time.Now()
 	rec.AtMS = metrics.Millis(at.Sub(in.start))
 	in.event(at, metrics.EvTrigger, f.Action, fmt.Sprintf("%s (%s)", f.Action, rec.Trigger))
@@ -235,7 +245,7 @@ func (in *injector) inject(ctx context.Context, f *scenario.Fault, trigger strin
 	rec.CallMS = metrics.Millis(returned.Sub(at))
 	if err != nil {
 		rec.Error = err.Error()
-		in.undoFailed(ctx, f.Action)
+		in.undoFailed(ctx, f, &rec)
 		in.fault.End()
 		return rec, fmt.Errorf("fault %s: %w", f.Action, err)
 	}
@@ -291,7 +301,7 @@ func (in *injector) recoverStep(ctx, fctx context.Context, f *scenario.Fault, re
 	}
 	in.waitDown(ctx, f, applied)
 	if undo, ok := unplay[f.Action]; ok {
-		detail, err := undo(in, fctx)
+		detail, err := undo(in, fctx, f, &rec)
 		if err != nil {
 			rec.Error = err.Error()
 			return rec, fmt.Errorf("clear %s: %w", f.Action, err)
@@ -331,13 +341,14 @@ func (in *injector) waitDown(ctx context.Context, f *scenario.Fault, applied tim
 // undoFailed tries the recovery of an action whose call failed: it may have
 // failed after the action landed (a timeout), and the broker must not be
 // left down. A failure here is noted and makes the run inconclusive.
-func (in *injector) undoFailed(ctx context.Context, a scenario.Action) {
+func (in *injector) undoFailed(ctx context.Context, f *scenario.Fault, rec *scenario.FaultRecord) {
 	var err error
+	a := f.Action
 	if recovery, _ := a.Recovery(); recovery != "" {
 		_, err = in.recoverBroker(ctx, recovery)
 	} else if undo, ok := unplay[a]; ok {
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-		_, err = undo(in, uctx)
+		_, err = undo(in, uctx, f, rec)
 		cancel()
 	}
 	if err != nil {

@@ -64,6 +64,25 @@ type Readiness interface {
 	WaitReady(ctx context.Context, target scenario.Target, timeout time.Duration) error
 }
 
+// Commands runs the programs of a command step (the user's own: `docker
+// kill …`, `kubectl delete pod …`, `ssh node2 sudo systemctl kill …`) and
+// awaits AMQP logins after its recovery. It acts on whatever the commands
+// name: the scenario is trusted to name its own broker (run refuses a
+// command step without --allow-commands).
+type Commands interface {
+	// Run runs argv (argv[0] looked up in PATH; no shell) in a process
+	// group of its own, with rmqtorture's environment and the run's facts
+	// (RMQT_RUN_ID, RMQT_CONTAINER…), and returns what it did. At timeout,
+	// or when ctx is done, the whole group is killed (SIGKILL). A command
+	// that exits non-zero, is killed or cannot start has Error set; Step is
+	// left to the caller.
+	Run(ctx context.Context, argv []string, timeout time.Duration) scenario.CommandRun
+	// WaitReady returns once an AMQP login succeeds on every one of uris
+	// (none: the run's own broker), or an error once timeout has passed or
+	// ctx is done. Its errors name no password.
+	WaitReady(ctx context.Context, uris []string, timeout time.Duration) error
+}
+
 // Cluster is a cluster of RabbitMQ nodes, numbered 1..Size() (node 2 is
 // rabbit@rmq2). Its other ports (Lifecycle, Freezer, …) act on a resolved
 // target (Target.Nodes set), on TargetNode, or on TargetAll; the runner
@@ -107,6 +126,8 @@ type Ports struct {
 	Operator  Operator
 	Readiness Readiness
 	Cluster   Cluster // nil: a single broker
+	// Commands plays command steps (nil: a run refuses them).
+	Commands Commands
 }
 
 // Broker is something that implements every fault port (a broker

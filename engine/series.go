@@ -36,11 +36,14 @@ func faultEvents(faults []scenario.FaultRecord, events []metrics.Event) []int {
 	return out
 }
 
-// appliedFault is a fault event with its action and trigger time (ms).
+// appliedFault is a fault event with its action and trigger time (ms),
+// and the state its step said it leaves (a command step's state; "": the
+// action's own).
 type appliedFault struct {
 	event     int
 	action    scenario.Action
 	triggerMS float64
+	state     metrics.BrokerState
 }
 
 // applied lists the faults that have a fault event, from the records.
@@ -48,7 +51,7 @@ func applied(faults []scenario.FaultRecord, events []metrics.Event) []appliedFau
 	var out []appliedFault
 	for i, j := range faultEvents(faults, events) {
 		if j >= 0 {
-			out = append(out, appliedFault{j, faults[i].Action, faults[i].AtMS})
+			out = append(out, appliedFault{j, faults[i].Action, faults[i].AtMS, faults[i].State})
 		}
 	}
 	return out
@@ -65,7 +68,7 @@ func appliedFromEvents(events []metrics.Event) []appliedFault {
 		case metrics.EvTrigger:
 			trigger = e.AtMS
 		case metrics.EvFault:
-			out = append(out, appliedFault{j, scenario.Action(e.Action), trigger})
+			out = append(out, appliedFault{j, scenario.Action(e.Action), trigger, ""})
 		}
 	}
 	return out
@@ -79,6 +82,9 @@ func brokerSpans(faults []appliedFault, events []metrics.Event, endMS float64) [
 	var spans []metrics.StateSpan
 	for _, f := range faults {
 		st, fromTrigger, ok := stateAfter(f.action)
+		if f.state != "" {
+			st, fromTrigger, ok = f.state, f.action.EffectDuringCall(), true
+		}
 		if !ok {
 			continue
 		}

@@ -427,6 +427,37 @@ func faultLines(w io.Writer, m scenario.ModeResult) {
 			p(". Error: %s", f.Error)
 		}
 		p(".\n")
+		commandLines(w, f.Commands)
+	}
+}
+
+// commandLines writes each command of a command step: what ran, how it
+// ended and how long it took, then its stdout and stderr as indented code
+// blocks (their text may hold backquotes a fence would not survive).
+func commandLines(w io.Writer, runs []scenario.CommandRun) {
+	for _, r := range runs {
+		end := fmt.Sprintf("exited %d", r.ExitCode)
+		if r.Error != "" {
+			end = r.Error
+		}
+		fmt.Fprintf(w, "\nCommand (%s): `%s`: %s after %s ms.\n", r.Step, strings.ReplaceAll(scenario.CommandLine(r.Argv), "`", "'"), end, ms(r.DurationMS))
+		for _, out := range []struct {
+			name string
+			text string
+			cut  int64
+		}{{"stdout", r.Stdout, r.StdoutCutBytes}, {"stderr", r.Stderr, r.StderrCutBytes}} {
+			if out.text == "" {
+				continue
+			}
+			head := out.name + ":"
+			if out.cut > 0 {
+				head = fmt.Sprintf("%s (its last %s bytes; %s dropped before):", out.name, num(len(out.text)), num(int(out.cut)))
+			}
+			fmt.Fprintf(w, "\n%s\n\n", head)
+			for _, line := range strings.Split(strings.TrimRight(out.text, "\n"), "\n") {
+				fmt.Fprintf(w, "    %s\n", line)
+			}
+		}
 	}
 }
 

@@ -168,3 +168,24 @@ func TestFaultTimingWording(t *testing.T) {
 		}
 	}
 }
+
+// A command step's commands are in report.md: what ran, how it ended, and
+// its output as indented blocks (a cut one says how much was dropped).
+func TestCommandStepRendered(t *testing.T) {
+	r := &scenario.Result{SchemaVersion: scenario.SchemaVersion, Scenario: "x", Verdict: scenario.Verdict{Status: scenario.Pass},
+		Modes: []scenario.ModeResult{{Mode: scenario.ConfirmEach, Verdict: scenario.Verdict{Status: scenario.Pass}, Faults: []scenario.FaultRecord{
+			{Action: scenario.Command, Trigger: "50% published", AtMS: 275, AtPublished: 2000, CallMS: 120.5, PublishedAtInject: 2000, DownMS: 2000, Commands: []scenario.CommandRun{
+				{Step: "inject", Argv: []string{"sh", "-c", "docker kill `x`"}, ExitCode: 0, DurationMS: 120.5, Stdout: "rmqt-1\n"},
+				{Step: "recover", Argv: []string{"docker", "start", "rmqt-1"}, ExitCode: 1, DurationMS: 30, Stderr: "a\nb\n", StderrCutBytes: 4000, Error: "exit status 1"},
+			}},
+		}}}}
+	var md bytes.Buffer
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	want := "\nCommand (inject): `sh -c 'docker kill 'x''`: exited 0 after 121 ms.\n\nstdout:\n\n    rmqt-1\n" +
+		"\nCommand (recover): `docker start rmqt-1`: exit status 1 after 30.0 ms.\n\nstderr (its last 4 bytes; 4,000 dropped before):\n\n    a\n    b\n"
+	if !strings.Contains(md.String(), want) {
+		t.Errorf("report.md lacks %q:\n%s", want, md.String())
+	}
+}

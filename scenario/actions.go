@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"slices"
+	"time"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
 )
@@ -84,7 +85,21 @@ const (
 	// for Down, then starts them again: a quorum queue can confirm nothing
 	// meanwhile. Cluster only.
 	QuorumLoss Action = "quorum-loss"
+	// Command runs the user's own command to inject the fault (Inject: a
+	// program and its arguments, no shell) and, after Down, another to
+	// recover (Recover), then waits until the broker accepts AMQP logins
+	// (Ready, default the run's broker). It runs arbitrary programs: a run
+	// refuses it without --allow-commands. Its effect is timed from the
+	// command's start (a `docker kill` lands while it runs); the series
+	// marks no broker state for it unless the step says which (State), as
+	// rmqtorture cannot know what the command did: the timeline shows the
+	// step, its recovery and the first AMQP login after it.
+	Command Action = "command"
 )
+
+// DefaultCommandTimeout bounds each command of a command step that sets no
+// timeout.
+const DefaultCommandTimeout = 60 * time.Second
 
 // Param is a parameter a fault step may take beyond its trigger.
 type Param string
@@ -94,6 +109,15 @@ const (
 	ParamGrace  Param = "grace"  // stop, restart: graceful shutdown time before SIGKILL
 	ParamDown   Param = "down"   // how long the fault lasts before its recovery runs
 	ParamShape  Param = "shape"  // partition: how the nodes are split
+	// command: the commands run to inject and to recover, each one's
+	// timeout, and the AMQP URIs that must accept a login after it.
+	ParamInject  Param = "inject"
+	ParamRecover Param = "recover"
+	ParamTimeout Param = "timeout"
+	ParamReady   Param = "ready"
+	// ParamState (command) is the broker state the series marks from the
+	// step until AMQP logins succeed again.
+	ParamState Param = "state"
 )
 
 // ActionSpec is what one fault action is.
@@ -162,11 +186,12 @@ var (
 		Partition:                {Params: []Param{ParamShape, ParamDown}, Recovers: true, Leaves: "partitioned", Repeatable: true, ClusterOnly: true, DefaultTarget: TargetLeader},
 		RollingRestart:           {Params: []Param{ParamGrace}, Leaves: "up", FromTrigger: true, Repeatable: true, ClusterOnly: true, DefaultTarget: TargetAll},
 		QuorumLoss:               {Params: graceDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, ClusterOnly: true, DefaultTarget: TargetMajority},
+		Command:                  {Params: []Param{ParamInject, ParamRecover, ParamTimeout, ParamReady, ParamState, ParamDown}, Recovers: true, Leaves: "as its command left it", FromTrigger: true, Repeatable: true},
 	}
 )
 
 // Actions lists every fault action.
-var Actions = []Action{Kill, Stop, Restart, Pause, Disconnect, Start, Unpause, Reconnect, MemoryAlarm, CloseConnections, PublishToMissingExchange, CrashConsumer, DeleteQueue, PurgeQueue, DiskAlarm, Partition, RollingRestart, QuorumLoss}
+var Actions = []Action{Kill, Stop, Restart, Pause, Disconnect, Start, Unpause, Reconnect, MemoryAlarm, CloseConnections, PublishToMissingExchange, CrashConsumer, DeleteQueue, PurgeQueue, DiskAlarm, Partition, RollingRestart, QuorumLoss, Command}
 
 // Spec returns what the action is, and false for an unknown action.
 func (a Action) Spec() (ActionSpec, bool) {

@@ -1,7 +1,9 @@
 package scenario
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
 )
@@ -77,5 +79,50 @@ func TestTargetString(t *testing.T) {
 	}
 	if !BrokerTarget().Single() || !(Target{Kind: TargetAll}).Single() || (Target{Kind: TargetLeader}).Single() {
 		t.Error("Single")
+	}
+}
+
+// CommandLine quotes what a shell would need quoted and redacts passwords.
+func TestCommandLine(t *testing.T) {
+	got := CommandLine([]string{"sh", "-c", "docker kill $RMQT_CONTAINER", "amqp://bob:s3cret@h:5672/", "it's", ""})
+	want := `sh -c 'docker kill $RMQT_CONTAINER' amqp://bob:xxxxx@h:5672/ 'it'\''s' ''`
+	if got != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+// A command step takes its defaults (timeout 60s, down 5s), keeps its
+// commands as written and the line of its action; a ready URI is checked
+// without being quoted.
+func TestCommandStepDefaultsAndChecks(t *testing.T) {
+	f, err := Parse("s.yaml", []byte(`version: 1
+scenarios:
+  - name: s
+    load: {messages: 100}
+    faults:
+      - published: 50
+        action: command
+        inject: [sh, -c, 'docker kill "$RMQT_CONTAINER"']
+        ready: ["amqp://app:pw@rabbit:5672/vh"]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Scenarios[0]
+	c := s.Faults[0]
+	if !s.RunsCommands() || c.Timeout.D() != DefaultCommandTimeout || c.Down.D() != 5*time.Second || c.Line != 7 ||
+		len(c.Inject) != 3 || c.Inject[2] != `docker kill "$RMQT_CONTAINER"` || c.Recover != nil || len(c.Ready) != 1 {
+		t.Fatalf("step %+v", c)
+	}
+	for raw, want := range map[string]string{
+		"amqp://app:pw@rabbit:5672/vh": "",
+		"amqps://rabbit":               "",
+		"http://app:s3cret@rabbit/":    `the scheme is "http"; use amqp:// (or amqps:// for TLS)`,
+		"amqp://app:s3cret@:5672/":     "it names no host",
+		"amqp://app:s3cret@rabbit:0/":  `port "0" is not within 1–65535`,
+	} {
+		if got := amqpURIProblem(raw); got != want || strings.Contains(got, "s3cret") {
+			t.Errorf("%s: %q, want %q", raw, got, want)
+		}
 	}
 }

@@ -376,6 +376,12 @@ func (d defaulter) faults(s *Scenario) {
 		if f.Action == CrashConsumer {
 			d.dur(fp+"down", &f.Down, 2*time.Second)
 		}
+		if f.Action == Command {
+			d.dur(fp+"timeout", &f.Timeout, DefaultCommandTimeout)
+		}
+		if n := d.p.nodes[d.prefix+fp+"action"]; n != nil {
+			f.Line = n.Line
+		}
 	}
 }
 

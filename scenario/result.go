@@ -1,9 +1,11 @@
 package scenario
 
 import (
+	"strings"
 	"time"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/redact"
 )
 
 // SchemaVersion is the version of the result.json layout. Version 2 renamed
@@ -292,7 +294,43 @@ type FaultRecord struct {
 	// QuorumLoss (quorum-loss, and any step that left no majority) is what
 	// the broker did with the publishes made while a majority was down.
 	QuorumLoss *QuorumLossOutcome `json:"quorum_loss,omitempty"`
+	// Commands (command) are the step's commands as they ran: its inject
+	// command, then its recover command.
+	Commands []CommandRun `json:"commands,omitempty"`
+	// State (command) is the broker state the step's state said its
+	// commands leave, marked in the series until AMQP logins succeed
+	// again ("": none).
+	State metrics.BrokerState `json:"state,omitempty"`
 }
+
+// CommandRun is one command of a command step as it ran. Every text in it
+// has the password of any URL replaced by "xxxxx".
+type CommandRun struct {
+	// Step is "inject" or "recover".
+	Step string `json:"step"`
+	// Argv is the program and its arguments, as the scenario gave them.
+	Argv []string `json:"argv"`
+	// ExitCode is the command's exit status; -1 when it did not exit by
+	// itself (killed at its timeout, by a signal, or never started).
+	ExitCode int `json:"exit_code"`
+	// DurationMS is how long it ran, in ms.
+	DurationMS float64 `json:"duration_ms"`
+	// Stdout and Stderr are the last CommandOutputBytes of each (UTF-8 as
+	// received, terminal control sequences removed); StdoutCutBytes and
+	// StderrCutBytes count the bytes dropped before them.
+	Stdout         string `json:"stdout"`
+	Stderr         string `json:"stderr"`
+	StdoutCutBytes int64  `json:"stdout_cut_bytes,omitempty"`
+	StderrCutBytes int64  `json:"stderr_cut_bytes,omitempty"`
+	// Error says why the command failed the step: "exit status 1",
+	// "killed at its 60s timeout", "could not start: …"; "" when it
+	// exited 0.
+	Error string `json:"error,omitempty"`
+}
+
+// CommandOutputBytes is how much of each of a command's stdout and stderr
+// a CommandRun keeps: the last 16 KiB.
+const CommandOutputBytes = 16 << 10
 
 // NodeCount is what went through one cluster node's client port.
 type NodeCount struct {
@@ -425,4 +463,19 @@ type Recovery struct {
 	// 1–2 s, which bounds their resolution.
 	LeaderElectedMS *float64 `json:"leader_elected_ms,omitempty"`
 	ReplicatedMS    *float64 `json:"replicated_ms,omitempty"`
+}
+
+// CommandLine is argv as one line for people, each item quoted as a POSIX
+// shell would need it ('a b'), with the password of any URL in it
+// replaced by "xxxxx".
+func CommandLine(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		a = redact.Text(a)
+		if a == "" || strings.ContainsAny(a, " \t\n'\"\\$`;&|<>*?()[]{}#~!") {
+			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+		out[i] = a
+	}
+	return strings.Join(out, " ")
 }

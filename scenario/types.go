@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
 )
 
 // Mode is a way of publishing. The value is the YAML/JSON/report spelling.
@@ -618,6 +620,38 @@ type Fault struct {
 	Node int `yaml:"node,omitempty"`
 	// Shape is how a partition step splits the nodes (default isolate).
 	Shape PartitionShape `yaml:"shape,omitempty"`
+	// Inject (command) is the command that injects the fault: a program
+	// (looked up in PATH) and its arguments, run without a shell (write
+	// ["sh", "-c", "…"] for one).
+	Inject []string `yaml:"inject,omitempty"`
+	// Recover (command) is the command run after Down to undo the fault;
+	// none: the broker is only awaited (Ready).
+	Recover []string `yaml:"recover,omitempty"`
+	// Timeout (command) bounds each of the step's commands (default 60s):
+	// at the timeout its process group is killed and the step fails.
+	Timeout Duration `yaml:"timeout,omitempty"`
+	// Ready (command) are AMQP URIs (amqp://user:password@host:port/vhost)
+	// that must each accept a login after the recovery; none: the run's
+	// own broker. They carry passwords: never printed.
+	Ready []string `yaml:"ready,omitempty"`
+	// State (command) is the broker state the series marks from the step
+	// until AMQP logins succeed again: down, paused or disconnected, as
+	// the command leaves the broker; "" (default): none.
+	State metrics.BrokerState `yaml:"state,omitempty"`
+	// Line is the line of the step's action in its scenario file (0: not
+	// read from a file), for messages about the step before a run.
+	Line int `yaml:"-" json:"-"`
+}
+
+// RunsCommands reports whether the scenario has a command step: one that
+// runs programs of the scenario's choosing (--allow-commands).
+func (s *Scenario) RunsCommands() bool {
+	for _, f := range s.Faults {
+		if f.Action == Command {
+			return true
+		}
+	}
+	return false
 }
 
 // Firings is how many times the step fires (1 unless it repeats).

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -278,10 +280,76 @@ func (p *parser) validateFault(fp string, s *Scenario, f Fault) {
 	} else if p.has(fp+".grace") && f.Grace < 0 {
 		p.fail(fp+".grace", "must not be negative")
 	}
+	p.validateCommand(fp, f)
 	p.validateTrigger(fp, s, f)
 	if f.Down < 0 {
 		p.fail(fp+".down", "must not be negative")
 	}
+}
+
+// validateCommand checks a command step's commands, timeout and ready
+// URIs, and that no other step sets them. A ready URI is never quoted: it
+// may hold a password.
+func (p *parser) validateCommand(fp string, f Fault) {
+	if f.Action != Command {
+		for _, k := range []Param{ParamInject, ParamRecover, ParamTimeout, ParamReady, ParamState} {
+			if p.has(fp + "." + string(k)) {
+				p.fail(fp+"."+string(k), "only command takes %s, not %s", k, f.Action)
+			}
+		}
+		return
+	}
+	if !p.has(fp + ".inject") {
+		p.fail(fp+".inject", "missing; a command step names the command that injects its fault, e.g. [docker, kill, --signal, KILL, my-broker]")
+	}
+	for _, k := range []string{"target", "node"} {
+		if p.has(fp + "." + k) {
+			p.fail(fp+"."+k, "a command step acts on what its commands name, not on a node rmqtorture picks: leave %s out", k)
+		}
+	}
+	for _, c := range []struct {
+		key  Param
+		argv []string
+	}{{ParamInject, f.Inject}, {ParamRecover, f.Recover}} {
+		path := fp + "." + string(c.key)
+		switch {
+		case !p.has(path):
+		case len(c.argv) == 0:
+			p.fail(path, "empty; give a program and its arguments, e.g. [docker, start, my-broker] (no shell: write [sh, -c, \"…\"] for one)")
+		case strings.TrimSpace(c.argv[0]) == "":
+			p.fail(path+"[0]", "empty; the first item is the program to run")
+		}
+	}
+	if p.has(fp+".timeout") && f.Timeout < Duration(time.Second) {
+		p.fail(fp+".timeout", "must be at least 1s, got %s", f.Timeout.D())
+	}
+	for i, raw := range f.Ready {
+		if problem := amqpURIProblem(raw); problem != "" {
+			p.fail(fmt.Sprintf("%s.ready[%d]", fp, i), "not an AMQP URI: %s", problem)
+		}
+	}
+}
+
+// amqpURIProblem says what keeps raw from being an AMQP URI
+// (amqp://user:password@host:port/vhost, or amqps://), "" when nothing
+// does, in words that quote no part of it but the scheme and port.
+func amqpURIProblem(raw string) string {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		// url.Parse quotes the whole URL in its error.
+		return "it does not parse as a URL (a password with a reserved character such as @, :, /, ? or # must be percent-encoded)"
+	case u.Scheme != "amqp" && u.Scheme != "amqps":
+		return fmt.Sprintf("the scheme is %q; use amqp:// (or amqps:// for TLS)", u.Scheme)
+	case u.Hostname() == "":
+		return "it names no host"
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return fmt.Sprintf("port %q is not within 1–65535", port)
+		}
+	}
+	return ""
 }
 
 // validateRepeat checks every and count, which go together.
@@ -916,6 +984,7 @@ var DurationBounds = map[string]time.Duration{
 	"faults[].grace":             10 * time.Minute,
 	"faults[].every":             time.Hour,
 	"faults[].jitter":            10 * time.Minute,
+	"faults[].timeout":           10 * time.Minute,
 	"consumers.processing_delay": 10 * time.Minute,
 	"consumers.retry_delay":      10 * time.Minute,
 	"drain.idle":                 10 * time.Minute,

@@ -1,0 +1,123 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// commandKillScenario kills and starts the run's own broker through the
+// docker CLI, from a command step (the container's name from
+// RMQT_CONTAINER), as the built-in kill does through the Docker API: the
+// burst is paced (2,000 msg/s, 2 s) so the kill lands mid-burst, and the
+// step says the broker is down meanwhile (state), as kill's is.
+const commandKillScenario = `version: 1
+scenarios:
+  - name: command-kill
+    queue:
+      type: quorum
+      settle_before_burst: 2s
+    load:
+      messages: 4000
+      rate: 2000
+      modes: [fire-and-forget, confirm-window]
+      window: 500
+      confirm_timeout: 30s
+      republish: in-doubt
+    faults:
+      - action: command
+        inject: [sh, -c, 'docker kill --signal KILL "$RMQT_CONTAINER"']
+        recover: [sh, -c, 'docker start "$RMQT_CONTAINER"']
+        published_percent: 50
+        down: 3s
+        timeout: 30s
+        state: down
+`
+
+// TestCommandKillMidBurst: a command step that kills and restarts the
+// broker with `docker kill` and `docker start` gives the classes the
+// built-in kill gives: confirmed lost 0, every in-doubt id republished and
+// every duplicate from a republish, fire-and-forget orders missing, a
+// pass; both commands' output (the container's name, as docker prints it)
+// is in result.json, and stderr said beforehand what would run.
+func TestCommandKillMidBurst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs Docker and the broker image")
+	}
+	const n = 4000
+	file := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(file, []byte(commandKillScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", "command-kill", "-f", file, "--out", t.TempDir(), "--allow-commands"}
+	if img := os.Getenv("RMQT_IMAGE"); img != "" {
+		args = append(args, "--image", img)
+	}
+	code, stdout, stderr := runCLI(t, args...)
+	t.Log("\n" + stdout)
+	if code != ExitPass {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	want := `rmqtorture will run, for scenario "command-kill" faults[0]: inject ` + "`sh -c 'docker kill --signal KILL \"$RMQT_CONTAINER\"'`" +
+		", then after 3s recover `sh -c 'docker start \"$RMQT_CONTAINER\"'` (each within 30s)"
+	if !strings.Contains(stderr, want+"\n") {
+		t.Fatalf("stderr lacks %q:\n%s", want, stderr)
+	}
+	r := readResult(t, stdout)
+	checkNoContainerLeft(t, r.RunID)
+	if r.Verdict.Status != scenario.Pass || r.Container == "" {
+		t.Fatalf("verdict %+v, container %q", r.Verdict, r.Container)
+	}
+	for _, m := range r.Modes {
+		t.Run(string(m.Mode), func(t *testing.T) {
+			checkCommandFault(t, m, r.Container)
+			if m.Sent != n || m.ClassSum() != n || m.Unexpected != 0 || m.Nacked != 0 || m.Returned != 0 {
+				t.Fatalf("sent %d, classes %d, unexpected %d, nacked %d, returned %d", m.Sent, m.ClassSum(), m.Unexpected, m.Nacked, m.Returned)
+			}
+			if m.BrokerDowntimeMS == nil || *m.BrokerDowntimeMS < 3000 || m.Reconnects < 1 {
+				t.Fatalf("broker downtime %v ms (want >= the planned 3 s), reconnects %d", m.BrokerDowntimeMS, m.Reconnects)
+			}
+			// state: down marks the series as kill's own state does.
+			if m.Series == nil || !slices.Contains(m.Series.Broker, metrics.StateDown) {
+				t.Fatalf("series broker states %v: want down while the broker was", m.Series)
+			}
+			switch m.Mode {
+			case scenario.FireAndForget:
+				if m.Confirmed != 0 || m.UnconfirmedMissing == 0 || m.UnconfirmedDelivered+m.UnconfirmedMissing != n || m.Duplicates != 0 {
+					t.Fatalf("fire-and-forget: want orders missing after a kill mid-burst, none duplicated: %+v", m.Counts)
+				}
+			case scenario.ConfirmWindow:
+				if m.Lost != 0 || m.Confirmed != n || m.Delivered != n || m.InDoubt != 0 {
+					t.Fatalf("confirm-window: %+v", m.Counts)
+				}
+				checkRepublishExact(t, m)
+			}
+		})
+	}
+}
+
+// checkCommandFault: one command step, applied without error, whose two
+// commands exited 0 printing the container's name (docker kill and docker
+// start print what they acted on).
+func checkCommandFault(t *testing.T, m scenario.ModeResult, container string) {
+	t.Helper()
+	if len(m.Faults) != 1 || m.Faults[0].Action != scenario.Command || m.Faults[0].Error != "" || m.Faults[0].AtPublished != 2000 {
+		t.Fatalf("faults %+v: want one command step at 2,000 published", m.Faults)
+	}
+	runs := m.Faults[0].Commands
+	if len(runs) != 2 {
+		t.Fatalf("commands %+v", runs)
+	}
+	for i, step := range []string{"inject", "recover"} {
+		c := runs[i]
+		if c.Step != step || c.ExitCode != 0 || c.Error != "" || c.Stdout != container+"\n" || c.Stderr != "" || c.DurationMS <= 0 ||
+			!slices.Equal(c.Argv[:2], []string{"sh", "-c"}) {
+			t.Fatalf("%s command %+v: want exit 0 printing %q", step, c, container)
+		}
+	}
+}
