@@ -47,16 +47,32 @@ type closedEpoch struct {
 // sequence number out of range; events it reads but contradict each other
 // are Inconsistencies.
 func ReplayHistory(r *HistoryReader) (*Replay, error) {
+	return ReplayHistoryInto(r, nil)
+}
+
+// ReplayHistoryInto is ReplayHistory into l (nil: a fresh ledger sized by
+// the header), so that the histories of a run's load parts and its drain
+// build one ledger: each is replayed in turn with its own confirm tracker
+// (epochs and delivery tags are a process's own), parts before the drain.
+// l must have the header's prefix and size (an error otherwise). A load
+// part's publish outside its header's range [First, End) is an
+// inconsistency.
+func ReplayHistoryInto(r *HistoryReader, l *Ledger) (*Replay, error) {
 	h := r.Header
 	if h.Messages < 0 || h.Messages > 1<<30 {
 		return nil, corrupt("header: %d messages", h.Messages)
 	}
-	p := &replayer{Replay: &Replay{Header: h, Ledger: NewLedger(h.Prefix, h.Messages)},
+	if l == nil {
+		l = NewLedger(h.Prefix, h.Messages)
+		// Publish times count from the history's start, as the run's
+		// ledger counted them, for the trailer's dead-letter rule.
+		l.base = h.Start
+		l.KeepPublishTimes()
+	} else if l.prefix != h.Prefix || l.Size() != h.Messages {
+		return nil, fmt.Errorf("history of %d ids %s…, not the %d ids %s… it is merged with", h.Messages, h.Prefix, l.Size(), l.prefix)
+	}
+	p := &replayer{Replay: &Replay{Header: h, Ledger: l},
 		tracker: NewConfirmTracker(), closed: map[Epoch]*closedEpoch{}}
-	// Publish times count from the history's start, as the run's ledger
-	// counted them, for the trailer's dead-letter rule.
-	p.Ledger.base = h.Start
-	p.Ledger.KeepPublishTimes()
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -126,6 +142,9 @@ func (p *replayer) apply(rec HistoryRecord) error {
 	id := l.MessageID(rec.Seq)
 	switch rec.Kind {
 	case HPublish:
+		if pt := p.Header.Part; pt != nil && !pt.Drain && (rec.Seq < pt.First || rec.Seq >= pt.End) {
+			p.inconsistent("%s published %s, outside its ids %d–%d", pt, id, pt.First, pt.End-1)
+		}
 		p.publish(rec)
 	case HAckSeq, HNackSeq:
 		if err := l.Settle(rec.Seq, rec.Kind == HAckSeq); err != nil {
