@@ -43,9 +43,9 @@ type PublishPlan struct {
 	// PreferNode, set on a cluster, is the node (1-based) publisher index
 	// (0-based) connects to first (load.connect_to); it fails over to the
 	// next nodes when that one is down.
-	PreferNode       func(publisher int) int
-	Queue string
-	Mode  scenario.Mode
+	PreferNode func(publisher int) int
+	Queue      string
+	Mode       scenario.Mode
 	// First and Messages bound the sequence numbers published:
 	// [First, Messages). First is 0 except in a load part of a split run
 	// (Runner.Part), which publishes its share only.
