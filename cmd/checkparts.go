@@ -153,8 +153,8 @@ func burstOf(f *partFolder, q string) *scenario.ModeResult {
 }
 
 // replayInto replays m's history (in f) into *ledger (nil: the first
-// history sizes it).
-func replayInto(f *partFolder, m *scenario.ModeResult, ledger **metrics.Ledger) (*metrics.Replay, error) {
+// history sizes it), setting aside the deliveries skip names.
+func replayInto(f *partFolder, m *scenario.ModeResult, ledger **metrics.Ledger, skip func(int) bool) (*metrics.Replay, error) {
 	path := filepath.Join(f.dir, m.History)
 	file, err := os.Open(path)
 	if err != nil {
@@ -168,7 +168,7 @@ func replayInto(f *partFolder, m *scenario.ModeResult, ledger **metrics.Ledger) 
 	if h := r.Header.Part; h == nil || *h != *f.res.LoadPart {
 		return nil, fmt.Errorf("%s: the history's part (%v) is not the one result.json names (%v)", path, h, f.res.LoadPart)
 	}
-	rp, err := metrics.ReplayHistoryInto(r, *ledger)
+	rp, err := metrics.ReplayHistoryInto(r, *ledger, skip)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -184,7 +184,8 @@ func mergeBurst(q string, parts []*partFolder, drain *partFolder) (mergedBurst, 
 	var header metrics.HistoryHeader
 	var obs scenario.Observed
 	var cond scenario.Conditions
-	var missing []int // indices of the parts without this burst
+	var missing []int      // indices of the parts without this burst
+	var partErrs []string // the parts' publisher errors
 	missingIDs := 0
 	for k, f := range parts {
 		m := burstOf(f, q)
@@ -192,22 +193,30 @@ func mergeBurst(q string, parts []*partFolder, drain *partFolder) (mergedBurst, 
 			missing = append(missing, k+1)
 			continue
 		}
-		rp, err := replayInto(f, m, &ledger)
+		rp, err := replayInto(f, m, &ledger, nil)
 		if err != nil {
 			return mb, err
 		}
 		mb.parts++
 		header = rp.Header
-		addPartObservations(&obs, &cond, f.res.LoadPart, rp)
+		partErrs = append(partErrs, addPartObservations(&obs, &cond, f.res.LoadPart, rp)...)
 		mb.diffs = append(mb.diffs, prefixed(f.res.LoadPart.String()+": ", rp.Inconsistencies)...)
 	}
-	drained := false
+	drained, skipped := false, 0
 	if m := burstOf(drain, q); m != nil {
-		rp, err := replayInto(drain, m, &ledger)
+		// A missing part's ids were published by it: their deliveries are
+		// set aside, not unexpected.
+		skip := func(seq int) bool {
+			return slices.ContainsFunc(missing, func(k int) bool {
+				first, end := metrics.PartRange(drain.res.Messages, k, len(parts))
+				return seq >= first && seq < end
+			})
+		}
+		rp, err := replayInto(drain, m, &ledger, skip)
 		if err != nil {
 			return mb, err
 		}
-		header, drained = rp.Header, rp.Drained
+		header, drained, skipped = rp.Header, rp.Drained, rp.Skipped
 		t := rp.Trailer
 		obs.DeadLetterLossAllowed, obs.DeadLetterGuarantee, obs.DeadLetterReasons = t.DeadLetterLossAllowed, t.DeadLetterGuarantee, t.DeadLetterReasons
 		cond.DrainIncomplete = textErr(t.DrainIncomplete)
@@ -219,13 +228,20 @@ func mergeBurst(q string, parts []*partFolder, drain *partFolder) (mergedBurst, 
 		return mb, fmt.Errorf("queue %s: no history of it in any folder", q)
 	}
 	// A missing part's ids were never seen published: unaccounted, not lost.
-	var gaps []error
+	var gaps []string
 	for _, k := range missing {
 		first, end := metrics.PartRange(ledger.Size(), k, len(parts))
 		missingIDs += end - first
-		gaps = append(gaps, fmt.Errorf("part %d/%d missing: ids %s%d–%d not accounted", k, len(parts), header.Prefix, first, end-1))
+		gaps = append(gaps, fmt.Sprintf("part %d/%d missing: ids %s%d–%d not accounted", k, len(parts), header.Prefix, first, end-1))
 	}
-	cond.PublishErr = errors.Join(append(gaps, cond.PublishErr)...)
+	if skipped > 0 {
+		gaps[len(gaps)-1] += fmt.Sprintf(" (the drain's %d deliveries of them set aside)", skipped)
+	}
+	if len(gaps) > 0 {
+		cond.PublishErr = errors.New(strings.Join(append(gaps, partErrs...), "; "))
+	} else if len(partErrs) > 0 {
+		cond.PublishErr = errors.New(strings.Join(partErrs, "; "))
+	}
 	var expect scenario.Expect
 	if len(header.Expect) > 0 {
 		if err := json.Unmarshal(header.Expect, &expect); err != nil {
@@ -241,16 +257,17 @@ func mergeBurst(q string, parts []*partFolder, drain *partFolder) (mergedBurst, 
 }
 
 // addPartObservations adds what load part p observed (its history's
-// trailer) to the merged burst's.
-func addPartObservations(obs *scenario.Observed, cond *scenario.Conditions, p *metrics.Part, rp *metrics.Replay) {
+// trailer) to the merged burst's, and returns its publisher's error.
+func addPartObservations(obs *scenario.Observed, cond *scenario.Conditions, p *metrics.Part, rp *metrics.Replay) []string {
 	t := rp.Trailer
 	obs.BlockedMS += t.BlockedMS
 	obs.ChannelCloses = append(obs.ChannelCloses, t.ChannelCloses...)
 	obs.LostAllowed = obs.LostAllowed || t.LostAllowed
 	cond.Interrupted = cond.Interrupted || t.Interrupted
 	if t.PublishErr != "" {
-		cond.PublishErr = errors.Join(cond.PublishErr, fmt.Errorf("%s: %s", p, t.PublishErr))
+		return []string{fmt.Sprintf("%s: %s", p, t.PublishErr)}
 	}
+	return nil
 }
 
 func prefixed(prefix string, lines []string) []string {

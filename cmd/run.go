@@ -210,6 +210,9 @@ func (o *runOpts) apply(c *cobra.Command, file string, s *scenario.Scenario) ([]
 	if err := o.setSettings(c, s); err != nil {
 		return nil, err
 	}
+	if err := o.splitScenario(s); err != nil {
+		return nil, err
+	}
 	if named := o.namedContainers(); named != "" && s.Broker.HasConfig() {
 		return nil, fmt.Errorf("%s: scenario %q sets broker.config or broker.advanced_config, which rmqtorture writes into a broker container it creates, before its first start; a container you name keeps its own configuration (run without %s, or configure that broker yourself)", named, s.Name, strings.Fields(named)[0])
 	}
@@ -229,9 +232,6 @@ func (o *runOpts) apply(c *cobra.Command, file string, s *scenario.Scenario) ([]
 			fmt.Fprintln(c.ErrOrStderr(), "warning: "+line)
 		}
 		warnings = append(warnings, w...)
-	}
-	if err := o.splitScenario(s); err != nil {
-		return nil, err
 	}
 	if w := failOnMissingUnused(o.failOnMissing, s); w != "" {
 		fmt.Fprintln(c.ErrOrStderr(), "warning: "+w)
@@ -423,6 +423,9 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 	if err != nil {
 		return err
 	}
+	if o.split.on() && len(runs) > 1 {
+		return usageErr(fmt.Errorf("--load-only and --drain-only run one scenario (the run id names one run's queues), got %d", len(runs)))
+	}
 	var plans []scenario.Scenario
 	for _, p := range runs {
 		sc := planScenario(p.scenario, p.image)
@@ -436,9 +439,6 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 		}
 		plans = append(plans, sc)
 		o.warnings = append(o.warnings, warnings)
-	}
-	if o.split.on() && len(plans) > 1 {
-		return usageErr(fmt.Errorf("--run-id %s: a part of a split run runs one scenario (the run id names one run's queues), got %d", o.split.runID, len(plans)))
 	}
 
 	// Every output and the port are checked before Docker is contacted.

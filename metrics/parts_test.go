@@ -144,7 +144,7 @@ func replayInto(t *testing.T, h []byte, l *Ledger) *Replay {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp, err := ReplayHistoryInto(r, l)
+	rp, err := ReplayHistoryInto(r, l, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,8 +189,29 @@ func TestReplayPartOutOfRange(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = ReplayHistoryInto(r, NewLedger("other-", 10))
+	_, err = ReplayHistoryInto(r, NewLedger("other-", 10), nil)
 	if want := "history of 10 ids q-…, not the 10 ids other-… it is merged with"; err == nil || err.Error() != want {
 		t.Errorf("merged with another burst's ledger: %v, want %q", err, want)
+	}
+}
+
+// TestReplaySkipsMissingPart: without part 2's history, the drain's
+// deliveries of its ids are set aside, not unexpected.
+func TestReplaySkipsMissingPart(t *testing.T) {
+	p1 := replayInto(t, partHistory(t, 1, nil), nil)
+	r, err := NewHistoryReader(bytes.NewReader(drainHistory(t, "q-0", "q-1", "q-2", "q-3", "q-4", "q-5", "q-6", "q-7", "q-8", "q-9", "other-1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dr, err := ReplayHistoryInto(r, p1.Ledger, func(seq int) bool { return seq >= 5 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, err := p1.Ledger.Reconcile(dr.Drained)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dr.Skipped != 5 || c.Sent != 5 || c.Confirmed != 5 || c.Delivered != 5 || c.Unexpected != 1 || c.Lost != 0 {
+		t.Errorf("skipped %d, counts %+v; want 5 skipped, 5 sent, confirmed and delivered, 1 unexpected (other-1)", dr.Skipped, c)
 	}
 }

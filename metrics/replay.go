@@ -16,6 +16,9 @@ type Replay struct {
 	Drained bool
 	// Records is the number of records read.
 	Records int64
+	// Skipped counts the deliveries the skip function of
+	// ReplayHistoryInto set aside.
+	Skipped int
 	// Inconsistencies are events the history itself contradicts: a confirm
 	// for a delivery tag never published on its epoch or for a closed
 	// epoch, a tag published twice, an attempt number that does not follow,
@@ -47,7 +50,7 @@ type closedEpoch struct {
 // sequence number out of range; events it reads but contradict each other
 // are Inconsistencies.
 func ReplayHistory(r *HistoryReader) (*Replay, error) {
-	return ReplayHistoryInto(r, nil)
+	return ReplayHistoryInto(r, nil, nil)
 }
 
 // ReplayHistoryInto is ReplayHistory into l (nil: a fresh ledger sized by
@@ -56,8 +59,11 @@ func ReplayHistory(r *HistoryReader) (*Replay, error) {
 // (epochs and delivery tags are a process's own), parts before the drain.
 // l must have the header's prefix and size (an error otherwise). A load
 // part's publish outside its header's range [First, End) is an
-// inconsistency.
-func ReplayHistoryInto(r *HistoryReader, l *Ledger) (*Replay, error) {
+// inconsistency. skip, when set, sets aside the deliveries (HDelivered,
+// HDeadLettered) of the sequence numbers it names, counted in Skipped:
+// the ids of a load part whose history is missing were published by it,
+// not unexpected.
+func ReplayHistoryInto(r *HistoryReader, l *Ledger, skip func(seq int) bool) (*Replay, error) {
 	h := r.Header
 	if h.Messages < 0 || h.Messages > 1<<30 {
 		return nil, corrupt("header: %d messages", h.Messages)
@@ -82,6 +88,10 @@ func ReplayHistoryInto(r *HistoryReader, l *Ledger) (*Replay, error) {
 			return nil, err
 		}
 		p.Records++
+		if skip != nil && (rec.Kind == HDelivered || rec.Kind == HDeadLettered) && skip(rec.Seq) {
+			p.Skipped++
+			continue
+		}
 		if err := p.apply(rec); err != nil {
 			return nil, fmt.Errorf("%w: record %d (%s): %v", ErrHistoryCorrupt, p.Records-1, rec.Kind, err)
 		}
