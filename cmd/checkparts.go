@@ -184,7 +184,7 @@ func mergeBurst(q string, parts []*partFolder, drain *partFolder) (mergedBurst, 
 	var header metrics.HistoryHeader
 	var obs scenario.Observed
 	var cond scenario.Conditions
-	var missing []int      // indices of the parts without this burst
+	var missing []int     // indices of the parts without this burst
 	var partErrs []string // the parts' publisher errors
 	missingIDs := 0
 	for k, f := range parts {
