@@ -221,8 +221,10 @@ func mergeBurst(q string, parts []*partFolder, drain *partFolder) (mergedBurst, 
 		obs.DeadLetterLossAllowed, obs.DeadLetterGuarantee, obs.DeadLetterReasons = t.DeadLetterLossAllowed, t.DeadLetterGuarantee, t.DeadLetterReasons
 		cond.DrainIncomplete = textErr(t.DrainIncomplete)
 		mb.diffs = append(mb.diffs, prefixed("drain: ", rp.Inconsistencies)...)
-	} else {
+	} else if drain == nil {
 		cond.DrainIncomplete = errors.New("the drain's folder was not given: no delivery is known")
+	} else {
+		cond.DrainIncomplete = fmt.Errorf("the drain has no history of queue %s: no delivery is known", q)
 	}
 	if ledger == nil {
 		return mb, fmt.Errorf("queue %s: no history of it in any folder", q)
