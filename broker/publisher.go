@@ -99,7 +99,7 @@ type publisher struct {
 	deliveryMode uint8
 }
 
-// Publish publishes plan.Messages orders in plan.Mode and returns what it
+// Publish publishes orders plan.First … plan.Messages-1 in plan.Mode and returns what it
 // measured; the ledger, latency histogram and timeline in the plan are
 // filled as it goes. It returns nil once every order is published and, in
 // confirm modes, settled (or left in doubt under republish: none); an error
@@ -107,7 +107,7 @@ type publisher struct {
 // cancelled.
 func (a *AMQP) Publish(ctx context.Context, plan engine.PublishPlan) (engine.PublishStats, error) {
 	pub := &publisher{a: a, p: plan, tracker: metrics.NewConfirmTracker().ReportTo(plan.Ledger), misroute: plan.Misroute,
-		deliveryMode: amqp.Persistent}
+		deliveryMode: amqp.Persistent, next: plan.First}
 	if plan.MessageDeadline > 0 {
 		pub.firstTry = make([]atomic.Int64, plan.Messages)
 	}
@@ -124,7 +124,7 @@ func (a *AMQP) Publish(ctx context.Context, plan engine.PublishPlan) (engine.Pub
 	err := pub.run(ctx)
 	if plan.MessageDeadline > 0 {
 		now := time.Now()
-		for seq := range plan.Messages {
+		for seq := plan.First; seq < plan.Messages; seq++ {
 			pub.markPastDeadline(now, seq)
 		}
 	}

@@ -15,6 +15,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
 // The bad-input suite: every input below is one a user can get wrong, fed
@@ -102,6 +105,24 @@ func resultEdit(t *testing.T, stored string, edit func(r map[string]any)) string
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// splitPart is result res marked as load part k of 2 of split run runID
+// (k 0: the drain).
+func splitPart(t *testing.T, res, runID string, k int) string {
+	return resultEdit(t, res, func(m map[string]any) {
+		m["schema_version"] = scenario.SchemaVersion
+		delete(m, "migrated_from")
+		delete(m, "not_recorded")
+		lp := map[string]any{"run_id": runID, "parts": 2}
+		if k == 0 {
+			lp["drain"] = true
+		} else {
+			first, end := metrics.PartRange(int(m["messages"].(float64)), k, 2)
+			lp["part"], lp["first_seq"], lp["end_seq"] = k, first, end
+		}
+		m["load_part"] = lp
+	})
 }
 
 // mode0 is the first mode of a result decoded as a JSON object.
@@ -520,6 +541,25 @@ func flagCases() []badInput {
 			"c.yaml", scenarioHead+"    broker: {nodes: 3}\n    queue: {type: classic}\n    load: {messages: 100}\n"),
 		flagCase("run --uri with a stream", []string{"run", "s", "-f", "st.yaml", "--out", "out", "--uri", "amqp://alice:Pw0rdX@host/vh"}, ExitUsage, "rmqtorture: --uri: scenario \"s\" publishes to a stream over the stream protocol (queue.type: stream); with --uri rmqtorture speaks AMQP 0.9.1 only (run without --uri)",
 			"st.yaml", scenarioHead+"    queue: {type: stream}\n    load: {messages: 100}\n"),
+		// split runs (parts.go)
+		flagCase("run --part without --load-only", run("--part", "1/2"), ExitUsage, "rmqtorture: --part is for a run split across processes: give it with --load-only or --drain-only"),
+		flagCase("run --run-id without a part", run("--run-id", "r1"), ExitUsage, "rmqtorture: --run-id is for a run split across processes: give it with --load-only or --drain-only"),
+		flagCase("run --load-only and --drain-only", run("--load-only", "--drain-only", "--uri", "amqp://alice:Pw0rdX@host/vh"), ExitUsage, "rmqtorture: --load-only and --drain-only: a process is one load part or the drain: give one"),
+		flagCase("run --load-only without --part", run("--load-only", "--run-id", "r1", "--uri", "amqp://alice:Pw0rdX@host/vh"), ExitUsage, "rmqtorture: --load-only needs --part K/N: the share of every burst's ids this process publishes (e.g. --part 2/4)"),
+		flagCase("run --load-only with --parts", run("--load-only", "--part", "1/2", "--parts", "2", "--run-id", "r1", "--uri", "amqp://alice:Pw0rdX@host/vh"), ExitUsage, "rmqtorture: --parts is the drain's (--drain-only); a load part gives --part K/N"),
+		flagCase("run --drain-only without --parts", run("--drain-only", "--run-id", "r1", "--uri", "amqp://alice:Pw0rdX@host/vh"), ExitUsage, "rmqtorture: --drain-only needs --parts N: how many load parts published into the queues"),
+		flagCase("run --drain-only with --part", run("--drain-only", "--parts", "2", "--part", "1/2", "--run-id", "r1", "--uri", "amqp://alice:Pw0rdX@host/vh"), ExitUsage, "rmqtorture: --part is a load part's (--load-only); the drain gives --parts N"),
+		flagCase("run --load-only without --run-id", run("--load-only", "--part", "1/2", "--uri", "amqp://alice:Pw0rdX@host/vh"), ExitUsage, "rmqtorture: --load-only needs --run-id: the id every part of the run shares (queue names and message ids carry it), e.g. --run-id nightly-42"),
+		flagCase("run --run-id with a dot", run("--drain-only", "--parts", "2", "--run-id", "r.1", "--uri", "amqp://alice:Pw0rdX@host/vh"), ExitUsage, "rmqtorture: --run-id \"r.1\": use 1–40 letters, digits, - or _ (queue names and message ids carry it)"),
+		flagCase("run --load-only without --uri", run("--load-only", "--part", "1/2", "--run-id", "r1"), ExitUsage, "rmqtorture: --load-only needs --uri (or RMQTORTURE_URI): the broker every part and the drain reach, which you run"),
+		flagCase("run --part not K/N", run("--load-only", "--part", "2", "--run-id", "r1", "--uri", "amqp://alice:Pw0rdX@host/vh"), ExitUsage, "rmqtorture: --part: \"2\" is not K/N, the part K of N parts (e.g. 2/4)"),
+		flagCase("run --part K above N", run("--load-only", "--part", "5/4", "--run-id", "r1", "--uri", "amqp://alice:Pw0rdX@host/vh"), ExitUsage, "rmqtorture: --part: \"5/4\": K must be within 1–4 (N), got 5"),
+		flagCase("run --part N above 1000", run("--load-only", "--part", "1/1001", "--run-id", "r1", "--uri", "amqp://alice:Pw0rdX@host/vh"), ExitUsage, "rmqtorture: --part: \"1/1001\": N must be within 1–1000, got 1001"),
+		flagCase("run --parts 0", run("--drain-only", "--parts", "0", "--run-id", "r1", "--uri", "amqp://alice:Pw0rdX@host/vh"), ExitUsage, "rmqtorture: --parts must be within 1–1000, got 0"),
+		flagCase("run --load-only with live consumers", run("--load-only", "--part", "1/2", "--run-id", "r1", "--uri", "amqp://alice:Pw0rdX@host/vh", "--consumers", "1"), ExitUsage, "rmqtorture: --part 1/2: scenario \"s\" has live consumers (consumers.count), which would take the parts' messages off the queue before the drain: a split run publishes, then drains"),
+		flagCase("run --load-only more parts than messages", run("--load-only", "--part", "1/4", "--run-id", "r1", "--uri", "amqp://alice:Pw0rdX@host/vh", "--messages", "3"), ExitUsage, "rmqtorture: --part 1/4: scenario \"s\" publishes 3 orders per burst (load.messages), fewer than its 4 parts: every part needs at least one"),
+		flagCase("run --load-only two scenarios", []string{"run", "s", "t", "-f", "two.yaml", "--out", "out", "--load-only", "--part", "1/2", "--run-id", "r1", "--uri", "amqp://alice:Pw0rdX@host/vh"}, ExitUsage, "rmqtorture: --load-only and --drain-only run one scenario (the run id names one run's queues), got 2",
+			"two.yaml", okScenario+"  - name: t\n    load: {messages: 100}\n"),
 		// validate, list
 		flagCase("validate unknown scenario", []string{"validate", "nope", "-f", "s.yaml"}, ExitUsage, "rmqtorture: s.yaml: no scenario named \"nope\" (have: s)"),
 		flagCase("validate unknown flag", []string{"validate", "-f", "s.yaml", "--strict"}, ExitUsage, "rmqtorture: unknown flag: --strict"),
@@ -615,6 +655,11 @@ func resultCases(t *testing.T, stored, other, checkRes, history, noHistory strin
 		resultCase("compare -- without a baseline", []string{"compare", "--", r, r}, ExitUsage, "rmqtorture: compare BASELINE... -- CANDIDATE...: give at least one result on each side of --; got 0 before it and 2 after", r, stored),
 		resultCase("compare a side with a truncated run", []string{"compare", r, "side"}, ExitUsage, "rmqtorture: side/kill-mid-burst-2/result.json: not JSON: line 5, column 25: unexpected EOF", r, stored, "side/kill-mid-burst-1/result.json", stored, "side/kill-mid-burst-2/result.json", stored[:100]),
 		resultCase("compare --strict=maybe", []string{"compare", r, r, "--strict=maybe"}, ExitUsage, "rmqtorture: invalid argument \"maybe\" for \"--strict\" flag: want true or false", r, stored),
+		// check over the folders of a split run (checkparts.go)
+		resultCase("check folders of two split runs", []string{"check", "a", "b"}, ExitUsage, "rmqtorture: b is of split run r2, a of split run r1: give the folders of one run", "a/result.json", splitPart(t, checkRes, "r1", 0), "b/result.json", splitPart(t, checkRes, "r2", 0)),
+		resultCase("check a part given twice", []string{"check", "a", "b"}, ExitUsage, "rmqtorture: a and b are both part 1/2 of split run r1", "a/result.json", splitPart(t, checkRes, "r1", 1), "b/result.json", splitPart(t, checkRes, "r1", 1)),
+		resultCase("check two drains", []string{"check", "a", "b"}, ExitUsage, "rmqtorture: a and b are both the drain of split run r1", "a/result.json", splitPart(t, checkRes, "r1", 0), "b/result.json", splitPart(t, checkRes, "r1", 0)),
+		resultCase("check a whole run among parts", []string{"check", "a", "b"}, ExitUsage, "rmqtorture: b is a whole run, not a part of split run r1: check it on its own", "a/result.json", splitPart(t, checkRes, "r1", 0), "b/result.json", checkRes),
 		// check
 		resultCase("check without a folder", []string{"check"}, ExitUsage, "rmqtorture: check takes one or more run folders"),
 		resultCase("check missing folder", []string{"check", "nosuch"}, ExitUsage, "rmqtorture: nosuch: no such run folder"),

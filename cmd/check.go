@@ -48,10 +48,21 @@ judges it with the scenario's expectations and the run's observations stored
 in the history, and compares counts, id ranges and verdict with result.json.
 It prints one line per mode.
 
-Exit codes: 0 every mode matches, 1 a re-judged count, id range or verdict
-differs (or the history contradicts itself), 2 bad input (a missing folder,
-a malformed result.json or history).`,
-		Example: `  rmqtorture check rmqtorture-results/kill-mid-burst-20250101T000000Z-ab12cd`,
+Given the folders of a run split across processes (run --load-only --part
+K/N, run --drain-only), check merges the histories of every load part and
+the drain into one ledger per mode and judges it once, with the scenario's
+expectations: one line per mode with the merged counts and the verdict. A
+load part whose folder is not given leaves its ids unaccounted: the
+verdict is inconclusive and names the part, never a loss.
+
+Exit codes: 0 every mode matches (a split run: passes), 1 a re-judged
+count, id range or verdict differs, or the history contradicts itself (a
+split run: the merged verdict fails), 2 bad input (a missing folder, a
+malformed result.json or history; folders of different split runs, or a
+part given twice), 3 a split run's merged verdict is inconclusive (a part
+or the drain missing).`,
+		Example: `  rmqtorture check rmqtorture-results/kill-mid-burst-20250101T000000Z-ab12cd
+  rmqtorture check parts/*/baseline-*`,
 		Args: func(c *cobra.Command, args []string) error {
 			if len(args) == 0 {
 				return usageErr(errors.New("check takes one or more run folders"))
@@ -59,6 +70,17 @@ a malformed result.json or history).`,
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
+			split, err := splitFolders(args)
+			if err != nil {
+				return err
+			}
+			if split != nil {
+				lines, err := checkSplitRun(split)
+				for _, l := range lines {
+					fmt.Fprintln(c.OutOrStdout(), l)
+				}
+				return err
+			}
 			var failed, bad []error
 			for _, dir := range args {
 				lines, err := checkRun(dir)

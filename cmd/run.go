@@ -76,6 +76,8 @@ type runOpts struct {
 	// versions report (images.go).
 	images   []string
 	versions *versionsRun
+	// split is a run split across processes (parts.go).
+	split splitOpts
 }
 
 func newRun(g *globalOpts) *cobra.Command { return newRunWith(g, &runOpts{}) }
@@ -165,6 +167,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	fl.BoolVar(&o.failOnMissing, "fail-on-missing", false, "fail the verdict (exit 1) when fire-and-forget loses any order without an error (sets expect.max_unconfirmed_missing: 0)")
 	addOutputFlag(c, &o.output, outWide, outJSON, outMarkdown)
 	o.addImagesFlag(c)
+	o.addSplitFlags(c)
 	return c
 }
 
@@ -201,10 +204,16 @@ func (o *runOpts) apply(c *cobra.Command, file string, s *scenario.Scenario) ([]
 	if err := o.checkURI(c); err != nil {
 		return nil, err
 	}
+	if err := o.checkSplit(c); err != nil {
+		return nil, err
+	}
 	if err := o.set(c, s); err != nil {
 		return nil, err
 	}
 	if err := o.setSettings(c, s); err != nil {
+		return nil, err
+	}
+	if err := o.splitScenario(s); err != nil {
 		return nil, err
 	}
 	if named := o.namedContainers(); named != "" && s.Broker.HasConfig() {
@@ -417,6 +426,9 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 	if err != nil {
 		return err
 	}
+	if o.split.on() && len(runs) > 1 {
+		return usageErr(fmt.Errorf("--load-only and --drain-only run one scenario (the run id names one run's queues), got %d", len(runs)))
+	}
 	var plans []scenario.Scenario
 	for _, p := range runs {
 		sc := planScenario(p.scenario, p.image)
@@ -616,6 +628,10 @@ func worse(a, b Cause) Cause {
 // container meanwhile (see interrupt.go).
 func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOpts, log *slog.Logger, cli *client.Client, s *scenario.Scenario, warnings []string) (Cause, error) {
 	runID := newRunID()
+	part := o.partOf(s)
+	if part != nil {
+		runID = part.RunID
+	}
 	seed := o.scenarioSeed(c, s)
 	res := &scenario.Result{Seed: seed,
 		SchemaVersion: scenario.SchemaVersion, Tool: toolVersion(), Client: clientVersion(),
@@ -623,7 +639,8 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		Command: "rmqtorture " + strings.Join(os.Args[1:], " "), RunID: runID, Image: s.Broker.Image,
 		QueueType: s.Queue.Type, Topology: s.Topology(), Messages: s.Load.Messages, StartedAt: time.Now(), Warnings: warnings,
 	}
-	dir := filepath.Join(o.out, fmt.Sprintf("%s-%s-%s", s.Name, res.StartedAt.UTC().Format("20060102T150405Z"), runID))
+	res.LoadPart = part
+	dir := filepath.Join(o.out, fmt.Sprintf("%s-%s-%s%s", s.Name, res.StartedAt.UTC().Format("20060102T150405Z"), runID, partDir(part)))
 	log = log.With("scenario", s.Name, "run", runID)
 
 	sr := o.watch(ctx, c, log, s, res, dir)
@@ -642,7 +659,8 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		Traffic:      ut.traffic(log),
 		Log:          log,
 		RunID:        runID,
-		DeleteQueues: !ut.owned,
+		DeleteQueues: !ut.owned && (part == nil || part.Drain), // the drain deletes a split run's queues
+		Part:         part,
 		Seed:         seed,
 		Bucket:       o.bucket,
 		OnBurst:      o.prog.onBurst,

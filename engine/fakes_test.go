@@ -171,6 +171,7 @@ type fakeTraffic struct {
 	lose       map[int]bool
 	drained    bool
 	declared   []string
+	shared     []bool // QueueSpec.Shared of each declare
 	consumers  *fakeConsumers
 	crashErr   error
 	mu         sync.Mutex
@@ -182,6 +183,7 @@ type fakeTraffic struct {
 
 func (f *fakeTraffic) Declare(_ context.Context, q QueueSpec) error {
 	f.declared = append(f.declared, q.Name)
+	f.shared = append(f.shared, q.Shared)
 	return nil
 }
 func (f *fakeTraffic) Delete(context.Context, string) error { return nil }
@@ -214,7 +216,7 @@ type pub struct {
 }
 
 func (f *fakeTraffic) Publish(ctx context.Context, p PublishPlan) (PublishStats, error) {
-	u := &pub{f: f, p: p, confirm: p.Mode.ConfirmMode(), window: max(1, p.Window), conns: 1}
+	u := &pub{f: f, p: p, confirm: p.Mode.ConfirmMode(), window: max(1, p.Window), conns: 1, next: p.First}
 	for u.next < p.Messages || len(u.pending) > 0 || len(u.redo) > 0 {
 		if ctx.Err() != nil {
 			return u.st, ctx.Err()

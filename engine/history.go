@@ -48,7 +48,7 @@ func (r *Runner) openHistory(s *scenario.Scenario, m scenario.Mode, res *scenari
 		return fail(err)
 	}
 	w, err := metrics.NewHistoryWriter(out, metrics.HistoryHeader{Mode: string(m), Prefix: res.Queue + "-",
-		Messages: s.Load.Messages, ConfirmMode: m.ConfirmMode(), Start: time.Now(), Expect: expect})
+		Messages: s.Load.Messages, ConfirmMode: m.ConfirmMode(), Start: time.Now(), Expect: expect, Part: r.partHeader()})
 	if err != nil {
 		_ = out.Close()
 		return fail(err)

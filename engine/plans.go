@@ -32,6 +32,9 @@ type QueueSpec struct {
 	RetryDelay time.Duration
 	// DeadLetterArguments are the dead-letter queue's own x-arguments.
 	DeadLetterArguments map[string]any
+	// Shared: the parts of a split run declare the queue each in turn, so
+	// it may already hold the messages of other parts (Runner.Part).
+	Shared bool
 }
 
 // PublishPlan is everything a publisher needs for one burst. The publisher
@@ -40,9 +43,13 @@ type PublishPlan struct {
 	// PreferNode, set on a cluster, is the node (1-based) publisher index
 	// (0-based) connects to first (load.connect_to); it fails over to the
 	// next nodes when that one is down.
-	PreferNode       func(publisher int) int
-	Queue            string
-	Mode             scenario.Mode
+	PreferNode func(publisher int) int
+	Queue      string
+	Mode       scenario.Mode
+	// First and Messages bound the sequence numbers published:
+	// [First, Messages). First is 0 except in a load part of a split run
+	// (Runner.Part), which publishes its share only.
+	First            int
 	Messages         int
 	Window           int // unconfirmed messages in flight (1 for confirm-each)
 	ConfirmTimeout   time.Duration

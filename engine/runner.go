@@ -44,6 +44,11 @@ type Runner struct {
 	// (scenario.SettingRules).
 	BrokerVersion string
 
+	// Part, when set, makes each burst one share of a run split across
+	// processes (run --load-only, --drain-only; see parts.go): RunID is
+	// then the run id every part shares.
+	Part *metrics.Part
+
 	// StreamTraffic is the traffic of a scenario whose queue.type is
 	// stream (the stream protocol); nil refuses such a scenario.
 	StreamTraffic Traffic
@@ -88,6 +93,9 @@ func (r *Runner) modeDone(res scenario.ModeResult) {
 // fires, wait for it, drain, then reconcile and judge. brokerDown is true
 // when the broker could not be brought back.
 func (r *Runner) RunMode(ctx context.Context, s *scenario.Scenario, m scenario.Mode) (res scenario.ModeResult, brokerDown bool) {
+	if r.Part != nil {
+		return r.runPart(ctx, s, m), false
+	}
 	b := r.newBurst(s, m)
 	if !b.declare(ctx) || !b.startConsumers(ctx) {
 		b.cond.Interrupted = ctx.Err() != nil
@@ -304,6 +312,9 @@ func (b *burst) restorePending(ctx context.Context) {
 // will not fire after it.
 func (b *burst) publish(ctx context.Context) {
 	p := publishPlan(b.s, b.res.Mode, b.spec.Name)
+	if pt := b.r.Part; pt != nil {
+		p.First, p.Messages = pt.First, pt.End
+	}
 	p.Ledger, p.Latency, p.IntendedLatency, p.Timeline = b.ledger, b.latency, b.intended, b.timeline
 	p.OnPublished, p.Misroute, p.Faults = b.sched.OnPublished, b.in.misroute, b.in.fault
 	if b.view != nil {

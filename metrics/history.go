@@ -128,6 +128,9 @@ type HistoryHeader struct {
 	ConfirmMode bool            `json:"confirm_mode"`
 	Start       time.Time       `json:"start"` // publish times are deltas from it
 	Expect      json.RawMessage `json:"expect,omitempty"`
+	// Part, set in a run split across processes, is the share this
+	// history records (see Part).
+	Part *Part `json:"part,omitempty"`
 }
 
 // HistoryTrailer is what the run observed beside the ledger, as judged.

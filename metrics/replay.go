@@ -16,6 +16,9 @@ type Replay struct {
 	Drained bool
 	// Records is the number of records read.
 	Records int64
+	// Skipped counts the deliveries the skip function of
+	// ReplayHistoryInto set aside.
+	Skipped int
 	// Inconsistencies are events the history itself contradicts: a confirm
 	// for a delivery tag never published on its epoch or for a closed
 	// epoch, a tag published twice, an attempt number that does not follow,
@@ -47,16 +50,35 @@ type closedEpoch struct {
 // sequence number out of range; events it reads but contradict each other
 // are Inconsistencies.
 func ReplayHistory(r *HistoryReader) (*Replay, error) {
+	return ReplayHistoryInto(r, nil, nil)
+}
+
+// ReplayHistoryInto is ReplayHistory into l (nil: a fresh ledger sized by
+// the header), so that the histories of a run's load parts and its drain
+// build one ledger: each is replayed in turn with its own confirm tracker
+// (epochs and delivery tags are a process's own), parts before the drain.
+// l must have the header's prefix and size (an error otherwise). A load
+// part's publish outside its header's range [First, End) is an
+// inconsistency. skip, when set, sets aside the deliveries (HDelivered,
+// HDeadLettered) of the sequence numbers it names, counted in Skipped:
+// the ids of a load part whose history is missing were published by it,
+// not unexpected.
+func ReplayHistoryInto(r *HistoryReader, l *Ledger, skip func(seq int) bool) (*Replay, error) {
 	h := r.Header
 	if h.Messages < 0 || h.Messages > 1<<30 {
 		return nil, corrupt("header: %d messages", h.Messages)
 	}
-	p := &replayer{Replay: &Replay{Header: h, Ledger: NewLedger(h.Prefix, h.Messages)},
+	if l == nil {
+		l = NewLedger(h.Prefix, h.Messages)
+		// Publish times count from the history's start, as the run's
+		// ledger counted them, for the trailer's dead-letter rule.
+		l.base = h.Start
+		l.KeepPublishTimes()
+	} else if l.prefix != h.Prefix || l.Size() != h.Messages {
+		return nil, fmt.Errorf("history of %d ids %s…, not the %d ids %s… it is merged with", h.Messages, h.Prefix, l.Size(), l.prefix)
+	}
+	p := &replayer{Replay: &Replay{Header: h, Ledger: l},
 		tracker: NewConfirmTracker(), closed: map[Epoch]*closedEpoch{}}
-	// Publish times count from the history's start, as the run's ledger
-	// counted them, for the trailer's dead-letter rule.
-	p.Ledger.base = h.Start
-	p.Ledger.KeepPublishTimes()
 	for {
 		rec, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -66,6 +88,10 @@ func ReplayHistory(r *HistoryReader) (*Replay, error) {
 			return nil, err
 		}
 		p.Records++
+		if skip != nil && (rec.Kind == HDelivered || rec.Kind == HDeadLettered) && skip(rec.Seq) {
+			p.Skipped++
+			continue
+		}
 		if err := p.apply(rec); err != nil {
 			return nil, fmt.Errorf("%w: record %d (%s): %v", ErrHistoryCorrupt, p.Records-1, rec.Kind, err)
 		}
@@ -126,6 +152,9 @@ func (p *replayer) apply(rec HistoryRecord) error {
 	id := l.MessageID(rec.Seq)
 	switch rec.Kind {
 	case HPublish:
+		if pt := p.Header.Part; pt != nil && !pt.Drain && (rec.Seq < pt.First || rec.Seq >= pt.End) {
+			p.inconsistent("%s published %s, outside its ids %d–%d", pt, id, pt.First, pt.End-1)
+		}
 		p.publish(rec)
 	case HAckSeq, HNackSeq:
 		if err := l.Settle(rec.Seq, rec.Kind == HAckSeq); err != nil {

@@ -70,6 +70,11 @@ type Result struct {
 	// any fault came from outside the tool. Absent: the scenario's fault
 	// steps ran as planned.
 	FaultsInjected *bool `json:"faults_injected,omitempty"`
+	// LoadPart, set by run --load-only or --drain-only, says which share
+	// of a run split across processes this result holds: its verdict is
+	// the part's own (did it publish its ids, did it drain), and the
+	// run's is what `rmqtorture check` gives over every part's folder.
+	LoadPart *metrics.Part `json:"load_part,omitempty"`
 	// Warnings are what the run was told but did not check, e.g. an
 	// expectation for a mode that --mode left out.
 	Warnings []string `json:"warnings,omitempty"`

@@ -1,0 +1,317 @@
+package cmd
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// check over the folders of a run split across processes (parts.go):
+// every load part's history and the drain's are replayed into one ledger
+// per burst, parts first (each with its own confirm tracker: epochs and
+// delivery tags are a process's own), then judged once with the scenario's
+// expectations from the histories. A part whose folder is missing leaves
+// its ids unaccounted: the verdict is inconclusive and names it, never a
+// loss (those ids were never seen published).
+
+// partFolder is one folder of a split run.
+type partFolder struct {
+	dir string
+	res *scenario.Result
+}
+
+// splitFolders loads the result.json of every folder; it returns nil when
+// none is a part of a split run (check then re-judges each run on its
+// own), else the folders, or a bad-input error when some are not parts.
+func splitFolders(dirs []string) ([]partFolder, error) {
+	var out []partFolder
+	var errs []error
+	parts := 0
+	for _, dir := range dirs {
+		res, err := loadResult(filepath.Join(dir, "result.json"))
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if res.LoadPart != nil {
+			parts++
+		}
+		out = append(out, partFolder{dir, res})
+	}
+	if parts == 0 {
+		return nil, nil
+	}
+	if len(errs) > 0 {
+		return nil, causeErr(CauseBadResult, errors.Join(errs...))
+	}
+	return out, nil
+}
+
+// checkSplitFolders validates the folders as the parts of one split run and
+// returns them by role: load parts by index (1-based; nil: missing) and
+// the drain (nil: missing).
+func checkSplitFolders(folders []partFolder) ([]*partFolder, *partFolder, error) {
+	first := folders[0]
+	for _, f := range folders {
+		if f.res.LoadPart != nil {
+			first = f
+			break
+		}
+	}
+	fp := first.res.LoadPart
+	byIndex := make([]*partFolder, fp.Parts+1)
+	var drain *partFolder
+	bad := func(format string, args ...any) ([]*partFolder, *partFolder, error) {
+		return nil, nil, causeErr(CauseBadResult, fmt.Errorf(format, args...))
+	}
+	for i := range folders {
+		f := &folders[i]
+		p := f.res.LoadPart
+		switch {
+		case p == nil:
+			return bad("%s is a whole run, not a part of split run %s: check it on its own", f.dir, fp.RunID)
+		case p.RunID != fp.RunID:
+			return bad("%s is of split run %s, %s of split run %s: give the folders of one run", f.dir, p.RunID, first.dir, fp.RunID)
+		case f.res.Scenario != first.res.Scenario:
+			return bad("%s ran scenario %q, %s scenario %q: the parts of one run run one scenario", f.dir, f.res.Scenario, first.dir, first.res.Scenario)
+		case p.Parts != fp.Parts:
+			return bad("%s says the run has %d load parts, %s says %d", f.dir, p.Parts, first.dir, fp.Parts)
+		case f.res.Messages != first.res.Messages:
+			return bad("%s published bursts of %d orders, %s of %d: every part must run with the same load.messages", f.dir, f.res.Messages, first.dir, first.res.Messages)
+		case p.Drain && drain != nil:
+			return bad("%s and %s are both the drain of split run %s", drain.dir, f.dir, p.RunID)
+		case p.Drain:
+			drain = f
+		case p.Index < 1 || p.Index > p.Parts:
+			return bad("%s: load_part.part %d is not within 1–%d", f.dir, p.Index, p.Parts)
+		case byIndex[p.Index] != nil:
+			return bad("%s and %s are both %s of split run %s", byIndex[p.Index].dir, f.dir, p, p.RunID)
+		default:
+			if want0, want1 := metrics.PartRange(f.res.Messages, p.Index, p.Parts); p.First != want0 || p.End != want1 {
+				return bad("%s: %s publishes ids %d–%d, but its share of %d is %d–%d", f.dir, p, p.First, p.End-1, f.res.Messages, want0, want1-1)
+			}
+			byIndex[p.Index] = f
+		}
+	}
+	return byIndex[1:], drain, nil
+}
+
+// mergedBurst is one burst (one queue) of a split run, merged.
+type mergedBurst struct {
+	res   scenario.ModeResult
+	parts int      // load parts whose history was merged
+	diffs []string // inconsistencies of the histories
+}
+
+// mergeSplitRun merges every burst of the split run in folders: one result
+// per queue, in the order the folders list them.
+func mergeSplitRun(folders []partFolder) ([]mergedBurst, error) {
+	parts, drain, err := checkSplitFolders(folders)
+	if err != nil {
+		return nil, err
+	}
+	var queues []string
+	for _, f := range append(slices.Clone(parts), drain) {
+		if f == nil {
+			continue
+		}
+		for _, m := range f.res.Modes {
+			if !slices.Contains(queues, m.Queue) && m.Queue != "" {
+				queues = append(queues, m.Queue)
+			}
+		}
+	}
+	var out []mergedBurst
+	for _, q := range queues {
+		mb, err := mergeBurst(q, parts, drain)
+		if err != nil {
+			return nil, causeErr(CauseBadResult, err)
+		}
+		out = append(out, mb)
+	}
+	return out, nil
+}
+
+// burstOf is f's burst on queue q with a history, or nil.
+func burstOf(f *partFolder, q string) *scenario.ModeResult {
+	if f == nil {
+		return nil
+	}
+	for i := range f.res.Modes {
+		if m := &f.res.Modes[i]; m.Queue == q && m.History != "" {
+			return m
+		}
+	}
+	return nil
+}
+
+// replayInto replays m's history (in f) into *ledger (nil: the first
+// history sizes it), setting aside the deliveries skip names.
+func replayInto(f *partFolder, m *scenario.ModeResult, ledger **metrics.Ledger, skip func(int) bool) (*metrics.Replay, error) {
+	path := filepath.Join(f.dir, m.History)
+	file, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	defer file.Close()
+	r, err := metrics.NewHistoryReader(file)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if h := r.Header.Part; h == nil || *h != *f.res.LoadPart {
+		return nil, fmt.Errorf("%s: the history's part (%v) is not the one result.json names (%v)", path, h, f.res.LoadPart)
+	}
+	rp, err := metrics.ReplayHistoryInto(r, *ledger, skip)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	*ledger = rp.Ledger
+	return rp, nil
+}
+
+// mergeBurst replays the parts' and the drain's histories of queue q into
+// one ledger and judges it.
+func mergeBurst(q string, parts []*partFolder, drain *partFolder) (mergedBurst, error) {
+	var ledger *metrics.Ledger
+	var mb mergedBurst
+	var header metrics.HistoryHeader
+	var obs scenario.Observed
+	var cond scenario.Conditions
+	var missing []int     // indices of the parts without this burst
+	var partErrs []string // the parts' publisher errors
+	missingIDs := 0
+	for k, f := range parts {
+		m := burstOf(f, q)
+		if m == nil {
+			missing = append(missing, k+1)
+			continue
+		}
+		rp, err := replayInto(f, m, &ledger, nil)
+		if err != nil {
+			return mb, err
+		}
+		mb.parts++
+		header = rp.Header
+		partErrs = append(partErrs, addPartObservations(&obs, &cond, f.res.LoadPart, rp)...)
+		mb.diffs = append(mb.diffs, prefixed(f.res.LoadPart.String()+": ", rp.Inconsistencies)...)
+	}
+	drained, skipped := false, 0
+	if m := burstOf(drain, q); m != nil {
+		// A missing part's ids were published by it: their deliveries are
+		// set aside, not unexpected.
+		skip := func(seq int) bool {
+			return slices.ContainsFunc(missing, func(k int) bool {
+				first, end := metrics.PartRange(drain.res.Messages, k, len(parts))
+				return seq >= first && seq < end
+			})
+		}
+		rp, err := replayInto(drain, m, &ledger, skip)
+		if err != nil {
+			return mb, err
+		}
+		header, drained, skipped = rp.Header, rp.Drained, rp.Skipped
+		t := rp.Trailer
+		obs.DeadLetterLossAllowed, obs.DeadLetterGuarantee, obs.DeadLetterReasons = t.DeadLetterLossAllowed, t.DeadLetterGuarantee, t.DeadLetterReasons
+		cond.DrainIncomplete = textErr(t.DrainIncomplete)
+		mb.diffs = append(mb.diffs, prefixed("drain: ", rp.Inconsistencies)...)
+	} else if drain == nil {
+		cond.DrainIncomplete = errors.New("the drain's folder was not given: no delivery is known")
+	} else {
+		cond.DrainIncomplete = fmt.Errorf("the drain has no history of queue %s: no delivery is known", q)
+	}
+	if ledger == nil {
+		return mb, fmt.Errorf("queue %s: no history of it in any folder", q)
+	}
+	// A missing part's ids were never seen published: unaccounted, not lost.
+	var gaps []string
+	for _, k := range missing {
+		first, end := metrics.PartRange(ledger.Size(), k, len(parts))
+		missingIDs += end - first
+		gaps = append(gaps, fmt.Sprintf("part %d/%d missing: ids %s%d–%d not accounted", k, len(parts), header.Prefix, first, end-1))
+	}
+	if skipped > 0 {
+		gaps[len(gaps)-1] += fmt.Sprintf(" (the drain's %d deliveries of them set aside)", skipped)
+	}
+	if len(gaps) > 0 {
+		cond.PublishErr = errors.New(strings.Join(append(gaps, partErrs...), "; "))
+	} else if len(partErrs) > 0 {
+		cond.PublishErr = errors.New(strings.Join(partErrs, "; "))
+	}
+	var expect scenario.Expect
+	if len(header.Expect) > 0 {
+		if err := json.Unmarshal(header.Expect, &expect); err != nil {
+			return mb, fmt.Errorf("history header expectations: %w", err)
+		}
+	}
+	counts, ids, rerr := ledger.Reconcile(drained)
+	cond.ReconcileErr = rerr
+	cond.Unsent = header.Messages - counts.Sent - counts.NotPublished - missingIDs
+	mode := scenario.Mode(header.Mode)
+	mb.res = scenario.ModeResult{Mode: mode, Queue: q, Counts: counts, IDs: ids, Verdict: scenario.Judge(mode, counts, obs, expect, cond)}
+	return mb, nil
+}
+
+// addPartObservations adds what load part p observed (its history's
+// trailer) to the merged burst's, and returns its publisher's error.
+func addPartObservations(obs *scenario.Observed, cond *scenario.Conditions, p *metrics.Part, rp *metrics.Replay) []string {
+	t := rp.Trailer
+	obs.BlockedMS += t.BlockedMS
+	obs.ChannelCloses = append(obs.ChannelCloses, t.ChannelCloses...)
+	obs.LostAllowed = obs.LostAllowed || t.LostAllowed
+	cond.Interrupted = cond.Interrupted || t.Interrupted
+	if t.PublishErr != "" {
+		return []string{fmt.Sprintf("%s: %s", p, t.PublishErr)}
+	}
+	return nil
+}
+
+func prefixed(prefix string, lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = prefix + l
+	}
+	return out
+}
+
+// checkSplitRun prints one line per merged burst (and its reasons) and
+// returns the cause of the worst: a failed verdict, a history that
+// contradicts itself (check mismatch), inconclusive, or pass.
+func checkSplitRun(folders []partFolder) ([]string, error) {
+	bursts, err := mergeSplitRun(folders)
+	if err != nil {
+		return nil, err
+	}
+	p := folders[0].res.LoadPart
+	var lines []string
+	worst := CausePass
+	for _, b := range bursts {
+		c := b.res.Counts
+		lines = append(lines, fmt.Sprintf("%s: split run %s, %d of %d load parts merged with the drain: sent %d, confirmed %d, delivered %d, lost %d, in doubt %d, unconfirmed missing %d, duplicates %d, unexpected %d: %s",
+			b.res.Mode, p.RunID, b.parts, p.Parts, c.Sent, c.Confirmed, c.Delivered, c.Lost, c.InDoubt, c.UnconfirmedMissing, c.Duplicates, c.Unexpected, b.res.Verdict.Status))
+		for _, r := range b.res.Verdict.Reasons {
+			lines = append(lines, "  "+r)
+		}
+		for _, d := range b.diffs {
+			lines = append(lines, "  history inconsistency: "+d)
+		}
+		switch {
+		case b.res.Verdict.Status == scenario.Fail:
+			worst = worse(worst, CauseVerdictFail)
+		case len(b.diffs) > 0:
+			worst = worse(worst, CauseCheckMismatch)
+		case b.res.Verdict.Status == scenario.Inconclusive:
+			worst = worse(worst, CauseInconclusive)
+		}
+	}
+	if worst == CausePass {
+		return lines, nil
+	}
+	return lines, causeErr(worst, fmt.Errorf("split run %s: %s", p.RunID, strings.ToLower(string(worst))))
+}
