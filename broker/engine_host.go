@@ -50,9 +50,13 @@ func clientOpts() ([]client.Opt, error) {
 	if err != nil {
 		return nil, fmt.Errorf("DOCKER_HOST=%s: %s", EngineHost(), redact.Text(err.Error()))
 	}
+	// No TLS and no proxy: ssh carries the connection. Every new
+	// connection is a new ssh process (100-300 ms), so more idle ones are
+	// kept than net/http's 2: a kill waits for no ssh handshake while the
+	// log follower and inspect polls hold theirs.
+	tr := &http.Transport{DialContext: helper.Dialer, MaxIdleConnsPerHost: 8}
 	return []client.Opt{
-		// No TLS and no proxy: ssh carries the connection.
-		client.WithHTTPClient(&http.Client{Transport: &http.Transport{DialContext: helper.Dialer}}),
+		client.WithHTTPClient(&http.Client{Transport: tr}),
 		client.WithHost(helper.Host),
 		client.WithDialContext(helper.Dialer),
 		client.WithVersionFromEnv(),

@@ -130,9 +130,10 @@ setup_tcp() {
 }
 
 setup_podman() {
-  # No systemd: cgroupfs, and events in a file rather than the journal.
+  # No systemd: cgroupfs, events and container logs in files rather than
+  # the journal (`docker logs` reads the broker's log on a failed start).
   mkdir -p /etc/containers/containers.conf.d
-  printf '[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n' >/etc/containers/containers.conf.d/rmqtorture.conf
+  printf '[containers]\nlog_driver = "k8s-file"\n\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n' >/etc/containers/containers.conf.d/rmqtorture.conf
   if ! alive "$STATE/podman.pid"; then
     log "starting podman's API service on unix://$PODMAN_SOCK"
     rm -f "$PODMAN_SOCK"
