@@ -58,14 +58,14 @@ func Docker(ctx context.Context) (*client.Client, error) {
 	}
 	cli, err := client.NewClientWithOpts(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("create Docker client for %s: %s", EngineHost(), redact.Text(err.Error()))
+		return nil, fmt.Errorf("create Docker client for %s: %w", EngineHost(), masked{err})
 	}
 	// An ssh:// engine starts ssh and the remote docker CLI first.
 	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	if _, err := cli.Ping(pctx); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("cannot reach the Docker Engine at %s: %s (is the daemon running and DOCKER_HOST right? rmqtorture needs it to run and kill the broker)", EngineHost(), redact.Text(err.Error()))
+		return nil, fmt.Errorf("cannot reach the Docker Engine at %s: %s (is the daemon running and DOCKER_HOST right? rmqtorture needs it to run and kill the broker)", EngineHost(), masked{err})
 	}
 	cli.NegotiateAPIVersion(ctx)
 	return cli, nil

@@ -48,7 +48,7 @@ func clientOpts() ([]client.Opt, error) {
 	}
 	helper, err := connhelper.GetConnectionHelper(host)
 	if err != nil {
-		return nil, fmt.Errorf("DOCKER_HOST=%s: %s", EngineHost(), redact.Text(err.Error()))
+		return nil, fmt.Errorf("DOCKER_HOST=%s: %w", EngineHost(), masked{err})
 	}
 	// No TLS and no proxy: ssh carries the connection. Every new
 	// connection is a new ssh process (100-300 ms), so more idle ones are
@@ -116,3 +116,10 @@ func PortFree(addr string, port int) error {
 	}
 	return l.Close()
 }
+
+// masked is an error whose text has every URL password masked (the Docker
+// client quotes DOCKER_HOST whole), still unwrapping to the error itself.
+type masked struct{ err error }
+
+func (m masked) Error() string { return redact.Text(m.err.Error()) }
+func (m masked) Unwrap() error { return m.err }
