@@ -132,8 +132,23 @@ setup_tcp() {
 setup_podman() {
   # No systemd: cgroupfs, events and container logs in files rather than
   # the journal (`docker logs` reads the broker's log on a failed start).
+  # Open files and processes capped at this shell's hard limits: Podman
+  # asks for 1048576 and 4194304 by default, and where the service may not
+  # raise its limits that far every container fails to start ("error
+  # setting rlimit type 7" or "type 6").
+  local nofile nproc conf=/etc/containers/containers.conf.d/rmqtorture.conf
+  nofile=$(ulimit -Hn) nproc=$(ulimit -Hu)
+  [ "$nofile" != unlimited ] || nofile=1048576
+  # The service itself was seen running with a process limit of 32768
+  # (below the shell's 96362), which no container can then exceed.
+  if [ "$nproc" = unlimited ] || [ "$nproc" -gt 32768 ]; then nproc=32768; fi
   mkdir -p /etc/containers/containers.conf.d
-  printf '[containers]\nlog_driver = "k8s-file"\n\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n' >/etc/containers/containers.conf.d/rmqtorture.conf
+  printf '[containers]\nlog_driver = "k8s-file"\ndefault_ulimits = ["nofile=%s:%s", "nproc=%s:%s"]\n\n[engine]\ncgroup_manager = "cgroupfs"\nevents_logger = "file"\n' "$nofile" "$nofile" "$nproc" "$nproc" >$conf.new
+  if ! cmp -s $conf.new $conf; then
+    mv $conf.new $conf
+    stop "$STATE/podman.pid" # a running service keeps the old settings
+  fi
+  rm -f $conf.new
   if ! alive "$STATE/podman.pid"; then
     log "starting podman's API service on unix://$PODMAN_SOCK"
     rm -f "$PODMAN_SOCK"
