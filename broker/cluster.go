@@ -26,7 +26,7 @@ import (
 )
 
 // A cluster's Docker layout. Every node has its AMQP port published on
-// 127.0.0.1 through one client network (rmqt-RUN-client), and its
+// the host address (127.0.0.1 unless the user names another) through one client network (rmqt-RUN-client), and its
 // inter-node traffic (Erlang distribution) on one internal network per pair
 // of nodes (rmqt-RUN-link-1-2, …), on which each of the two carries the
 // alias rmqN. Node i runs as rabbit@rmqI (RABBITMQ_NODENAME), its own name
@@ -85,7 +85,10 @@ type ClusterOptions struct {
 	// net_ticktime = 15 unless Config sets it (clusterNetTicktime).
 	Config         map[string]string
 	AdvancedConfig map[string]int
-	// HostPorts are the 127.0.0.1 ports to publish each node's AMQP on
+	// Address is the engine host's IP to publish ports on and dial ("":
+	// DefaultAddress); see CreateOptions.Address.
+	Address string
+	// HostPorts are the ports to publish each node's AMQP on
 	// (index 0: node 1); 0, or a missing entry, picks a free one. Fixed at
 	// creation, so a node keeps its port across restarts.
 	HostPorts []int
@@ -232,10 +235,10 @@ func (c *Cluster) createNetwork(ctx context.Context, name string, internal, keep
 }
 
 // createNode creates node i's container (not started) on the client
-// network, its AMQP port published on 127.0.0.1:port (0: a free port).
+// network, its AMQP port published on opts.Address:port (0: a free port).
 func (c *Cluster) createNode(ctx context.Context, opts ClusterOptions, i, port int) (*Container, error) {
 	if port == 0 {
-		p, err := freePort()
+		p, err := freePort(opts.Address)
 		if err != nil {
 			return nil, err
 		}
@@ -250,7 +253,7 @@ func (c *Cluster) createNode(ctx context.Context, opts ClusterOptions, i, port i
 		Labels:       Labels(opts.RunID, opts.Keep),
 	}
 	host := &container.HostConfig{
-		PortBindings: nat.PortMap{amqpPort: {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}},
+		PortBindings: nat.PortMap{amqpPort: {{HostIP: hostIP(opts.Address), HostPort: strconv.Itoa(port)}}},
 		// The node reaches itself (rabbitmqctl in the container) on
 		// loopback, whatever networks it is on.
 		ExtraHosts: []string{scenario.NodeName(i) + ":127.0.0.1"},
@@ -260,7 +263,7 @@ func (c *Cluster) createNode(ctx context.Context, opts ClusterOptions, i, port i
 	if err != nil {
 		return nil, fmt.Errorf("create broker container %q from %q: %w", name, opts.Image, err)
 	}
-	n := &Container{cli: c.cli, log: c.log, ID: created.ID, Name: name, Image: opts.Image, Owned: true, runID: opts.RunID}
+	n := &Container{cli: c.cli, log: c.log, address: opts.Address, ID: created.ID, Name: name, Image: opts.Image, Owned: true, runID: opts.RunID}
 	if !opts.Keep {
 		track(n)
 	}
@@ -321,13 +324,13 @@ func (c *Container) ownerOf(ctx context.Context, path string) (uid, gid int, err
 // rabbit@ and its short hostname (what rabbitmq-server picks). Its links
 // are not rmqtorture's: Partition refuses. Call WaitFormed next: it checks
 // that the nodes form one cluster.
-func AttachCluster(ctx context.Context, cli *client.Client, log *slog.Logger, names []string) (*Cluster, error) {
+func AttachCluster(ctx context.Context, cli *client.Client, log *slog.Logger, names []string, address string) (*Cluster, error) {
 	if len(names) < 2 {
 		return nil, fmt.Errorf("a cluster needs at least 2 containers, %d named", len(names))
 	}
 	c := &Cluster{cli: cli, log: log, state: make([]nodeState, len(names))}
 	for _, name := range names {
-		n, err := Attach(ctx, cli, log, name)
+		n, err := Attach(ctx, cli, log, name, address)
 		if err != nil {
 			return nil, err
 		}
@@ -390,7 +393,7 @@ func (c *Cluster) Name() string {
 // Owned reports whether this run created the cluster (Remove removes it).
 func (c *Cluster) Owned() bool { return c.owned }
 
-// Addr is node i's AMQP address on the host (1-based), on 127.0.0.1; ""
+// Addr is node i's AMQP address (1-based), on the cluster's host address; ""
 // when there is no node i.
 func (c *Cluster) Addr(i int) string {
 	if n := c.Node(i); n != nil {

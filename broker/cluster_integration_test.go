@@ -460,7 +460,7 @@ func disconnectFollower(t *testing.T, cli *client.Client, c *Cluster) {
 func TestAttachedClusterNotFormedNamesTheMissingNode(t *testing.T) {
 	cli, ctr := startBroker(t)
 	ctx := context.Background()
-	c, err := AttachCluster(ctx, cli, quiet, []string{ctr.Name, ctr.ID})
+	c, err := AttachCluster(ctx, cli, quiet, []string{ctr.Name, ctr.ID}, "")
 	if err != nil {
 		t.Fatal(err)
 	}

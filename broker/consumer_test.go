@@ -82,7 +82,7 @@ func TestReadPort(t *testing.T) {
 	if err := c.readPort(container.InspectResponse{}); err == nil {
 		t.Error("no network settings accepted")
 	}
-	if p, err := freePort(); err != nil || p <= 0 {
+	if p, err := freePort(""); err != nil || p <= 0 {
 		t.Errorf("free port %d %v", p, err)
 	}
 }

@@ -44,30 +44,42 @@ const amqpPort = nat.Port("5672/tcp")
 // ErrImageMissing means the broker image is not in the local engine.
 var ErrImageMissing = errors.New("broker image missing")
 
-// Docker returns a client for the engine named by the environment (DOCKER_HOST
-// etc.), negotiating the API version: the Go client defaults to API 1.51
-// while e.g. Debian's docker.io 20.10 engine speaks 1.41 (BROKER-FACTS.md).
-// It pings the engine so an unreachable socket fails here, clearly.
+// Docker returns a client for the engine DOCKER_HOST names (unix://,
+// tcp:// with DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, or ssh://; see
+// clientOpts), negotiating the API version: the Go client defaults to API
+// 1.51 while e.g. Debian's docker.io 20.10 engine speaks 1.41 and Podman's
+// compatible API 1.41 too (BROKER-FACTS.md). It pings the engine so an
+// unreachable one fails here, clearly; errors name DOCKER_HOST with any
+// password masked.
 func Docker(ctx context.Context) (*client.Client, error) {
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	opts, err := clientOpts()
 	if err != nil {
-		return nil, fmt.Errorf("create Docker client: %w", err)
+		return nil, err
 	}
-	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	cli, err := client.NewClientWithOpts(opts...)
+	if err != nil {
+		return nil, fmt.Errorf("create Docker client for %s: %w", EngineHost(), masked{err})
+	}
+	// An ssh:// engine starts ssh and the remote docker CLI first.
+	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	if _, err := cli.Ping(pctx); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("cannot reach the Docker Engine at %s: %w (is the daemon running and DOCKER_HOST right? rmqtorture needs it to run and kill the broker)", redact.URL(cli.DaemonHost()), err)
+		return nil, fmt.Errorf("cannot reach the Docker Engine at %s: %s (is the daemon running and DOCKER_HOST right? rmqtorture needs it to run and kill the broker)", EngineHost(), masked{err})
 	}
 	cli.NegotiateAPIVersion(ctx)
 	return cli, nil
 }
 
 // Container is the RabbitMQ broker under test: one rmqtorture created (Owned)
-// or one the user named (attached). Its AMQP port is published on 127.0.0.1.
+// or one the user named (attached). Its AMQP port is published on its
+// host address (127.0.0.1 unless the user names another).
 type Container struct {
-	cli      *client.Client
-	log      *slog.Logger
+	cli *client.Client
+	log *slog.Logger
+	// address is the host IP its ports are published on and clients dial
+	// ("": DefaultAddress).
+	address  string
 	ID       string
 	Name     string
 	Image    string
@@ -97,7 +109,12 @@ type Container struct {
 type CreateOptions struct {
 	Image string
 	RunID string
-	// HostPort is the 127.0.0.1 port to publish AMQP on; 0 picks a free one.
+	// Address is the IP address of the engine's host to publish ports on,
+	// and the one clients dial ("": DefaultAddress, 127.0.0.1); see
+	// CheckAddress. With a remote engine (DOCKER_HOST=ssh://…, tcp://…)
+	// it is that host's address.
+	Address string
+	// HostPort is the port to publish AMQP on; 0 picks a free one.
 	// It is fixed at creation so it stays the same when the container starts
 	// again (an ephemeral binding changes on every start).
 	HostPort int
@@ -116,7 +133,7 @@ type CreateOptions struct {
 
 // Create creates and starts a labelled broker container from opts.Image with a
 // fixed hostname (so its node name rabbit@HOST and its data survive a
-// restart) and AMQP published on 127.0.0.1 only. It fails with ErrImageMissing
+// restart) and AMQP published on opts.Address only. It fails with ErrImageMissing
 // and a hint when the image is not present.
 func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts CreateOptions) (*Container, error) {
 	if err := imagePresent(ctx, cli, opts.Image); err != nil {
@@ -124,7 +141,7 @@ func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts Crea
 	}
 	port := opts.HostPort
 	if port == 0 {
-		p, err := freePort()
+		p, err := freePort(opts.Address)
 		if err != nil {
 			return nil, err
 		}
@@ -138,7 +155,7 @@ func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts Crea
 		Labels:       Labels(opts.RunID, opts.Keep),
 	}
 	host := &container.HostConfig{
-		PortBindings: nat.PortMap{amqpPort: {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}},
+		PortBindings: nat.PortMap{amqpPort: {{HostIP: hostIP(opts.Address), HostPort: strconv.Itoa(port)}}},
 	}
 	sport, err := enableStreams(opts, cfg, host)
 	if err != nil {
@@ -148,7 +165,7 @@ func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts Crea
 	if err != nil {
 		return nil, fmt.Errorf("create broker container %q from %q: %w", name, opts.Image, err)
 	}
-	c := &Container{cli: cli, log: log, ID: created.ID, Name: name, Image: opts.Image, Owned: true, runID: opts.RunID}
+	c := &Container{cli: cli, log: log, address: opts.Address, ID: created.ID, Name: name, Image: opts.Image, Owned: true, runID: opts.RunID}
 	if !opts.Keep {
 		track(c)
 	}
@@ -201,9 +218,11 @@ func imagePresent(ctx context.Context, cli *client.Client, image string) error {
 
 // Attach uses a running container the user named as the broker. rmqtorture
 // will kill and start it (the user asked for that by naming it) but never
-// removes it. Its AMQP port 5672/tcp must be published.
-func Attach(ctx context.Context, cli *client.Client, log *slog.Logger, nameOrID string) (*Container, error) {
-	c := &Container{cli: cli, log: log, Name: strings.TrimPrefix(nameOrID, "/"), attached: &attachment{warned: map[string]bool{}}}
+// removes it. Its AMQP port 5672/tcp must be published on address (the
+// engine host's IP that clients dial; "": DefaultAddress) or on every
+// address.
+func Attach(ctx context.Context, cli *client.Client, log *slog.Logger, nameOrID, address string) (*Container, error) {
+	c := &Container{cli: cli, log: log, address: address, Name: strings.TrimPrefix(nameOrID, "/"), attached: &attachment{warned: map[string]bool{}}}
 	info, err := cli.ContainerInspect(ctx, nameOrID)
 	if err != nil {
 		return nil, fmt.Errorf("inspect container %q: %w", nameOrID, err)
@@ -225,17 +244,29 @@ func (c *Container) readPort(info container.InspectResponse) error {
 	}
 	c.readStreamPort(info)
 	for _, b := range info.NetworkSettings.Ports[amqpPort] {
-		if p, err := strconv.Atoi(b.HostPort); err == nil && (b.HostIP == "127.0.0.1" || b.HostIP == "0.0.0.0" || b.HostIP == "") {
+		if p, err := strconv.Atoi(b.HostPort); err == nil && reachableOn(b.HostIP, c.address) {
 			c.hostPort.Store(int64(p))
 			return nil
 		}
 	}
-	return fmt.Errorf("container %q does not publish 5672/tcp on an IPv4 host address; publish it, e.g. -p 127.0.0.1:5672:5672", c.Name)
+	return fmt.Errorf("container %q does not publish 5672/tcp on %s; publish it, e.g. -p %s:5672:5672", c.Name, hostIP(c.address), hostIP(c.address))
 }
 
-// Addr is the broker's AMQP address on the host, always on 127.0.0.1.
+// reachableOn reports whether a port published on bound (a binding's
+// HostIP) can be dialled on address: bound is that address, or every
+// address ("", 0.0.0.0, ::).
+func reachableOn(bound, address string) bool {
+	switch bound {
+	case "", "0.0.0.0", "::":
+		return true
+	}
+	return bound == hostIP(address)
+}
+
+// Addr is the broker's AMQP address: its host address (127.0.0.1 unless
+// the user named another) and published port.
 func (c *Container) Addr() string {
-	return net.JoinHostPort("127.0.0.1", strconv.FormatInt(c.hostPort.Load(), 10))
+	return net.JoinHostPort(hostIP(c.address), strconv.FormatInt(c.hostPort.Load(), 10))
 }
 
 // URL is the AMQP URL of the broker (guest/guest on the default vhost). It
@@ -564,16 +595,6 @@ func RemoveLeftover(ctx context.Context, cli *client.Client, id string) error {
 		return fmt.Errorf("refusing to remove container %s: no %s label", id, LabelManaged)
 	}
 	return cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
-}
-
-// freePort asks the kernel for a free port on 127.0.0.1.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("find a free port on 127.0.0.1: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // Container implements every fault port for the single broker.

@@ -50,7 +50,8 @@ func (o *runOpts) checkCommands(w io.Writer, file string, s *scenario.Scenario) 
 // started or was named, RMQT_CONTAINER (a single broker's container) or
 // RMQT_CONTAINERS (a cluster's node containers, node 1 first,
 // comma-separated; a single broker's container too), and for a single
-// broker RMQT_AMQP_ADDR (127.0.0.1:port of its AMQP, no credentials). With --uri there
+// broker RMQT_AMQP_ADDR (address:port of its AMQP, the address --broker-address,
+// 127.0.0.1 by default; no credentials). With --uri there
 // is no container: only the first two.
 func commandEnv(runID string, s *scenario.Scenario, ut *underTest) []string {
 	env := []string{"RMQT_RUN_ID=" + runID, "RMQT_SCENARIO=" + s.Name}

@@ -57,7 +57,7 @@ var exitCauses = []exitCause{
 	{CauseUnknownScenario, ExitUsage, []string{"run", "validate"}, "bad input: no scenario of that name in the file"},
 	{CauseBadResult, ExitUsage, []string{"report", "compare", "check"}, "bad input: a `result.json` or history unreadable, malformed or of a `schema_version` this binary does not read (the message names the file), a run folder without history, or two results of different scenarios; `check`: folders of different split runs, or one part given twice"},
 	{CauseUnwritableOutput, ExitUsage, []string{"run", "report", "compare"}, "bad input: `--out` or `--summary-file` cannot be created or written (checked before anything starts; the message names the flag)"},
-	{CausePortInUse, ExitUsage, []string{"run"}, "bad input: `--port` is already in use on 127.0.0.1 (checked before a container is created)"},
+	{CausePortInUse, ExitUsage, []string{"run"}, "bad input: `--port` is already in use on 127.0.0.1 (or `--broker-address`; checked before a container is created)"},
 	{CauseNoSuchContainer, ExitUsage, []string{"run"}, "bad input: `--container` names no container"},
 	{CauseContainerStopped, ExitUsage, []string{"run"}, "bad input: the `--container` container is not running"},
 	{CauseNoAMQPPort, ExitUsage, []string{"run"}, "bad input: the `--container` container publishes no AMQP port (5672/tcp) on the host"},

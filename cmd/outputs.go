@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"github.com/rmqtorture/rmqtorture/broker"
 )
 
 // Output paths are checked before a command starts anything (before Docker
@@ -75,15 +77,19 @@ func checkAppendFile(flag, path string) error {
 	return nil
 }
 
-// checkPortFree checks that port is free on 127.0.0.1 by listening on it
-// for a moment: a container created with a taken port would only fail when
-// Docker starts it.
-func checkPortFree(port int) error {
-	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		return causeErr(CausePortInUse, fmt.Errorf("--port %d: 127.0.0.1:%d is already in use (%w); pick a free port or leave --port out", port, port, err))
+// checkPortFree checks that port is free on addr (--broker-address) by
+// listening on it for a moment: a container created with a taken port
+// would only fail when Docker starts it. A remote engine's address cannot
+// be checked from here (broker.PortFree).
+func checkPortFree(addr string, port int) error {
+	if addr == "" {
+		addr = broker.DefaultAddress
 	}
-	return l.Close()
+	if err := broker.PortFree(addr, port); err != nil {
+		hp := net.JoinHostPort(addr, strconv.Itoa(port))
+		return causeErr(CausePortInUse, fmt.Errorf("--port %d: %s is already in use (%w); pick a free port or leave --port out", port, hp, err))
+	}
+	return nil
 }
 
 // missingDirs lists dir and those of its parents that do not exist yet,

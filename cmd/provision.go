@@ -150,24 +150,24 @@ func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *cli
 		ut, err = o.external()
 	case len(o.containers) > 0:
 		var c *broker.Cluster
-		if c, err = broker.AttachCluster(cctx, cli, log, o.containers); c != nil {
+		if c, err = broker.AttachCluster(cctx, cli, log, o.containers, o.address); c != nil {
 			ut = cluster(c)
 		}
 	case o.container != "":
 		var ctr *broker.Container
-		if ctr, err = broker.Attach(cctx, cli, log, o.container); ctr != nil {
+		if ctr, err = broker.Attach(cctx, cli, log, o.container, o.address); ctr != nil {
 			ut = single(ctr)
 		}
 	case s.Broker.Nodes > 1:
 		var c *broker.Cluster
-		c, err = broker.CreateCluster(cctx, cli, log, broker.ClusterOptions{Image: s.Broker.Image, RunID: runID, Nodes: s.Broker.Nodes, Keep: o.keep,
+		c, err = broker.CreateCluster(cctx, cli, log, broker.ClusterOptions{Image: s.Broker.Image, RunID: runID, Nodes: s.Broker.Nodes, Keep: o.keep, Address: o.address,
 			Config: s.Broker.Config, AdvancedConfig: s.Broker.AdvancedConfig})
 		if c != nil {
 			ut = cluster(c)
 		}
 	default:
 		var ctr *broker.Container
-		ctr, err = broker.Create(cctx, cli, log, broker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort, Keep: o.keep,
+		ctr, err = broker.Create(cctx, cli, log, broker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort, Keep: o.keep, Address: o.address,
 			Config: s.Broker.Config, AdvancedConfig: s.Broker.AdvancedConfig, Streams: s.Queue.Type == scenario.Stream})
 		if ctr != nil {
 			ut = single(ctr)

@@ -33,11 +33,14 @@ type runOpts struct {
 	container string
 	// containers are the running containers --containers names as the
 	// nodes of a cluster, in node order (rmq1 first); nil without it.
-	containers  []string
-	nodes       int
-	keep        bool
-	out         string
-	hostPort    int
+	containers []string
+	nodes      int
+	keep       bool
+	out        string
+	hostPort   int
+	// address is --broker-address: the engine host's IP that ports are
+	// published on and clients dial (broker.DefaultAddress unless set).
+	address     string
 	all         bool
 	queueTypes  []string
 	persistence []string
@@ -153,7 +156,8 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	fl.StringSliceVar(&o.containers, "containers", nil, "use these running containers, comma-separated, as the nodes of a cluster instead of creating them (3 or 5; sets broker.nodes; not with --container or --nodes); rmqtorture will kill and restart them but never remove them")
 	fl.BoolVar(&o.keep, "keep", false, "keep the broker container at the end")
 	fl.StringVar(&o.out, "out", "rmqtorture-results", "folder under which each run writes its report folder")
-	fl.IntVar(&o.hostPort, "port", 0, "host port on 127.0.0.1 to publish AMQP on (default: a free one)")
+	fl.IntVar(&o.hostPort, "port", 0, "host port to publish AMQP on, on --broker-address (default: a free one)")
+	fl.StringVar(&o.address, "broker-address", broker.DefaultAddress, "IP address of the Docker Engine's host to publish the broker's ports on and send traffic to (a remote engine's: DOCKER_HOST=ssh://… or tcp://…)")
 	fl.BoolVar(&o.all, "all", false, "run every scenario in the file, in file order")
 	fl.StringSliceVar(&o.queueTypes, "queue-types", nil, "matrix: run every mode on each of these queue types (quorum, classic)")
 	fl.StringSliceVar(&o.persistence, "persistence", nil, "matrix: run every mode with each of these (persistent, transient)")
@@ -197,6 +201,13 @@ func (o *runOpts) apply(c *cobra.Command, file string, s *scenario.Scenario) ([]
 	}
 	if fl.Changed("port") && (o.hostPort <= 0 || o.hostPort > 65535) {
 		return nil, fmt.Errorf("--port must be within 1–65535, got %d", o.hostPort)
+	}
+	if fl.Changed("broker-address") {
+		a, err := broker.CheckAddress(o.address)
+		if err != nil {
+			return nil, fmt.Errorf("--broker-address: %w", err)
+		}
+		o.address = a
 	}
 	if err := o.checkContainers(c); err != nil {
 		return nil, err
@@ -459,6 +470,7 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 			return notStarted(ctx, causeErr(CauseDockerUnreachable, err))
 		}
 		defer cli.Close()
+		log.Info("Docker Engine", "host", broker.EngineHost(), "broker_address", o.address)
 		sweepBeforeRun(ctx, log, cli)
 	}
 	if o.container != "" {
@@ -562,7 +574,7 @@ func runOutcome(worst Cause) error {
 // can be written.
 func (o *runOpts) preflight() error {
 	if o.hostPort != 0 && o.namedContainers() == "" {
-		if err := checkPortFree(o.hostPort); err != nil {
+		if err := checkPortFree(o.address, o.hostPort); err != nil {
 			return err
 		}
 	}

@@ -31,7 +31,7 @@ const uriEnv = "RMQTORTURE_URI"
 
 // dockerFlags are the flags that shape a broker container, which --uri
 // replaces.
-var dockerFlags = []string{"container", "containers", "nodes", "image", "images", "port", "keep"}
+var dockerFlags = []string{"container", "containers", "nodes", "image", "images", "port", "broker-address", "keep"}
 
 // checkURI checks --uri on its own and beside the flags it excludes. Its
 // errors never quote the URI: it may hold a password.

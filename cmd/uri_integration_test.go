@@ -136,7 +136,7 @@ func startUserBroker(t *testing.T, cli *client.Client) (*broker.Container, int) 
 	if err := cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ctr, err := broker.Attach(ctx, cli, slog.New(slog.DiscardHandler), created.ID)
+	ctr, err := broker.Attach(ctx, cli, slog.New(slog.DiscardHandler), created.ID, "")
 	if err != nil {
 		t.Fatal(err)
 	}
