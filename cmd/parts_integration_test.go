@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rmqtorture/rmqtorture/broker"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -37,24 +36,7 @@ func TestSplitRunAgainstURI(t *testing.T) {
 	}
 	cli := dockerClient(t)
 	ctx := context.Background()
-	ctr, port := startUserBroker(t, cli)
-	for _, cmd := range [][]string{
-		{"rabbitmqctl", "add_user", "bob", splitPassword},
-		{"rabbitmqctl", "add_vhost", "vh"},
-		{"rabbitmqctl", "set_permissions", "-p", "vh", "bob", ".*", ".*", ".*"},
-	} {
-		if out, err := ctr.Exec(ctx, cmd...); err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(cmd, " "), err, out)
-		}
-	}
-	uri := "amqp://bob:" + splitPassword + "@127.0.0.1:" + strconv.Itoa(port) + "/vh"
-	ext, err := broker.NewExternal(uri)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ext.WaitReady(ctx, 60*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	ctr, uri := startUserBrokerAs(t, cli, "bob", splitPassword)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	const n, parts = 4000, 4
 	const runID = "split-test-1"

@@ -37,24 +37,7 @@ func TestRunAgainstURI(t *testing.T) {
 	}
 	cli := dockerClient(t)
 	ctx := context.Background()
-	ctr, port := startUserBroker(t, cli)
-	for _, cmd := range [][]string{
-		{"rabbitmqctl", "add_user", "alice", uriPassword},
-		{"rabbitmqctl", "add_vhost", "vh"},
-		{"rabbitmqctl", "set_permissions", "-p", "vh", "alice", ".*", ".*", ".*"},
-	} {
-		if out, err := ctr.Exec(ctx, cmd...); err != nil {
-			t.Fatalf("%s: %v\n%s", strings.Join(cmd, " "), err, out)
-		}
-	}
-	uri := "amqp://alice:" + uriPassword + "@127.0.0.1:" + strconv.Itoa(port) + "/vh"
-	ext, err := broker.NewExternal(uri)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ext.WaitReady(ctx, 60*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	ctr, uri := startUserBrokerAs(t, cli, "alice", uriPassword)
 	info, err := cli.ContainerInspect(ctx, ctr.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +50,7 @@ func TestRunAgainstURI(t *testing.T) {
 	dir := t.TempDir()
 	const n = 2000
 	res, outputs := runURI(t, dir, uri, "run", "baseline", "-f", "../scenarios.yaml", "--messages", strconv.Itoa(n))
-	shown := "amqp://alice:xxxxx@127.0.0.1:" + strconv.Itoa(port) + "/vh"
+	shown := strings.Replace(uri, uriPassword, "xxxxx", 1)
 	if res.URI != shown || res.FaultsInjected == nil || *res.FaultsInjected || res.Verdict.Status != scenario.Pass {
 		t.Errorf("uri %q, faults_injected %v, verdict %+v; want %q, false, pass", res.URI, res.FaultsInjected, res.Verdict, shown)
 	}
@@ -123,6 +106,33 @@ func TestRunAgainstURI(t *testing.T) {
 // a free port of 127.0.0.1, labelled as this process's so that cleanup
 // knows it; it is removed when the test ends. It returns it once
 // rabbitmqctl answers.
+// startUserBrokerAs starts a user's broker (startUserBroker) with user
+// user, password password and the vhost vh, and returns it and its URI
+// once it accepts that user's login.
+func startUserBrokerAs(t *testing.T, cli *client.Client, user, password string) (*broker.Container, string) {
+	t.Helper()
+	ctx := context.Background()
+	ctr, port := startUserBroker(t, cli)
+	for _, cmd := range [][]string{
+		{"rabbitmqctl", "add_user", user, password},
+		{"rabbitmqctl", "add_vhost", "vh"},
+		{"rabbitmqctl", "set_permissions", "-p", "vh", user, ".*", ".*", ".*"},
+	} {
+		if out, err := ctr.Exec(ctx, cmd...); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(cmd, " "), err, out)
+		}
+	}
+	uri := "amqp://" + user + ":" + password + "@127.0.0.1:" + strconv.Itoa(port) + "/vh"
+	ext, err := broker.NewExternal(uri)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ext.WaitReady(ctx, 60*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return ctr, uri
+}
+
 func startUserBroker(t *testing.T, cli *client.Client) (*broker.Container, int) {
 	ctx := context.Background()
 	port := freeLocalPort(t)
