@@ -105,9 +105,10 @@ func checkSplitFolders(folders []partFolder) ([]*partFolder, *partFolder, error)
 
 // mergedBurst is one burst (one queue) of a split run, merged.
 type mergedBurst struct {
-	res   scenario.ModeResult
-	parts int      // load parts whose history was merged
-	diffs []string // inconsistencies of the histories
+	res     scenario.ModeResult
+	parts   int      // load parts whose history was merged
+	drained bool     // the drain's history of the queue was merged
+	diffs   []string // inconsistencies of the histories
 }
 
 // mergeSplitRun merges every burst of the split run in folders: one result
@@ -221,6 +222,7 @@ func mergeBurst(q string, parts []*partFolder, drain *partFolder) (mergedBurst, 
 		obs.DeadLetterLossAllowed, obs.DeadLetterGuarantee, obs.DeadLetterReasons = t.DeadLetterLossAllowed, t.DeadLetterGuarantee, t.DeadLetterReasons
 		cond.DrainIncomplete = textErr(t.DrainIncomplete)
 		mb.diffs = append(mb.diffs, prefixed("drain: ", rp.Inconsistencies)...)
+		mb.drained = true
 	} else if drain == nil {
 		cond.DrainIncomplete = errors.New("the drain's folder was not given: no delivery is known")
 	} else {
@@ -293,8 +295,12 @@ func checkSplitRun(folders []partFolder) ([]string, error) {
 	worst := CausePass
 	for _, b := range bursts {
 		c := b.res.Counts
-		lines = append(lines, fmt.Sprintf("%s: split run %s, %d of %d load parts merged with the drain: sent %d, confirmed %d, delivered %d, lost %d, in doubt %d, unconfirmed missing %d, duplicates %d, unexpected %d: %s",
-			b.res.Mode, p.RunID, b.parts, p.Parts, c.Sent, c.Confirmed, c.Delivered, c.Lost, c.InDoubt, c.UnconfirmedMissing, c.Duplicates, c.Unexpected, b.res.Verdict.Status))
+		with := "merged with the drain"
+		if !b.drained {
+			with = "merged, without the drain"
+		}
+		lines = append(lines, fmt.Sprintf("%s: split run %s, %d of %d load parts %s: sent %d, confirmed %d, delivered %d, lost %d, in doubt %d, unconfirmed missing %d, duplicates %d, unexpected %d: %s",
+			b.res.Mode, p.RunID, b.parts, p.Parts, with, c.Sent, c.Confirmed, c.Delivered, c.Lost, c.InDoubt, c.UnconfirmedMissing, c.Duplicates, c.Unexpected, b.res.Verdict.Status))
 		for _, r := range b.res.Verdict.Reasons {
 			lines = append(lines, "  "+r)
 		}

@@ -107,7 +107,7 @@ func TestCheckSplitRun(t *testing.T) {
 	}
 
 	code, out, _ = checkCmd(t, p1, p2, p3)
-	if code != ExitInconclusive || !strings.Contains(out, "sent 10, confirmed 0, delivered 0, lost 0") || !strings.Contains(out, "the drain's folder was not given: no delivery is known") {
+	if code != ExitInconclusive || !strings.Contains(out, "3 of 3 load parts merged, without the drain: sent 10, confirmed 0, delivered 0, lost 0") || !strings.Contains(out, "the drain's folder was not given: no delivery is known") {
 		t.Errorf("no drain: exit %d, stdout %q; want 3, nothing lost, the drain named", code, out)
 	}
 }

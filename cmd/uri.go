@@ -92,6 +92,12 @@ func (o *runOpts) uriScenario(s *scenario.Scenario) ([]string, error) {
 		return nil, nil
 	}
 	msg := "no fault injected: rmqtorture did not start this broker, so it only published, drained and judged"
+	switch {
+	case o.split.loadOnly:
+		msg = "no fault injected: a load part only publishes its share (faults are the coordinator's)"
+	case o.split.drainOnly:
+		msg = "no fault injected: the drain of a split run only drains (faults are the coordinator's)"
+	}
 	if len(s.Faults) == 0 {
 		return []string{msg}, nil
 	}

@@ -65,6 +65,9 @@ func (b *burst) concludePart(ctx context.Context) scenario.ModeResult {
 	if len(why) > 0 {
 		res.Verdict = scenario.Verdict{Status: scenario.Inconclusive, Reasons: []string{fmt.Sprintf("%s did not do its share: %s", p, strings.Join(why, "; "))}}
 	}
+	if b.sched != nil {
+		b.logDone(res)
+	}
 	return res
 }
 

@@ -416,11 +416,17 @@ func (b *burst) conclude(ctx context.Context) scenario.ModeResult {
 	}
 	cond := conclude(&b.res, b.s, b.ledger, b.latency, b.intended, b.cond, b.drained, b.r.BrokerVersion)
 	b.hist.finish(&b.res, cond, b.drained)
-	if b.sched != nil {
-		b.log.Info("mode done", "verdict", b.res.Verdict.Status, "sent", b.res.Sent, "lost", b.res.Lost,
-			"unconfirmed_missing", b.res.UnconfirmedMissing, "in_doubt", b.res.InDoubt, "duplicates", b.res.Duplicates)
+	if b.sched != nil && b.r.Part == nil {
+		b.logDone(b.res)
 	}
 	return b.res
+}
+
+// logDone logs a mode's end with its verdict and main counts (a split
+// run's part once its own verdict is set: concludePart).
+func (b *burst) logDone(res scenario.ModeResult) {
+	b.log.Info("mode done", "verdict", res.Verdict.Status, "sent", res.Sent, "lost", res.Lost,
+		"unconfirmed_missing", res.UnconfirmedMissing, "in_doubt", res.InDoubt, "duplicates", res.Duplicates)
 }
 
 // Sleep waits d or until ctx is done, and returns ctx's error if it was.

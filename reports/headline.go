@@ -350,6 +350,11 @@ func writeHeadline(w io.Writer, r *scenario.Result) {
 	}
 	// The broker stays whole: on the title's line if it fits, else below.
 	title, broker := fmt.Sprintf("%s: %s orders per %s; %s", r.Scenario, num(r.Messages), per, r.Topology), r.BrokerVersionOrImage()
+	if p := r.LoadPart; p != nil && !p.Drain {
+		title = fmt.Sprintf("%s: %s of split run %s, ids %s–%s of %s orders per %s; %s", r.Scenario, p, p.RunID, num(p.First), num(p.End-1), num(r.Messages), per, r.Topology)
+	} else if p != nil {
+		title = fmt.Sprintf("%s: drain of split run %s (%d load parts of %s orders per %s); %s", r.Scenario, p.RunID, p.Parts, num(r.Messages), per, r.Topology)
+	}
 	if twwidth.Width(title+"; "+broker) <= Width {
 		fmt.Fprintln(w, title+"; "+broker)
 	} else {
@@ -423,7 +428,10 @@ func writeHeadline(w io.Writer, r *scenario.Result) {
 	}
 	versionScopeLines(w, r)
 	verdict := "verdict: " + strings.ToUpper(string(r.Verdict.Status))
-	if r.Verdict.Status == scenario.Pass && len(r.Verdict.Reasons) == 0 {
+	switch {
+	case r.Verdict.Status == scenario.Pass && r.LoadPart != nil:
+		verdict += fmt.Sprintf(": %s did its share; the run's verdict is `rmqtorture check`'s", r.LoadPart)
+	case r.Verdict.Status == scenario.Pass && len(r.Verdict.Reasons) == 0:
 		verdict += ": the broker broke no promise and every expectation held"
 	}
 	fmt.Fprintln(w, verdict)

@@ -193,3 +193,25 @@ func TestReadmeShowsSummary(t *testing.T) {
 		t.Fatal("README.md's Output section differs from the summary of reports/testdata/kill-mid-burst.result.json: paste reports/testdata/kill-mid-burst.summary.golden into it")
 	}
 }
+
+// TestHeadlineLoadPart: a split run's load part says which ids it holds,
+// and its pass is its share done, not the run's verdict (check's); the
+// drain says whose ids it drained.
+func TestHeadlineLoadPart(t *testing.T) {
+	r := issueResult()
+	r.LoadPart = &metrics.Part{RunID: "nightly-42", Index: 2, Parts: 4, First: 5000, End: 10000}
+	got := string(render(t, Headline, r))
+	for _, want := range []string{
+		"kill-mid-burst: part 2/4 of split run nightly-42, ids 5,000–9,999 of 20,000 orders per mode; quorum,\n",
+		"verdict: PASS: part 2/4 did its share; the run's verdict is `rmqtorture check`'s\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("load part's headline lacks %q:\n%s", want, got)
+		}
+	}
+	r.LoadPart = &metrics.Part{RunID: "nightly-42", Parts: 4, Drain: true}
+	got = string(render(t, Headline, r))
+	if want := "kill-mid-burst: drain of split run nightly-42 (4 load parts of 20,000 orders per mode); quorum,"; !strings.Contains(got, want) {
+		t.Errorf("drain's headline lacks %q:\n%s", want, got)
+	}
+}

@@ -58,6 +58,7 @@ stop() {
 
 if [ "${1:-}" = stop ]; then
   stop "$STATE/sshd.pid"; stop "$STATE/socat.pid"; stop "$STATE/podman.pid"
+  rm -f "$STATE/env" # it would advertise engines that no longer run
   exit 0
 fi
 
