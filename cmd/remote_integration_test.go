@@ -108,6 +108,29 @@ func TestRunOverTCP(t *testing.T) {
 	killMidBurstOn(t)
 }
 
+// TestRunOverTLS runs kill-mid-burst on an engine reached over
+// DOCKER_HOST=tcp://127.0.0.1:PORT behind mutual TLS, with the client
+// certificate, key and CA that DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH
+// name, as the Docker CLI reads them; without them the same address is
+// refused before anything starts (the handshake wants a client
+// certificate), and the error names the engine.
+func TestRunOverTLS(t *testing.T) {
+	env := remoteEngine(t)
+	if env["RMQT_TLS_HOST"] == "" {
+		t.Skip("the TLS relay is not set up: run scripts/remote-engines.sh first")
+	}
+	t.Setenv("DOCKER_HOST", env["RMQT_TLS_HOST"])
+	t.Setenv("DOCKER_TLS_VERIFY", "")
+	t.Setenv("DOCKER_CERT_PATH", "")
+	code, _, stderr := runCLI(t, "run", "kill-mid-burst", "-f", "../scenarios.yaml", "--out", t.TempDir(), "--messages", "2000")
+	if want := "cannot reach the Docker Engine at " + env["RMQT_TLS_HOST"]; code != ExitError || !strings.Contains(stderr, want) {
+		t.Fatalf("without the client certificate: exit %d, stderr %q; want %d and %q", code, stderr, ExitError, want)
+	}
+	t.Setenv("DOCKER_TLS_VERIFY", "1")
+	t.Setenv("DOCKER_CERT_PATH", env["RMQT_TLS_CERT_PATH"])
+	killMidBurstOn(t)
+}
+
 // TestRunOnPodman runs kill-mid-burst on Podman through its
 // Docker-compatible API socket, the broker image loaded into Podman.
 func TestRunOnPodman(t *testing.T) {

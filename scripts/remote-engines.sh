@@ -25,23 +25,28 @@
 # naming this script, when that file is missing.
 #
 # Usage: scripts/remote-engines.sh [stop | ENGINE...]
-#          ENGINE: ssh, tcp or podman (default: all three); stop ends the
-#          three daemons this script started.
+#          ENGINE: ssh, tcp, tls or podman (default: all four); stop ends
+#          the daemons this script started.
 # Env:   RMQT_REMOTE_STATE  state folder (default /var/lib/rmqt-remote-engines:
 #                           sshd's StrictModes refuses keys under a
 #                           world-writable folder such as /tmp)
 #        RMQT_SSH_PORT      sshd's port on 127.0.0.1 (default 22122)
 #        RMQT_TCP_PORT      the TCP relay's port on 127.0.0.1 (default 22375)
+#        RMQT_TLS_PORT      the TLS relay's port on 127.0.0.1 (default 22376):
+#                           the Docker socket behind mutual TLS, with a CA,
+#                           a server and a client certificate made here
+#                           (DOCKER_CERT_PATH=$RMQT_REMOTE_STATE/tls)
 #        RMQT_PODMAN_SOCK   Podman's API socket (default /run/rmqt-podman.sock)
 #        RMQT_IMAGE         broker image to load into Podman
 #                           (default rmqtorture/rabbitmq:4.0-trixie)
-# Needs: root, apt (openssh-server, openssh-client, socat, podman), Docker
+# Needs: root, apt (openssh-server, openssh-client, socat, openssl, podman), Docker
 #        with the broker image (scripts/build-broker-image.sh).
 set -euo pipefail
 
 STATE=${RMQT_REMOTE_STATE:-/var/lib/rmqt-remote-engines}
 SSH_PORT=${RMQT_SSH_PORT:-22122}
 TCP_PORT=${RMQT_TCP_PORT:-22375}
+TLS_PORT=${RMQT_TLS_PORT:-22376}
 PODMAN_SOCK=${RMQT_PODMAN_SOCK:-/run/rmqt-podman.sock}
 IMAGE=${RMQT_IMAGE:-rmqtorture/rabbitmq:4.0-trixie}
 
@@ -57,7 +62,7 @@ stop() {
 }
 
 if [ "${1:-}" = stop ]; then
-  stop "$STATE/sshd.pid"; stop "$STATE/socat.pid"; stop "$STATE/podman.pid"
+  stop "$STATE/sshd.pid"; stop "$STATE/socat.pid"; stop "$STATE/tls.pid"; stop "$STATE/podman.pid"
   rm -f "$STATE/env" # it would advertise engines that no longer run
   exit 0
 fi
@@ -67,6 +72,7 @@ packages() {
   [ -x /usr/sbin/sshd ] || need+=(openssh-server)
   command -v ssh >/dev/null || need+=(openssh-client)
   command -v socat >/dev/null || need+=(socat)
+  command -v openssl >/dev/null || need+=(openssl)
   command -v podman >/dev/null || need+=(podman)
   if [ ${#need[@]} -gt 0 ]; then
     log "installing ${need[*]}"
@@ -130,6 +136,42 @@ setup_tcp() {
   log "the TCP relay on 127.0.0.1:$TCP_PORT does not answer"; return 1
 }
 
+# setup_tls: the Docker socket behind mutual TLS on 127.0.0.1:$TLS_PORT,
+# as a dockerd started with --tlsverify serves it: a CA of its own signs a
+# server certificate for IP 127.0.0.1 and a client certificate, in the
+# files the Docker CLI and client.FromEnv read from DOCKER_CERT_PATH
+# (ca.pem, cert.pem, key.pem). A client without a certificate the CA
+# signed is refused in the handshake.
+setup_tls() {
+  local d="$STATE/tls"
+  if [ ! -s "$d/cert.pem" ]; then
+    log "making a CA, a server and a client certificate in $d"
+    mkdir -p "$d"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 3650 -subj /CN=rmqtorture-test-ca \
+      -keyout "$d/ca-key.pem" -out "$d/ca.pem" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout "$d/server-key.pem" -out "$d/server.csr" 2>/dev/null
+    printf 'subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n' >"$d/server.ext"
+    openssl x509 -req -in "$d/server.csr" -CA "$d/ca.pem" -CAkey "$d/ca-key.pem" -CAcreateserial -days 3650 \
+      -extfile "$d/server.ext" -out "$d/server-cert.pem" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj /CN=rmqtorture-test-client -keyout "$d/key.pem" -out "$d/client.csr" 2>/dev/null
+    printf 'extendedKeyUsage=clientAuth\n' >"$d/client.ext"
+    openssl x509 -req -in "$d/client.csr" -CA "$d/ca.pem" -CAkey "$d/ca-key.pem" -CAcreateserial -days 3650 \
+      -extfile "$d/client.ext" -out "$d/cert.pem" 2>/dev/null
+    chmod 600 "$d"/*key.pem
+  fi
+  if ! alive "$STATE/tls.pid"; then
+    log "relaying the Docker socket behind mutual TLS on 127.0.0.1:$TLS_PORT"
+    setsid socat OPENSSL-LISTEN:"$TLS_PORT",bind=127.0.0.1,reuseaddr,fork,cert="$d/server-cert.pem",key="$d/server-key.pem",cafile="$d/ca.pem",verify=1 \
+      UNIX-CONNECT:/var/run/docker.sock </dev/null >/dev/null 2>&1 &
+    echo $! >"$STATE/tls.pid"
+  fi
+  for _ in $(seq 50); do
+    DOCKER_HOST=tcp://127.0.0.1:$TLS_PORT DOCKER_TLS_VERIFY=1 DOCKER_CERT_PATH=$d docker version >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  log "the TLS relay on 127.0.0.1:$TLS_PORT does not answer"; return 1
+}
+
 setup_podman() {
   # No systemd: cgroupfs, events and container logs in files rather than
   # the journal (`docker logs` reads the broker's log on a failed start).
@@ -170,17 +212,19 @@ packages
 mkdir -p "$STATE"
 chmod 700 "$STATE"
 engines=("$@")
-[ ${#engines[@]} -gt 0 ] || engines=(ssh tcp podman)
+[ ${#engines[@]} -gt 0 ] || engines=(ssh tcp tls podman)
 for e in "${engines[@]}"; do
   case "$e" in
-    ssh|tcp|podman) "setup_$e" ;;
-    *) log "unknown engine $e (ssh, tcp, podman)"; exit 2 ;;
+    ssh|tcp|tls|podman) "setup_$e" ;;
+    *) log "unknown engine $e (ssh, tcp, tls, podman)"; exit 2 ;;
   esac
 done
 cat >"$STATE/env" <<EOF
 RMQT_SSH_HOST=ssh://root@127.0.0.1:$SSH_PORT
 RMQT_SSH_PATH=$STATE/bin
 RMQT_TCP_HOST=tcp://127.0.0.1:$TCP_PORT
+RMQT_TLS_HOST=tcp://127.0.0.1:$TLS_PORT
+RMQT_TLS_CERT_PATH=$STATE/tls
 RMQT_PODMAN_HOST=unix://$PODMAN_SOCK
 EOF
 log "ready: $STATE/env"
