@@ -161,15 +161,11 @@ func modeLabel(m *scenario.ModeResult) string {
 // recheck replays the history at path and returns how the re-judged burst
 // differs from m; an error means the history cannot be read.
 func recheck(path string, m *scenario.ModeResult) ([]string, error) {
-	f, err := os.Open(path)
+	f, r, err := openHistory(path)
 	if err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
+		return nil, err
 	}
 	defer f.Close()
-	r, err := metrics.NewHistoryReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	rp, err := metrics.ReplayHistory(r)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -200,11 +196,9 @@ func recheck(path string, m *scenario.ModeResult) ([]string, error) {
 // the history's header (mode, expectations) and trailer (observations).
 func rejudge(rp *metrics.Replay) (scenario.ModeResult, error) {
 	h, t := rp.Header, rp.Trailer
-	var expect scenario.Expect
-	if len(h.Expect) > 0 {
-		if err := json.Unmarshal(h.Expect, &expect); err != nil {
-			return scenario.ModeResult{}, fmt.Errorf("history header expectations: %w", err)
-		}
+	expect, err := historyExpect(h)
+	if err != nil {
+		return scenario.ModeResult{}, err
 	}
 	obs := scenario.Observed{BlockedMS: t.BlockedMS, ChannelCloses: t.ChannelCloses, LostAllowed: t.LostAllowed,
 		DeadLetterLossAllowed: t.DeadLetterLossAllowed, DeadLetterGuarantee: t.DeadLetterGuarantee, FalseAcks: t.FalseAcks, DeadLetterReasons: t.DeadLetterReasons}
@@ -221,6 +215,33 @@ func rejudge(rp *metrics.Replay) (scenario.ModeResult, error) {
 		FaultMissed: textErr(t.FaultMissed), DrainIncomplete: textErr(t.DrainIncomplete)}
 	mode := scenario.Mode(h.Mode)
 	return scenario.ModeResult{Mode: mode, Counts: counts, IDs: ids, Verdict: scenario.Judge(mode, counts, obs, expect, cond)}, nil
+}
+
+// openHistory opens the history file at path and reads its header; the
+// caller closes the file.
+func openHistory(path string) (*os.File, *metrics.HistoryReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read history: %w", err)
+	}
+	r, err := metrics.NewHistoryReader(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, r, nil
+}
+
+// historyExpect is the scenario's expectations a history's header carries
+// (none: the zero Expect).
+func historyExpect(h metrics.HistoryHeader) (scenario.Expect, error) {
+	var expect scenario.Expect
+	if len(h.Expect) > 0 {
+		if err := json.Unmarshal(h.Expect, &expect); err != nil {
+			return expect, fmt.Errorf("history header expectations: %w", err)
+		}
+	}
+	return expect, nil
 }
 
 func textErr(s string) error {

@@ -1,10 +1,8 @@
 package cmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -157,15 +155,11 @@ func burstOf(f *partFolder, q string) *scenario.ModeResult {
 // history sizes it), setting aside the deliveries skip names.
 func replayInto(f *partFolder, m *scenario.ModeResult, ledger **metrics.Ledger, skip func(int) bool) (*metrics.Replay, error) {
 	path := filepath.Join(f.dir, m.History)
-	file, err := os.Open(path)
+	file, r, err := openHistory(path)
 	if err != nil {
-		return nil, fmt.Errorf("read history: %w", err)
+		return nil, err
 	}
 	defer file.Close()
-	r, err := metrics.NewHistoryReader(file)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
 	if h := r.Header.Part; h == nil || *h != *f.res.LoadPart {
 		return nil, fmt.Errorf("%s: the history's part (%v) is not the one result.json names (%v)", path, h, f.res.LoadPart)
 	}
@@ -246,11 +240,9 @@ func mergeBurst(q string, parts []*partFolder, drain *partFolder) (mergedBurst, 
 	} else if len(partErrs) > 0 {
 		cond.PublishErr = errors.New(strings.Join(partErrs, "; "))
 	}
-	var expect scenario.Expect
-	if len(header.Expect) > 0 {
-		if err := json.Unmarshal(header.Expect, &expect); err != nil {
-			return mb, fmt.Errorf("history header expectations: %w", err)
-		}
+	expect, err := historyExpect(header)
+	if err != nil {
+		return mb, err
 	}
 	counts, ids, rerr := ledger.Reconcile(drained)
 	cond.ReconcileErr = rerr
