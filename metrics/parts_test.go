@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"bytes"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ func TestPartRange(t *testing.T) {
 		f, e := PartRange(10, k, 3)
 		got = append(got, [2]int{f, e})
 	}
-	if want := [][2]int{{0, 3}, {3, 6}, {6, 10}}; !equalRanges(got, want) {
+	if want := [][2]int{{0, 3}, {3, 6}, {6, 10}}; !slices.Equal(got, want) {
 		t.Errorf("10 ids in 3 parts: %v, want %v", got, want)
 	}
 	// Contiguous, disjoint, covering, sizes within one of each other.
@@ -30,18 +31,6 @@ func TestPartRange(t *testing.T) {
 			t.Errorf("%d ids in %d parts: end %d, sizes %d–%d", c.m, c.n, next, small, big)
 		}
 	}
-}
-
-func equalRanges(a, b [][2]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestParsePart(t *testing.T) {
