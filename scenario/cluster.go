@@ -21,9 +21,13 @@ var ClusterSizes = []int{1, 3, 5}
 // unset load.connect_to becomes leader, the loader's default; on a single
 // broker a connect_to of leader is dropped, since the one broker leads
 // every queue, so a cluster scenario that relied on the default runs on one
-// broker unchanged. Any other connect_to stays, for Validate to refuse.
+// broker unchanged. Any other connect_to stays, for Validate to refuse. A
+// broker.ready_timeout the file left out becomes DefaultReadyTimeout(n).
 func (s *Scenario) SetNodes(n int) {
 	s.Broker.Nodes = n
+	if s.Broker.readyTimeoutDefault {
+		s.Broker.ReadyTimeout = Duration(DefaultReadyTimeout(n))
+	}
 	switch {
 	case n > 1 && s.Load.ConnectTo == "":
 		s.Load.ConnectTo = s.defaultConnectTo()

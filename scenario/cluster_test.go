@@ -183,6 +183,34 @@ func TestParseClusterDefaults(t *testing.T) {
 	}
 }
 
+// broker.ready_timeout left out grows with the node count (60s, plus 30s a
+// node beyond the first), in the file and through SetNodes (--nodes); one
+// the file sets stays what it says.
+func TestReadyTimeoutDefaultScalesWithNodes(t *testing.T) {
+	f, err := Parse("s.yaml", []byte(head+"    load: {messages: 100}\n"+
+		"  - name: three\n    broker: {nodes: 3}\n    load: {messages: 100}\n"+
+		"  - name: five\n    broker: {nodes: 5}\n    load: {messages: 100}\n"+
+		"  - name: set\n    broker: {nodes: 5, ready_timeout: 45s}\n    load: {messages: 100}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []time.Duration{time.Minute, 2 * time.Minute, 3 * time.Minute, 45 * time.Second} {
+		if got := f.Scenarios[i].Broker.ReadyTimeout.D(); got != want {
+			t.Errorf("%s: ready_timeout %s, want %s", f.Scenarios[i].Name, got, want)
+		}
+	}
+	one, set := f.Scenarios[0], f.Scenarios[3]
+	one.SetNodes(5)
+	set.SetNodes(3)
+	if one.Broker.ReadyTimeout.D() != 3*time.Minute || set.Broker.ReadyTimeout.D() != 45*time.Second {
+		t.Errorf("after SetNodes: default %s (want 3m0s), set %s (want 45s)", one.Broker.ReadyTimeout.D(), set.Broker.ReadyTimeout.D())
+	}
+	one.SetNodes(1)
+	if one.Broker.ReadyTimeout.D() != time.Minute {
+		t.Errorf("back to one broker: ready_timeout %s, want 1m0s", one.Broker.ReadyTimeout.D())
+	}
+}
+
 // SetNodes (the --nodes override) applies the size's connect_to default
 // both ways, and Validate then judges the scenario as the loader would.
 func TestSetNodes(t *testing.T) {

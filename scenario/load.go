@@ -298,10 +298,23 @@ func (d defaulter) broker(s *Scenario) {
 	if !d.at("broker.image") {
 		s.Broker.Image = DefaultImage
 	}
-	d.dur("broker.ready_timeout", &s.Broker.ReadyTimeout, 60*time.Second)
 	if !d.at("broker.nodes") {
 		s.Broker.Nodes = 1
 	}
+	if !d.at("broker.ready_timeout") {
+		s.Broker.ReadyTimeout = Duration(DefaultReadyTimeout(s.Broker.Nodes))
+		s.Broker.readyTimeoutDefault = true
+	}
+}
+
+// DefaultReadyTimeout is broker.ready_timeout when the file does not set
+// it: 60s for a single broker, plus 30s for every node beyond the first.
+// A cluster's nodes boot at once and join one at a time (classic_config
+// peer discovery takes a lock per join); on a loaded 2-core host the fifth
+// node of a 5-node cluster was measured still in peer discovery 46s after
+// its container started, so one single-broker minute is too short for it.
+func DefaultReadyTimeout(nodes int) time.Duration {
+	return 60*time.Second + time.Duration(max(nodes-1, 0))*30*time.Second
 }
 
 func (d defaulter) queue(s *Scenario) {

@@ -372,7 +372,10 @@ func (s *Scenario) ForCell(c Cell) *Scenario {
 // AMQP connections.
 type Broker struct {
 	Image        string   `yaml:"image"`         // default DefaultImage
-	ReadyTimeout Duration `yaml:"ready_timeout"` // first boot and every restart; default 60s
+	ReadyTimeout Duration `yaml:"ready_timeout"` // first boot and every restart; default DefaultReadyTimeout(Nodes)
+	// readyTimeoutDefault is set when the file left ready_timeout out, so
+	// that SetNodes (--nodes, --containers) rescales it with the node count.
+	readyTimeoutDefault bool `yaml:"-"`
 	// Config holds rabbitmq.conf keys and values (consumer_timeout,
 	// disk_free_limit.absolute, vm_memory_high_watermark.relative…) written
 	// into the container rmqtorture creates, before its first start, as
