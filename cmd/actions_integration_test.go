@@ -198,15 +198,21 @@ func TestSigtermWhileBooting(t *testing.T) {
 }
 
 // rabbitmq-server#880, the disk alarm: connection.blocked ("low on disk")
-// arrives while the limit is raised, lasts at least the planned down time,
-// ends when the limit is restored, and nobody reconnects or stalls.
+// arrives once the limit is being raised, lasts at least the planned down
+// time, ends only once the limit is being restored, and nobody reconnects
+// or stalls. Only causal bounds are asserted: blocked after the raising
+// call started (its trigger), unblocked after the restoring call started
+// (down after the fault's effect). The broker sends both frames to the
+// connection on its own, so either may reach the client before or after
+// the rabbitmqctl call that caused it returns; on a loaded host
+// connection.unblocked was read 144 ms after the restoring call returned.
 func TestDiskAlarmBlocksPublishers(t *testing.T) {
 	r := runScenario(t, "disk-alarm")
 	m := mode(t, r, scenario.ConfirmEach)
 	blocked, unblocked := only(t, m, metrics.EvBlocked), only(t, m, metrics.EvUnblocked)
-	fault, cleared := only(t, m, metrics.EvFault), only(t, m, metrics.EvFaultCleared)
-	if !strings.Contains(blocked.Detail, "low on disk") || blocked.AtMS > fault.AtMS || unblocked.AtMS < fault.AtMS+5000 || unblocked.AtMS > cleared.AtMS {
-		t.Fatalf("blocked %+v, unblocked %+v, fault %.0f ms, cleared %.0f ms", blocked, unblocked, fault.AtMS, cleared.AtMS)
+	trigger, fault, cleared := only(t, m, metrics.EvTrigger), only(t, m, metrics.EvFault), only(t, m, metrics.EvFaultCleared)
+	if !strings.Contains(blocked.Detail, "low on disk") || blocked.AtMS < trigger.AtMS || unblocked.AtMS < fault.AtMS+5000 {
+		t.Fatalf("blocked %+v, unblocked %+v, trigger %.0f ms, fault %.0f ms, cleared %.0f ms", blocked, unblocked, trigger.AtMS, fault.AtMS, cleared.AtMS)
 	}
 	if m.Stalls != 0 || m.Reconnects != 0 || m.ConfirmLatency.Max < m.BlockedMS*0.5 || cleared.Detail != "disk alarm cleared (disk_free_limit restored)" {
 		t.Fatalf("stalls %d reconnects %d; max confirm latency %.0f ms, blocked %.0f ms; cleared %q", m.Stalls, m.Reconnects, m.ConfirmLatency.Max, m.BlockedMS, cleared.Detail)
