@@ -21,7 +21,12 @@ require (
 	gonum.org/v1/plot v0.17.0
 )
 
-require github.com/sirupsen/logrus v1.10.2 // indirect
+require (
+	github.com/docker/docker-credential-helpers v0.9.13 // indirect
+	github.com/fvbommel/sortorder v1.2.1 // indirect
+	github.com/moby/sys/sequential v0.6.0 // indirect
+	github.com/sirupsen/logrus v1.10.2 // indirect
+)
 
 require (
 	codeberg.org/go-fonts/liberation v0.5.0 // indirect

@@ -7,10 +7,14 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 
+	"github.com/docker/cli/cli/config"
 	"github.com/docker/cli/cli/connhelper"
+	"github.com/docker/cli/cli/context/docker"
+	"github.com/docker/cli/cli/context/store"
 	"github.com/docker/docker/client"
 
 	"github.com/rmqtorture/rmqtorture/redact"
@@ -21,34 +25,124 @@ import (
 // (CreateOptions.Address, --broker-address).
 const DefaultAddress = "127.0.0.1"
 
-// EngineHost is the Docker Engine rmqtorture talks to, as DOCKER_HOST names
-// it (the local socket, unix:///var/run/docker.sock, when unset), with any
-// password masked: for logs and error messages. DOCKER_CONTEXT and the
-// Docker CLI's contexts are not read; DOCKER_HOST is.
-func EngineHost() string {
-	host := os.Getenv(client.EnvOverrideHost)
-	if host == "" {
-		host = client.DefaultDockerHost
-	}
-	return redact.URL(host)
+// envDockerContext names the Docker CLI context to use, as the CLI reads
+// it (cli/command/cli.go, EnvOverrideContext).
+const envDockerContext = "DOCKER_CONTEXT"
+
+// dockerEngine is the Docker Engine endpoint rmqtorture talks to, chosen as the
+// Docker CLI chooses it (cli/command/cli.go, resolveContextName): DOCKER_HOST
+// when set; else the context DOCKER_CONTEXT names; else the config file's
+// currentContext (what `docker context use NAME` writes); else the local
+// socket. context is "" for DOCKER_HOST and the CLI's "default" context.
+type dockerEngine struct {
+	context string          // the Docker CLI context, "" when none
+	host    string          // DOCKER_HOST or the context's docker endpoint
+	ep      docker.Endpoint // the context's endpoint, with its TLS data
+	err     error           // the context could not be read
 }
 
-// clientOpts are the Docker client's options for the engine DOCKER_HOST
-// names, as the Docker CLI builds them (cli/context/docker/load.go,
-// ClientOpts): unix:// and tcp:// through client.FromEnv, which also reads
-// DOCKER_TLS_VERIFY and DOCKER_CERT_PATH for TLS and DOCKER_API_VERSION;
-// ssh://[user@]host[:port][/socket] through the CLI's connection helper,
-// which runs `ssh … docker system dial-stdio` on the remote host (the
-// moby client cannot dial ssh:// itself). ssh reads its own configuration
-// (~/.ssh/config: keys, known hosts, ports), as `docker -H ssh://…` does.
-func clientOpts() ([]client.Opt, error) {
-	host := os.Getenv(client.EnvOverrideHost)
-	if !strings.HasPrefix(host, "ssh://") {
-		return []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}, nil
+// dockerConfigDir is the Docker CLI's configuration folder: DOCKER_CONFIG,
+// else ~/.docker. Looked up on every call, not through the CLI's
+// config.Dir, which keeps the first answer for the life of the process.
+func dockerConfigDir() string {
+	if dir := os.Getenv(config.EnvOverrideConfigDir); dir != "" {
+		return dir
 	}
-	helper, err := connhelper.GetConnectionHelper(host)
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".docker")
+}
+
+// resolveEngine finds the engine as the Docker CLI would. A context that
+// does not exist or cannot be read is kept in err, for clientOpts to
+// return: the CLI refuses it too, rather than fall back to another engine.
+func resolveEngine() dockerEngine {
+	if host := os.Getenv(client.EnvOverrideHost); host != "" {
+		return dockerEngine{host: host}
+	}
+	name := os.Getenv(envDockerContext)
+	dir := dockerConfigDir()
+	if name == "" {
+		cfg, err := config.Load(dir)
+		if err != nil { // the error names the file
+			return dockerEngine{err: err}
+		}
+		name = cfg.CurrentContext
+	}
+	if name == "" || name == "default" {
+		return dockerEngine{host: client.DefaultDockerHost}
+	}
+	e := dockerEngine{context: name}
+	st := store.New(filepath.Join(dir, "contexts"), store.NewConfig(func() any { return &map[string]any{} },
+		store.EndpointTypeGetter(docker.DockerEndpoint, func() any { return &docker.EndpointMeta{} })))
+	meta, err := st.GetMetadata(name)
 	if err != nil {
-		return nil, fmt.Errorf("DOCKER_HOST=%s: %w", EngineHost(), masked{err})
+		e.err = err
+		return e
+	}
+	epMeta, err := docker.EndpointFromContext(meta)
+	if err == nil {
+		e.ep, err = docker.WithTLSData(st, name, epMeta)
+	}
+	e.host, e.err = e.ep.Host, err
+	return e
+}
+
+// String is the engine for logs and errors, any password masked:
+// "ssh://deploy@build-1", or with a context "ssh://deploy@build-1 (Docker
+// context build)".
+func (e dockerEngine) String() string {
+	switch {
+	case e.host == "" && e.context == "":
+		return "the Docker CLI's configuration"
+	case e.context == "":
+		return redact.URL(e.host)
+	case e.host == "":
+		return "Docker context " + e.context
+	}
+	return redact.URL(e.host) + " (Docker context " + e.context + ")"
+}
+
+// EngineHost is the Docker Engine rmqtorture talks to, as the Docker CLI
+// finds it (DOCKER_HOST, else DOCKER_CONTEXT, else the context `docker
+// context use` chose, else the local socket unix:///var/run/docker.sock),
+// with any password masked: for logs and error messages.
+func EngineHost() string { return resolveEngine().String() }
+
+// clientOpts are the Docker client's options for the engine resolveEngine
+// finds, as the Docker CLI builds them (cli/context/docker/load.go,
+// ClientOpts): unix:// and tcp:// from DOCKER_HOST through client.FromEnv,
+// which also reads DOCKER_TLS_VERIFY and DOCKER_CERT_PATH for TLS and
+// DOCKER_API_VERSION; a context's endpoint with the TLS material the
+// context store holds for it; ssh://[user@]host[:port][/socket], from
+// either, through the CLI's connection helper, which runs `ssh … docker
+// system dial-stdio` on the remote host (the moby client cannot dial
+// ssh:// itself). ssh reads its own configuration (~/.ssh/config: keys,
+// known hosts, ports), as `docker -H ssh://…` does.
+func clientOpts() ([]client.Opt, error) {
+	e := resolveEngine()
+	switch {
+	case e.err != nil:
+		return nil, fmt.Errorf("%s: %w", e, masked{e.err})
+	case strings.HasPrefix(e.host, "ssh://"):
+		return sshOpts(e)
+	case e.context != "":
+		opts, err := e.ep.ClientOpts()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e, masked{err})
+		}
+		return opts, nil
+	}
+	return []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}, nil
+}
+
+// sshOpts are the client's options for an ssh:// engine.
+func sshOpts(e dockerEngine) ([]client.Opt, error) {
+	helper, err := connhelper.GetConnectionHelper(e.host)
+	if err != nil {
+		if e.context == "" {
+			return nil, fmt.Errorf("DOCKER_HOST=%s: %w", e, masked{err})
+		}
+		return nil, fmt.Errorf("%s: %w", e, masked{err})
 	}
 	// No TLS and no proxy: ssh carries the connection. Every new
 	// connection is a new ssh process (100-300 ms), so more idle ones are

@@ -2,8 +2,13 @@ package broker
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/docker/cli/cli/context/docker"
+	"github.com/docker/cli/cli/context/store"
 )
 
 func TestCheckAddress(t *testing.T) {
@@ -45,8 +50,10 @@ func TestReachableOn(t *testing.T) {
 }
 
 // TestEngineHost: the engine is named as DOCKER_HOST spells it, password
-// masked; the local socket when unset.
+// masked; the local socket when unset (and no Docker context is chosen).
 func TestEngineHost(t *testing.T) {
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	t.Setenv("DOCKER_CONTEXT", "")
 	for host, want := range map[string]string{
 		"":                                   "unix:///var/run/docker.sock",
 		"ssh://deploy@build-1:2222":          "ssh://deploy@build-1:2222",
@@ -76,5 +83,62 @@ func TestDockerSSHURLs(t *testing.T) {
 	opts, err := clientOpts()
 	if err != nil || len(opts) != 5 {
 		t.Fatalf("%d options, %v", len(opts), err)
+	}
+}
+
+// TestEngineFromDockerContext: without DOCKER_HOST the engine is the
+// Docker CLI context DOCKER_CONTEXT names, else the config file's
+// currentContext, as the CLI resolves it; "default" is the local socket;
+// DOCKER_HOST wins over both; a context that does not exist is an error
+// naming it, not a silent fall back to the local engine. The contexts are
+// written with the CLI's own context store, into a DOCKER_CONFIG folder.
+func TestEngineFromDockerContext(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("DOCKER_CONFIG", dir)
+	t.Setenv("DOCKER_HOST", "")
+	t.Setenv("DOCKER_CONTEXT", "")
+	st := store.New(filepath.Join(dir, "contexts"), store.NewConfig(func() any { return &map[string]any{} },
+		store.EndpointTypeGetter(docker.DockerEndpoint, func() any { return &docker.EndpointMeta{} })))
+	for name, host := range map[string]string{"build": "ssh://deploy@build-1:2222", "plain": "tcp://192.0.2.10:2375"} {
+		err := st.CreateOrUpdate(store.Metadata{Name: name, Metadata: map[string]any{},
+			Endpoints: map[string]any{docker.DockerEndpoint: docker.EndpointMeta{Host: host}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what, want string, opts int) {
+		t.Helper()
+		if got := EngineHost(); got != want {
+			t.Errorf("%s: EngineHost %q, want %q", what, got, want)
+		}
+		if o, err := clientOpts(); err != nil || len(o) != opts {
+			t.Errorf("%s: %d client options, %v; want %d", what, len(o), err, opts)
+		}
+	}
+	check("no context", "unix:///var/run/docker.sock", 2)
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"currentContext": "build"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	check("docker context use build", "ssh://deploy@build-1:2222 (Docker context build)", 5)
+	t.Setenv("DOCKER_CONTEXT", "plain")
+	check("DOCKER_CONTEXT=plain", "tcp://192.0.2.10:2375 (Docker context plain)", 3)
+	t.Setenv("DOCKER_CONTEXT", "default")
+	check("DOCKER_CONTEXT=default", "unix:///var/run/docker.sock", 2)
+	t.Setenv("DOCKER_HOST", "tcp://192.0.2.11:2375")
+	t.Setenv("DOCKER_CONTEXT", "build")
+	check("DOCKER_HOST beside DOCKER_CONTEXT", "tcp://192.0.2.11:2375", 2)
+	t.Setenv("DOCKER_HOST", "")
+	t.Setenv("DOCKER_CONTEXT", "")
+	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"currentContext": `), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := clientOpts()
+	if want := "the Docker CLI's configuration: parsing config file (" + filepath.Join(dir, "config.json") + "): "; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("a config.json cut short: %v; want %q…", err, want)
+	}
+	t.Setenv("DOCKER_CONTEXT", "nosuch")
+	_, err = Docker(context.Background())
+	if want := `Docker context nosuch: context "nosuch": context not found`; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("DOCKER_CONTEXT=nosuch: %v; want %q…", err, want)
 	}
 }

@@ -3,6 +3,7 @@ package cmd
 import (
 	"bufio"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -129,6 +130,50 @@ func TestRunOverTLS(t *testing.T) {
 	t.Setenv("DOCKER_TLS_VERIFY", "1")
 	t.Setenv("DOCKER_CERT_PATH", env["RMQT_TLS_CERT_PATH"])
 	killMidBurstOn(t)
+}
+
+// TestRunOverDockerContext runs kill-mid-burst with no DOCKER_HOST, on the
+// engine a Docker CLI context names, the contexts made by the docker CLI
+// itself (`docker context create`, `docker context use`) in a DOCKER_CONFIG
+// folder of the test's: the context `use` chose (the TLS relay without its
+// certificate) is refused before anything starts, naming the engine and the
+// context; a DOCKER_CONTEXT that does not exist is refused too, naming it;
+// DOCKER_CONTEXT then names one that holds the TLS relay's CA,
+// certificate and key in the context store, and the run passes on it.
+func TestRunOverDockerContext(t *testing.T) {
+	env := remoteEngine(t)
+	if env["RMQT_TLS_HOST"] == "" {
+		t.Skip("the TLS relay is not set up: run scripts/remote-engines.sh first")
+	}
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	t.Setenv("DOCKER_HOST", "")
+	t.Setenv("DOCKER_CONTEXT", "")
+	t.Setenv("DOCKER_TLS_VERIFY", "")
+	t.Setenv("DOCKER_CERT_PATH", "")
+	certs := env["RMQT_TLS_CERT_PATH"]
+	for _, args := range [][]string{
+		{"context", "create", "rmqt-tls", "--docker", "host=" + env["RMQT_TLS_HOST"] + ",ca=" + certs + "/ca.pem,cert=" + certs + "/cert.pem,key=" + certs + "/key.pem"},
+		{"context", "create", "rmqt-no-cert", "--docker", "host=" + env["RMQT_TLS_HOST"]},
+		{"context", "use", "rmqt-no-cert"},
+	} {
+		if out, err := exec.Command("docker", args...).CombinedOutput(); err != nil {
+			t.Fatalf("docker %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	code, _, stderr := runCLI(t, "run", "kill-mid-burst", "-f", "../scenarios.yaml", "--out", t.TempDir(), "--messages", "2000")
+	if want := "cannot reach the Docker Engine at " + env["RMQT_TLS_HOST"] + " (Docker context rmqt-no-cert)"; code != ExitError || !strings.Contains(stderr, want) {
+		t.Fatalf("context rmqt-no-cert: exit %d, stderr %q; want %d and %q", code, stderr, ExitError, want)
+	}
+	t.Setenv("DOCKER_CONTEXT", "rmqt-nosuch")
+	code, _, stderr = runCLI(t, "run", "kill-mid-burst", "-f", "../scenarios.yaml", "--out", t.TempDir(), "--messages", "2000")
+	if want := `Docker context rmqt-nosuch: context "rmqt-nosuch": context not found`; code != ExitError || !strings.Contains(stderr, want) {
+		t.Fatalf("DOCKER_CONTEXT=rmqt-nosuch: exit %d, stderr %q; want %d and %q", code, stderr, ExitError, want)
+	}
+	t.Setenv("DOCKER_CONTEXT", "rmqt-tls")
+	stderr = killMidBurstOn(t)
+	if want := "host=\"" + env["RMQT_TLS_HOST"] + " (Docker context rmqt-tls)\""; !strings.Contains(stderr, want) {
+		t.Errorf("stderr lacks the engine %s:\n%s", want, stderr)
+	}
 }
 
 // TestRunOnPodman runs kill-mid-burst on Podman through its
