@@ -419,6 +419,7 @@ func (r *confirmReader) republishTimedOut(ctx context.Context, ch *amqp.Channel,
 		err = ch.PublishWithContext(ctx, exchange, key, true, false, p.publishing(&r.msgs, seq, attempt))
 		w.progress()
 		if err != nil {
+			w.callFailed(err)
 			p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, "publish of a copy after a confirm timeout: "+err.Error()))
 			return errEpochOver
 		}

@@ -559,6 +559,7 @@ func (p *publisher) handOff(ctx context.Context, ch *amqp.Channel, w *watcher, m
 	now = time.Now()
 	w.progressAt(now)
 	if err != nil {
+		w.callFailed(err)
 		p.p.Ledger.PublishFailed(seq, false)
 		p.putBack(seq)
 		p.p.Timeline.Record(s.event(metrics.EvConnectionLost, "publish: "+err.Error()))
@@ -749,6 +750,7 @@ func (p *publisher) sendTracked(ctx context.Context, ch amqpPublisher, w *watche
 	now = time.Now()
 	w.progressAt(now)
 	if err != nil {
+		w.callFailed(err)
 		r.publishFailed(tag, seq)
 		p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, "publish: "+err.Error()))
 		return errEpochOver

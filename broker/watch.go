@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -35,6 +37,9 @@ type watcher struct {
 	blocked  atomic.Bool
 	// blockedAt is when the current blocked spell began (unix ns).
 	blockedAt atomic.Int64
+	// callErr is the socket error a publish call on this connection
+	// returned (see callFailed), nil when none did.
+	callErr atomic.Pointer[error]
 
 	closed   chan struct{} // closed once the channel or connection has closed
 	done     chan struct{} // closed to end the deadline and stall checks
@@ -69,6 +74,23 @@ func (w *watcher) progressAt(now time.Time) {
 	w.lastCall.Store(now.UnixNano())
 }
 
+// callFailed keeps err, the error a publish call on this connection
+// returned, when it is the socket's (a write that failed), for closes to
+// word the close by: amqp091-go ends the connection on a failed write from
+// a goroutine of its own (connection.go, send: go c.shutdown(&Error{Code:
+// FrameError, Reason: err.Error()})), and rmqtorture's own close of the
+// connection right after the failed call can win that race, so that the
+// close listeners are closed without an error. amqp091-go's own errors
+// (*amqp.Error: the connection was closed already, with its reason) and
+// context errors are not kept.
+func (w *watcher) callFailed(err error) {
+	var ae *amqp.Error
+	if err == nil || errors.As(err, &ae) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return
+	}
+	w.callErr.CompareAndSwap(nil, &err)
+}
+
 // stop closes the connection (bounded) and waits for the watcher's
 // goroutines, so every close reason and blocked interval is recorded.
 func (w *watcher) stop() {
@@ -94,7 +116,13 @@ func (w *watcher) closes(chClose, connClose chan *amqp.Error) {
 		what = "connection"
 	}
 	if e == nil {
-		return // closed by rmqtorture itself
+		cause := w.callErr.Load()
+		if cause == nil {
+			return // closed by rmqtorture itself
+		}
+		// A failed write whose shutdown lost the race to rmqtorture's
+		// close (callFailed): the error amqp091-go would have given.
+		e, what = &amqp.Error{Code: amqp.FrameError, Reason: (*cause).Error()}, "connection"
 	}
 	a, inEffect, _ := w.p.p.Faults.InEffect()
 	reason := closeReason(what, e, a, inEffect)

@@ -2,9 +2,11 @@ package broker
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -52,6 +54,38 @@ func TestWatcherRecordsCloseReason(t *testing.T) {
 	w.closes(chClose, make(chan *amqp.Error))
 	if len(q.stats.ChannelCloses) != 0 || len(q.p.Timeline.Events()) != 0 {
 		t.Errorf("own close recorded: %v", q.stats.ChannelCloses)
+	}
+}
+
+// A publish whose write failed (the broker killed under it) ends the epoch,
+// and rmqtorture's close of the connection can beat amqp091-go's own
+// shutdown, which carries the write error, so the listeners close without
+// one: the write error is then the reason, worded as amqp091-go would have
+// given it. amqp091-go's own errors and context errors are not kept, so a
+// close by rmqtorture after them still records nothing; the first write
+// error wins.
+func TestWatcherWordsAFailedWriteWhoseCloseLostTheRace(t *testing.T) {
+	for _, tc := range []struct {
+		errs []error
+		want []string
+	}{
+		{[]error{&net.OpError{Op: "write", Net: "tcp", Err: syscall.EPIPE}, &net.OpError{Op: "write", Net: "tcp", Err: syscall.ECONNRESET}},
+			[]string{"connection lost: write tcp: broken pipe (socket closed by the peer during a write)"}},
+		{[]error{amqp.ErrClosed, context.Canceled, fmt.Errorf("publish: %w", context.DeadlineExceeded)}, nil},
+		{nil, nil},
+	} {
+		p := testPublisher(1, scenario.RepublishNone)
+		w := bareWatcher(p)
+		for _, err := range tc.errs {
+			w.callFailed(err)
+		}
+		chClose := make(chan *amqp.Error)
+		close(chClose)
+		w.wg.Add(1)
+		w.closes(chClose, make(chan *amqp.Error))
+		if !reflect.DeepEqual(p.stats.ChannelCloses, tc.want) {
+			t.Errorf("after %v: closes %q, want %q", tc.errs, p.stats.ChannelCloses, tc.want)
+		}
 	}
 }
 
