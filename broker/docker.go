@@ -47,26 +47,27 @@ var ErrImageMissing = errors.New("broker image missing")
 // Docker returns a client for the engine DOCKER_HOST names (unix://,
 // tcp:// with DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, or ssh://), or else
 // the Docker CLI context DOCKER_CONTEXT or `docker context use` chose (see
-// resolveEngine and clientOpts), negotiating the API version: the Go client defaults to API
+// resolveEngine and dockerEngine.clientOpts), negotiating the API version: the Go client defaults to API
 // 1.51 while e.g. Debian's docker.io 20.10 engine speaks 1.41 and Podman's
 // compatible API 1.41 too (BROKER-FACTS.md). It pings the engine so an
 // unreachable one fails here, clearly; errors name DOCKER_HOST with any
 // password masked.
 func Docker(ctx context.Context) (*client.Client, error) {
-	opts, err := clientOpts()
+	e := resolveEngine()
+	opts, err := e.clientOpts()
 	if err != nil {
 		return nil, err
 	}
 	cli, err := client.NewClientWithOpts(opts...)
 	if err != nil {
-		return nil, fmt.Errorf("create Docker client for %s: %w", EngineHost(), masked{err})
+		return nil, fmt.Errorf("create Docker client for %s: %w", e, masked{err})
 	}
 	// An ssh:// engine starts ssh and the remote docker CLI first.
 	pctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	if _, err := cli.Ping(pctx); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("cannot reach the Docker Engine at %s: %s (is the daemon running, and DOCKER_HOST or the Docker context right? rmqtorture needs it to run and kill the broker)", EngineHost(), masked{err})
+		return nil, fmt.Errorf("cannot reach the Docker Engine at %s: %s (is the daemon running, and DOCKER_HOST or the Docker context right? rmqtorture needs it to run and kill the broker)", e, masked{err})
 	}
 	cli.NegotiateAPIVersion(ctx)
 	return cli, nil

@@ -108,8 +108,8 @@ func (e dockerEngine) String() string {
 // with any password masked: for logs and error messages.
 func EngineHost() string { return resolveEngine().String() }
 
-// clientOpts are the Docker client's options for the engine resolveEngine
-// finds, as the Docker CLI builds them (cli/context/docker/load.go,
+// clientOpts are the Docker client's options for engine e (resolveEngine),
+// as the Docker CLI builds them (cli/context/docker/load.go,
 // ClientOpts): unix:// and tcp:// from DOCKER_HOST through client.FromEnv,
 // which also reads DOCKER_TLS_VERIFY and DOCKER_CERT_PATH for TLS and
 // DOCKER_API_VERSION; a context's endpoint with the TLS material the
@@ -118,8 +118,7 @@ func EngineHost() string { return resolveEngine().String() }
 // system dial-stdio` on the remote host (the moby client cannot dial
 // ssh:// itself). ssh reads its own configuration (~/.ssh/config: keys,
 // known hosts, ports), as `docker -H ssh://…` does.
-func clientOpts() ([]client.Opt, error) {
-	e := resolveEngine()
+func (e dockerEngine) clientOpts() ([]client.Opt, error) {
 	switch {
 	case e.err != nil:
 		return nil, fmt.Errorf("%s: %w", e, masked{e.err})

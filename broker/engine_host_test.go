@@ -80,7 +80,7 @@ func TestDockerSSHURLs(t *testing.T) {
 		}
 	}
 	t.Setenv("DOCKER_HOST", "ssh://alice@192.0.2.10:2222")
-	opts, err := clientOpts()
+	opts, err := resolveEngine().clientOpts()
 	if err != nil || len(opts) != 5 {
 		t.Fatalf("%d options, %v", len(opts), err)
 	}
@@ -111,7 +111,7 @@ func TestEngineFromDockerContext(t *testing.T) {
 		if got := EngineHost(); got != want {
 			t.Errorf("%s: EngineHost %q, want %q", what, got, want)
 		}
-		if o, err := clientOpts(); err != nil || len(o) != opts {
+		if o, err := resolveEngine().clientOpts(); err != nil || len(o) != opts {
 			t.Errorf("%s: %d client options, %v; want %d", what, len(o), err, opts)
 		}
 	}
@@ -132,7 +132,7 @@ func TestEngineFromDockerContext(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "config.json"), []byte(`{"currentContext": `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := clientOpts()
+	_, err := resolveEngine().clientOpts()
 	if want := "the Docker CLI's configuration: parsing config file (" + filepath.Join(dir, "config.json") + "): "; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("a config.json cut short: %v; want %q…", err, want)
 	}
