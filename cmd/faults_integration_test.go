@@ -5,6 +5,7 @@ package cmd
 // them against the real broker and check what the ids say beyond that.
 
 import (
+	"fmt"
 	"os"
 	"regexp"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/reports"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -154,12 +156,42 @@ func TestOutOfOrderAcksRepublishExactlyTheInDoubt(t *testing.T) {
 	checkRepublishExact(t, mode(t, r, scenario.ConfirmWindow))
 }
 
+// kill-classic (paced, so that the kill lands inside each mode's burst on
+// any host): confirm-each has at most one order in doubt, confirm-window
+// republishes exactly the ids that went in doubt. The same run checks the
+// broker log finding: killing a classic queue's broker leaves RabbitMQ
+// 4.0.5's recovery line for that queue in its log ("Queue … dropped 0/0/0
+// persistent messages and 0 transient messages after unclean shutdown"),
+// once per killed mode's queue; the run reports it with colour codes
+// stripped, and its report shows it.
 func TestKillClassicQueue(t *testing.T) {
 	r := runScenario(t, "kill-classic")
-	if m := mode(t, r, scenario.ConfirmEach); m.WentInDoubt > 1 || m.Republished != m.WentInDoubt {
-		t.Fatalf("confirm-each: went in doubt %d, republished %d", m.WentInDoubt, m.Republished)
+	if m := mode(t, r, scenario.ConfirmEach); m.WentInDoubt != 1 || m.Republished != m.WentInDoubt {
+		t.Fatalf("confirm-each: went in doubt %d, republished %d (want 1: the kill lands inside the paced burst)", m.WentInDoubt, m.Republished)
 	}
 	checkRepublishExact(t, mode(t, r, scenario.ConfirmWindow))
+	checkUncleanShutdownFinding(t, r)
+}
+
+func checkUncleanShutdownFinding(t *testing.T, r *scenario.Result) {
+	t.Helper()
+	i := slices.IndexFunc(r.BrokerLogFindings, func(f scenario.BrokerLogFinding) bool { return f.Signature == "dropped-after-unclean-shutdown" })
+	if i < 0 {
+		t.Fatalf("findings %+v: no recovery after an unclean shutdown", r.BrokerLogFindings)
+	}
+	// Each mode's queue stays until the run ends, so the k-th mode's kill
+	// recovers k durable classic queues: 1 + 2 + … + n lines for n modes.
+	n := len(r.Modes)
+	f := r.BrokerLogFindings[i]
+	if f.Count != n*(n+1)/2 || !strings.Contains(f.FirstLine, "Queue "+r.Modes[0].Queue+" in vhost / dropped ") ||
+		!strings.HasSuffix(f.FirstLine, "after unclean shutdown") || strings.ContainsRune(f.FirstLine, '\x1b') {
+		t.Fatalf("finding %+v: want %d lines (%d killed modes, each kill recovering the queues declared so far), the first for queue %s, colour codes stripped", f, n*(n+1)/2, n, r.Modes[0].Queue)
+	}
+	var md strings.Builder
+	if err := reports.Markdown(&md, r); err != nil || !strings.Contains(md.String(), "## Broker log findings") ||
+		!strings.Contains(md.String(), fmt.Sprintf("**dropped-after-unclean-shutdown** × %d", n*(n+1)/2)) {
+		t.Fatalf("the report does not show the finding (%v)", err)
+	}
 }
 
 func TestMessageDeadlineNotPublishedVersusPending(t *testing.T) {

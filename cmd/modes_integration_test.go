@@ -13,7 +13,6 @@ import (
 	"testing"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
-	"github.com/rmqtorture/rmqtorture/reports"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -114,28 +113,5 @@ func TestTransactionalRefusedCommitIsNack(t *testing.T) {
 	}
 	if !slices.ContainsFunc(m.ChannelCloses, func(c string) bool { return strings.Contains(c, "406 PRECONDITION_FAILED - partial tx completion") }) {
 		t.Fatalf("close reasons %q: no refused commit", m.ChannelCloses)
-	}
-}
-
-// Killing a classic queue's broker leaves RabbitMQ 4.0.5's recovery line for
-// that queue in its log ("Queue … dropped 0/0/0 persistent messages and 0
-// transient messages after unclean shutdown"): the run reports it once,
-// colour codes stripped, and its report shows it.
-func TestBrokerLogFindingAfterClassicKill(t *testing.T) {
-	r := runScenario(t, "kill-classic", "--mode", "confirm-window")
-	m := mode(t, r, scenario.ConfirmWindow)
-	i := slices.IndexFunc(r.BrokerLogFindings, func(f scenario.BrokerLogFinding) bool { return f.Signature == "dropped-after-unclean-shutdown" })
-	if i < 0 {
-		t.Fatalf("findings %+v: no recovery after an unclean shutdown", r.BrokerLogFindings)
-	}
-	f := r.BrokerLogFindings[i]
-	if f.Count != 1 || !strings.Contains(f.FirstLine, "Queue "+m.Queue+" in vhost / dropped ") ||
-		!strings.HasSuffix(f.FirstLine, "after unclean shutdown") || strings.ContainsRune(f.FirstLine, '\x1b') {
-		t.Fatalf("finding %+v: want one line for queue %s, colour codes stripped", f, m.Queue)
-	}
-	var md strings.Builder
-	if err := reports.Markdown(&md, r); err != nil || !strings.Contains(md.String(), "## Broker log findings") ||
-		!strings.Contains(md.String(), "**dropped-after-unclean-shutdown** × 1") {
-		t.Fatalf("the report does not show the finding (%v)", err)
 	}
 }
