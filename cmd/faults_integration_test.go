@@ -7,6 +7,7 @@ package cmd
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -23,10 +24,25 @@ import (
 // that every mode's classes add up, and returns the result.
 func runScenario(t *testing.T, name string, extra ...string) *scenario.Result {
 	t.Helper()
+	return runScenarioIn(t, "../scenarios.yaml", name, extra...)
+}
+
+// runScenarioFile is runScenario for a scenario file given as text.
+func runScenarioFile(t *testing.T, yaml, name string, extra ...string) *scenario.Result {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "scenarios.yaml")
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return runScenarioIn(t, file, name, extra...)
+}
+
+func runScenarioIn(t *testing.T, file, name string, extra ...string) *scenario.Result {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test: needs Docker and the broker image")
 	}
-	args := append([]string{"run", name, "-f", "../scenarios.yaml", "--out", t.TempDir()}, extra...)
+	args := append([]string{"run", name, "-f", file, "--out", t.TempDir()}, extra...)
 	if img := os.Getenv("RMQT_IMAGE"); img != "" {
 		args = append(args, "--image", img)
 	}

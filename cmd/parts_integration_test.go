@@ -95,6 +95,14 @@ func TestSplitRunAgainstURI(t *testing.T) {
 	if drain == "" {
 		t.FailNow()
 	}
+	// The drain alone published nothing: each of its deliveries is of an id
+	// it never sent, so its own result counts all n as unexpected (only
+	// check's merge below accounts them).
+	if res, err := loadResult(filepath.Join(drain, "result.json")); err != nil {
+		t.Fatal(err)
+	} else if m := res.Modes[0]; m.Unexpected != n || m.Sent != 0 {
+		t.Errorf("drain-only result: unexpected %d, sent %d; want %d unexpected, 0 sent", m.Unexpected, m.Sent, n)
+	}
 	t.Logf("4 load parts of %d messages at once: %s; the drain: %s", n/parts, loaded.Round(time.Millisecond), (time.Since(start) - loaded).Round(time.Millisecond))
 
 	// check merges the five folders into one ledger and one verdict.
