@@ -290,6 +290,11 @@ func TestCheckRealRun(t *testing.T) {
 		}
 	}
 	assertCheckReproduces(t, dir)
+	// compare reads the same real result as its own baseline: no regression.
+	res := filepath.Join(dir, "result.json")
+	if code, out, errOut := runCLI(t, "compare", res, res); code != ExitPass || !strings.Contains(out, "**No regression.**") || regressionLines(out) != nil {
+		t.Fatalf("compare with itself: exit %d\n%s\n%s", code, out, errOut)
+	}
 }
 
 // A history that records the queue deleted after the burst, before the
