@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -290,6 +291,10 @@ func TestCheckRealRun(t *testing.T) {
 		}
 	}
 	assertCheckReproduces(t, dir)
+	// The report gives the broker's median restart, over both modes' kills.
+	if md := readFile(t, filepath.Join(dir, "report.md")); !regexp.MustCompile(`\n- \*\*Broker restart:\*\* median \d+\.\d s from the container running again to an accepted AMQP login \(2× after kill\)\n`).MatchString(md) {
+		t.Fatalf("report.md gives no median broker restart over the 2 kills:\n%s", md)
+	}
 	// compare reads the same real result as its own baseline: no regression.
 	res := filepath.Join(dir, "result.json")
 	if code, out, errOut := runCLI(t, "compare", res, res); code != ExitPass || !strings.Contains(out, "**No regression.**") || regressionLines(out) != nil {

@@ -333,6 +333,7 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	}
 	olderResultLine(w, r)
 	brokerConfigLine(w, r)
+	restartLine(w, r)
 	p("\nCommand:\n\n%s\n", fence(r.Command))
 	// The verdict is a heading of its own: a list of reasons right after
 	// the list above would merge with it.
@@ -760,6 +761,31 @@ func matrixRows(r *scenario.Result) ([]string, [][]string) {
 		})
 	}
 	return hdr, rows
+}
+
+// restartLine gives the median time from a broker container running again
+// (started, unpaused, reconnected, or its restart call returned) to an
+// accepted AMQP login, over every fault of the run that timed both: the
+// broker's own boot, which every kill, stop and restart pays. Nothing when
+// no fault timed both.
+func restartLine(w io.Writer, r *scenario.Result) {
+	var boots []float64
+	var actions []string
+	for _, m := range r.Modes {
+		for _, f := range m.Faults {
+			if rec := f.Recovery; rec != nil && rec.ContainerRunningMS != nil && rec.AMQPAcceptingMS != nil {
+				boots = append(boots, *rec.AMQPAcceptingMS-*rec.ContainerRunningMS)
+				if !slices.Contains(actions, string(f.Action)) {
+					actions = append(actions, string(f.Action))
+				}
+			}
+		}
+	}
+	if len(boots) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "- **Broker restart:** median %s s from the container running again to an accepted AMQP login (%d× after %s)\n",
+		strconv.FormatFloat(median(boots)/1000, 'f', 1, 64), len(boots), strings.Join(actions, ", "))
 }
 
 // brokerConfigLine lists the configuration the run wrote into the broker
