@@ -108,9 +108,22 @@ func TestUnroutableEveryNthIsReturnedNeverConfirmed(t *testing.T) {
 	}
 }
 
+// queue-cap-reject-publish in all four modes, one run: the confirm modes
+// get exactly the overflow nacked, fire-and-forget silently misses it, and
+// a tx.commit the broker refuses is a nack: with x-overflow reject-publish
+// and a cap of 500, RabbitMQ refuses every later commit with 406
+// PRECONDITION_FAILED "partial tx completion" (closing the channel); the
+// first 500 orders are committed, the other 1,500 nacked, none in doubt.
 func TestQueueCapRejectPublishNacksExactlyTheOverflow(t *testing.T) {
-	r := runScenario(t, "queue-cap-reject-publish")
-	for _, m := range []scenario.Mode{scenario.ConfirmEach, scenario.ConfirmWindow} {
+	r := runScenario(t, "queue-cap-reject-publish", "--mode", "fire-and-forget,confirm-each,confirm-window,transactional")
+	tx := mode(t, r, scenario.Transactional)
+	if tx.Confirmed != 500 || tx.Nacked != 1500 || tx.InDoubt != 0 || tx.WentInDoubt != 0 || tx.Delivered != 500 {
+		t.Fatalf("transactional: counts %+v", tx.Counts)
+	}
+	if !slices.ContainsFunc(tx.ChannelCloses, func(c string) bool { return strings.Contains(c, "406 PRECONDITION_FAILED - partial tx completion") }) {
+		t.Fatalf("transactional: close reasons %q: no refused commit", tx.ChannelCloses)
+	}
+	for _, m := range []scenario.Mode{scenario.ConfirmEach, scenario.ConfirmWindow, scenario.Transactional} {
 		if got := mode(t, r, m).IDs.Nacked; len(got) != 1 || got[0] != (metrics.Range{First: 500, Last: 1999}) {
 			t.Fatalf("%s: nacked ids %v, want 500-1999", m, got)
 		}

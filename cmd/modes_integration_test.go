@@ -9,7 +9,6 @@ package cmd
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
@@ -96,22 +95,4 @@ func TestKillMidBurstTransactional(t *testing.T) {
 		t.Fatalf("%d commit latencies, want one per order (%d)", m.ConfirmLatency.Count, r.Messages)
 	}
 	checkRepublishedIsInDoubtSet(t, m, 1)
-}
-
-// A tx.commit the broker refuses is a nack: with x-overflow reject-publish
-// and a cap of 500, RabbitMQ refuses every later commit with 406
-// PRECONDITION_FAILED "partial tx completion" (closing the channel); the
-// first 500 orders are committed, the other 1,500 nacked, none in doubt.
-func TestTransactionalRefusedCommitIsNack(t *testing.T) {
-	r := runScenario(t, "queue-cap-reject-publish", "--mode", "transactional")
-	m := mode(t, r, scenario.Transactional)
-	if m.Confirmed != 500 || m.Nacked != 1500 || m.InDoubt != 0 || m.WentInDoubt != 0 || m.Delivered != 500 {
-		t.Fatalf("counts %+v", m.Counts)
-	}
-	if len(m.IDs.Nacked) != 1 || m.IDs.Nacked[0] != (metrics.Range{First: 500, Last: 1999}) {
-		t.Fatalf("nacked ids %v, want 500-1999", m.IDs.Nacked)
-	}
-	if !slices.ContainsFunc(m.ChannelCloses, func(c string) bool { return strings.Contains(c, "406 PRECONDITION_FAILED - partial tx completion") }) {
-		t.Fatalf("close reasons %q: no refused commit", m.ChannelCloses)
-	}
 }
