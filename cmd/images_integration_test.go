@@ -17,7 +17,8 @@ import (
 // 200 orders, confirm-each) on RabbitMQ 3.10.8 and 4.0.5, one broker at a
 // time, in one invocation: each run has its own folder and result.json, and
 // one versions report puts the two side by side with each column's exact
-// counts and broker version; no container is left.
+// counts and broker version; no container is left; and compare reads the
+// two results as a baseline and a candidate on different brokers.
 func TestImagesSideBySide(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs Docker and the broker images")
@@ -71,6 +72,7 @@ func TestImagesSideBySide(t *testing.T) {
 	if s.Runs[0].Dir == s.Runs[1].Dir {
 		t.Fatalf("both runs wrote %s", s.Runs[0].Dir)
 	}
+	checkCompareAcrossVersions(t, images[0], images[1], []string{filepath.Join(s.Runs[0].Dir, "result.json"), filepath.Join(s.Runs[1].Dir, "result.json")})
 	want := map[string][]string{"sent": {"200", "200"}, "confirmed": {"200", "200"}, "lost": {"0", "0"}, "in_doubt": {"0", "0"},
 		"nacked": {"0", "0"}, "returned": {"0", "0"}, "duplicates": {"0", "0"}, "delivered": {"200", "200"}, "verdict": {"pass", "pass"}}
 	for _, r := range s.Rows {
