@@ -107,8 +107,8 @@ report.md and result.json to a folder under --out, whose paths it prints
 (on stderr with -o json or -o markdown, so stdout holds only the document).
 A fire-and-forget order lost without an error is a warning; with
 --fail-on-missing (or expect.max_unconfirmed_missing: 0) it fails the run.
-The container it created is removed at the end (unless --keep), also on error
-and on Ctrl-C. --port, --out and --summary-file (and --container) are checked
+Each mode's queue is deleted after its drain, and the container it created is
+removed at the end (neither with --keep), also on error and on Ctrl-C. --port, --out and --summary-file (and --container) are checked
 before anything starts (exit 2). A first Ctrl-C (or SIGTERM) stops publishing,
 finishes the fault under way, drains what was published and writes the
 partial report (exit 130; a mode cut short has its exact expectations "not
@@ -671,7 +671,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		Traffic:      ut.traffic(log),
 		Log:          log,
 		RunID:        runID,
-		DeleteQueues: !ut.owned && (part == nil || part.Drain), // the drain deletes a split run's queues
+		DeleteQueues: (!ut.owned || !o.keep) && (part == nil || part.Drain), // the drain deletes a split run's queues
 		Part:         part,
 		Seed:         seed,
 		Bucket:       o.bucket,

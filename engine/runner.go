@@ -19,8 +19,12 @@ type Runner struct {
 	Traffic Traffic
 	Log     *slog.Logger
 	RunID   string // prefix of every message id and queue name of this run
-	// DeleteQueues removes each mode's queue after its drain (set when the
-	// broker container is not rmqtorture's own).
+	// DeleteQueues removes each mode's queue after its drain: always but on
+	// a container kept for inspection (--keep). Each mode then starts on a
+	// broker that holds no queue of an earlier mode, whatever the order of
+	// the modes: every kill recovers the same queues, so restart times and
+	// the broker's recovery log lines compare across modes, and a run on a
+	// broker it did not create leaves it as it was.
 	DeleteQueues bool
 	// Cell labels the results of one matrix cell (nil outside a matrix).
 	Cell *scenario.Cell
