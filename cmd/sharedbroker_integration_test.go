@@ -1,0 +1,140 @@
+package cmd
+
+// One broker per test process (a shard of scripts/test.sh) for the
+// single-node scenario tests that leave their broker as they found it: each
+// run attaches to it with --container, as a user's run attaches to a broker
+// of their own, instead of creating, booting and removing a container of its
+// own (a first boot costs 4-6 s, and the removal more). Between tests the
+// broker is reset and checked; one a test left broken is replaced.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// shared is the test process's broker; nil until a test asks for it, and
+// again after a test left it unfit.
+var shared struct {
+	mu  sync.Mutex
+	ctr *broker.Container
+}
+
+// TestMain removes the shared broker when the process's tests are done.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	shared.mu.Lock()
+	if shared.ctr != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		_ = shared.ctr.Remove(ctx)
+		cancel()
+	}
+	shared.mu.Unlock()
+	os.Exit(code)
+}
+
+// shareable reports whether scenario name of file can run on the shared
+// broker: one node of the test image, with no configuration written into
+// the container before its first start, no stream plugin, and no flag that
+// provisions a broker of its own.
+func shareable(t *testing.T, file, name string, extra []string) bool {
+	t.Helper()
+	if os.Getenv("RMQT_TEST_NO_SHARED_BROKER") != "" {
+		return false
+	}
+	for _, a := range extra {
+		switch strings.SplitN(a, "=", 2)[0] {
+		case "--image", "--images", "--nodes", "--container", "--containers", "--uri", "--broker-config":
+			return false
+		}
+	}
+	f, err := scenario.LoadFile(file)
+	if err != nil {
+		return false // the run itself reports it
+	}
+	for _, s := range f.Scenarios {
+		if s.Name != name {
+			continue
+		}
+		b := s.Broker
+		stream := s.Queue.Type == scenario.Stream
+		// A disconnect and its reconnect can give the container another
+		// address while /etc/hosts keeps the old one first: rabbitmqctl
+		// then finds no node (seen under load), so such a run's broker is
+		// its own.
+		moved := slices.ContainsFunc(s.Faults, func(f scenario.Fault) bool { return f.Action == scenario.Disconnect })
+		return b.Nodes <= 1 && len(b.Config) == 0 && len(b.AdvancedConfig) == 0 && len(b.Images) == 0 &&
+			(b.Image == "" || b.Image == testImage()) && !stream && !moved
+	}
+	return false
+}
+
+// sharedBroker returns the process's broker, creating it when there is
+// none: a labelled container kept from cleanup's default sweep (other tests
+// run cleanup), removed by TestMain.
+func sharedBroker(t *testing.T) *broker.Container {
+	t.Helper()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	if shared.ctr != nil {
+		return shared.ctr
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cli := dockerClient(t)
+	id := fmt.Sprintf("shared-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
+	ctr, err := broker.Create(ctx, cli, slog.New(slog.NewTextHandler(io.Discard, nil)), broker.CreateOptions{Image: testImage(), RunID: id, Keep: true})
+	if err != nil {
+		if ctr != nil {
+			_ = ctr.Remove(context.Background())
+		}
+		t.Fatalf("shared broker: %v", err)
+	}
+	if err := ctr.WaitReady(ctx, scenario.Target{}, time.Minute); err != nil {
+		_ = ctr.Remove(context.Background())
+		t.Fatalf("shared broker: %v", err)
+	}
+	shared.ctr = ctr
+	return ctr
+}
+
+// resetShared makes the shared broker fit for the next test, or drops it
+// (the next test creates another): it must accept an AMQP login, hold no
+// queue (every run deletes its own), and raise no alarm (every alarm fault
+// restores its limit). A test that failed drops it whatever it looks like.
+func resetShared(t *testing.T) {
+	t.Helper()
+	shared.mu.Lock()
+	defer shared.mu.Unlock()
+	ctr := shared.ctr
+	if ctr == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	why := ""
+	if t.Failed() {
+		why = "the test failed"
+	} else if err := ctr.WaitReady(ctx, scenario.Target{}, 30*time.Second); err != nil {
+		why = err.Error()
+	} else if out, err := ctr.Exec(ctx, "rabbitmqctl", "-q", "eval",
+		`{length(rabbit_amqqueue:list()), rabbit_alarm:get_alarms()}.`); err != nil || strings.TrimSpace(out) != "{0,[]}" {
+		why = fmt.Sprintf("queues and alarms left: %q (%v)", out, err)
+	}
+	if why == "" {
+		return
+	}
+	t.Logf("replacing the shared broker %s: %s", ctr.Name, why)
+	_ = ctr.Remove(context.Background())
+	shared.ctr = nil
+}
