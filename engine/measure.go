@@ -88,7 +88,7 @@ func conclude(res *scenario.ModeResult, s *scenario.Scenario, ledger *metrics.Le
 	res.LostAllowedReason = scenario.LossLabels(allowed)
 	// The scenario's own delete-queue or purge-queue: when it explains every
 	// lost id, the loss is allowed (explainRemoved sets LostAllowed).
-	removed := explainRemoved(res)
+	removed := explainRemoved(res, s.Queue.Type == scenario.Quorum)
 	if removed {
 		res.LostAllowedReason = "removed by the scenario"
 	}
