@@ -191,7 +191,7 @@ func TestOutOfOrderAcksRepublishExactlyTheInDoubt(t *testing.T) {
 }
 
 // kill-classic (paced, so that the kill lands inside each mode's burst on
-// any host): confirm-each has at most one order in doubt, confirm-window
+// any host): confirm-each has exactly one order in doubt, confirm-window
 // republishes exactly the ids that went in doubt. The same run checks the
 // broker log finding: killing a classic queue's broker leaves RabbitMQ
 // 4.0.5's recovery line for that queue in its log ("Queue … dropped 0/0/0

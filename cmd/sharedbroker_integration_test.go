@@ -54,7 +54,7 @@ func shareable(t *testing.T, file, name string, extra []string) bool {
 	}
 	for _, a := range extra {
 		switch strings.SplitN(a, "=", 2)[0] {
-		case "--image", "--images", "--nodes", "--container", "--containers", "--uri", "--broker-config":
+		case "--image", "--images", "--nodes", "--container", "--containers", "--uri":
 			return false
 		}
 	}
@@ -68,10 +68,9 @@ func shareable(t *testing.T, file, name string, extra []string) bool {
 		}
 		b := s.Broker
 		stream := s.Queue.Type == scenario.Stream
-		// A disconnect and its reconnect can give the container another
-		// address while /etc/hosts keeps the old one first: rabbitmqctl
-		// then finds no node (seen under load), so such a run's broker is
-		// its own.
+		// After a disconnect and its reconnect, rabbitmqctl once found no
+		// node on the shared broker ("unable to connect to epmd", under
+		// load; not reproduced by hand), so such a run's broker is its own.
 		moved := slices.ContainsFunc(s.Faults, func(f scenario.Fault) bool { return f.Action == scenario.Disconnect })
 		return b.Nodes <= 1 && len(b.Config) == 0 && len(b.AdvancedConfig) == 0 && len(b.Images) == 0 &&
 			(b.Image == "" || b.Image == testImage()) && !stream && !moved
