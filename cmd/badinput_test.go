@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
@@ -157,6 +158,9 @@ func scenarioCases() []badInput {
 		fileCase("name with a space", "version: 1\nscenarios:\n  - name: my scenario\n    load: {messages: 100}\n", ExitUsage, "rmqtorture: s.yaml:3:11: scenarios[0].name: \"my scenario\" is not a scenario name (lower-case letters, digits and dashes)"),
 		fileCase("duplicate names", okScenario+"  - name: s\n    load: {messages: 100}\n", ExitUsage, "rmqtorture: s.yaml:5:11: scenarios[1].name: \"s\" already names scenarios[0]"),
 		fileCase("a tab for indentation", "version: 1\nscenarios:\n\t- name: s\n", ExitUsage, "rmqtorture: s.yaml:3: found character that cannot start any token"),
+		fileCase("an alias inside its own anchor", scenarioHead+"    load: {messages: 100, modes: &m [*m]}\n", ExitUsage, "rmqtorture: s.yaml:4:38: scenarios[0].load.modes[0]: alias *m stands for the value that holds it (&m, line 4): a value cannot contain itself"),
+		fileCase("garbage after the document end", okScenario+"...\ngarbage: [\n", ExitUsage, "rmqtorture: s.yaml:6: after the end of the document: did not find expected <document start>"),
+		fileCase("values nested 40 deep", "version: 1\nscenarios: []\nx: "+strings.Repeat("[", 40)+strings.Repeat("]", 40)+"\n", ExitUsage, "rmqtorture: s.yaml:3:35: x[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]: values nested more than 32 deep (a scenario nests 4); refusing to read further"),
 		fileCase("alias expansion bomb", "version: 1\na: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nscenarios: []\n", ExitUsage, "rmqtorture: s.yaml:2:29: e[0][6][8][8][7]: aliases expand the file to more than 20000 values; refusing to read further"),
 		scen("fault without an action", "load: {messages: 100}\nfaults:\n  - {published: 10}", ExitUsage, "rmqtorture: s.yaml:6:9: scenarios[0].faults[0].action: missing; every step names its action (kill, stop, restart, pause, disconnect, start, unpause, reconnect, memory-alarm, close-connections, publish-to-missing-exchange, crash-consumer, delete-queue, purge-queue, disk-alarm, command)"),
 		fileCase("scenario not a mapping", "version: 1\nscenarios: [s]\n", ExitUsage, "rmqtorture: s.yaml:2:13: scenarios[0]: must be a mapping, got \"s\""),
@@ -404,7 +408,11 @@ func flagCases() []badInput {
 		flagCase("run a scenario and --all", run("--all"), ExitUsage, "rmqtorture: name one or more scenarios, or --all (not both)"),
 		flagCase("run unknown scenario", []string{"run", "nope", "-f", "s.yaml", "--out", "out"}, ExitUsage, "rmqtorture: s.yaml: no scenario named \"nope\" (have: s)"),
 		flagCase("run missing scenario file", []string{"run", "s", "-f", "nosuch.yaml", "--out", "out"}, ExitUsage, "rmqtorture: read scenario file: open nosuch.yaml: no such file or directory"),
-		flagCase("run scenario file a folder", []string{"run", "s", "-f", ".", "--out", "out"}, ExitUsage, "rmqtorture: read scenario file: read .: is a directory"),
+		flagCase("run scenario file a named pipe", []string{"run", "s", "-f", "p.yaml", "--out", "out"}, ExitUsage, "rmqtorture: p.yaml: a named pipe, not a regular file: rmqtorture reads only regular files", "p.yaml", namedPipe),
+		flagCase("validate a named pipe", []string{"validate", "-f", "p.yaml"}, ExitUsage, "rmqtorture: p.yaml: a named pipe, not a regular file: rmqtorture reads only regular files", "p.yaml", namedPipe),
+		flagCase("run scenario file a link to /dev/zero", []string{"run", "s", "-f", "z.yaml", "--out", "out"}, ExitUsage, "rmqtorture: z.yaml: a character device, not a regular file: rmqtorture reads only regular files", "z.yaml", linkTo+"/dev/zero"),
+		flagCase("list a link to /dev/zero", []string{"list", "-f", "z.yaml"}, ExitUsage, "rmqtorture: z.yaml: a character device, not a regular file: rmqtorture reads only regular files", "z.yaml", linkTo+"/dev/zero"),
+		flagCase("run scenario file a folder", []string{"run", "s", "-f", ".", "--out", "out"}, ExitUsage, "rmqtorture: .: a directory, not a regular file: rmqtorture reads only regular files"),
 		flagCase("run unknown flag", run("--nosuch"), ExitUsage, "rmqtorture: unknown flag: --nosuch"),
 		flagCase("run --messages 0", run("--messages", "0"), ExitUsage, "rmqtorture: --messages 0: scenario \"s\": load.messages: must be within 1–10000000, got 0"),
 		flagCase("run --messages not a number", run("--messages", "abc"), ExitUsage, "rmqtorture: invalid argument \"abc\" for \"--messages\" flag: want a whole number"),
@@ -621,6 +629,16 @@ func resultCases(t *testing.T, stored, other, checkRes, history, noHistory strin
 		resultCase("report started_at not a time", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match the schema of schema_version 3 (reports/result.schema.json): /started_at: 'yesterday' is not valid date-time: less than 20 characters long", r, edit(func(m map[string]any) { m["started_at"] = "yesterday" })),
 		resultCase("report mode unknown", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match the schema of schema_version 3 (reports/result.schema.json): /modes/0/mode: value must be one of 'fire-and-forget', 'confirm-each', 'confirm-window', 'transactional'", r, edit(func(m map[string]any) { mode0(m)["mode"] = "fire-and-hope" })),
 		resultCase("report latency not an object", []string{"report", r}, ExitUsage, "rmqtorture: r.json: does not match the schema of schema_version 3 (reports/result.schema.json): /modes/0/confirm_latency_ms: got number, want object", r, edit(func(m map[string]any) { mode0(m)["confirm_latency_ms"] = 5 })),
+		// report: files that would block or never end, or are too big
+		resultCase("report a named pipe", []string{"report", "p.json"}, ExitUsage, "rmqtorture: p.json: a named pipe, not a regular file: rmqtorture reads only regular files", "p.json", namedPipe),
+		resultCase("report a link to /dev/zero", []string{"report", "z.json"}, ExitUsage, "rmqtorture: z.json: a character device, not a regular file: rmqtorture reads only regular files", "z.json", linkTo+"/dev/zero"),
+		resultCase("report a result over 16 MiB", []string{"report", r}, ExitUsage, "rmqtorture: r.json: 16777217 bytes, more than the 16777216 (16 MiB) a result.json may have; refusing to read it", r, strings.Repeat(" ", 16<<20+1)),
+		resultCase("compare a named pipe", []string{"compare", r, "p.json"}, ExitUsage, "rmqtorture: p.json: a named pipe, not a regular file: rmqtorture reads only regular files", r, stored, "p.json", namedPipe),
+		resultCase("compare a link to /dev/zero", []string{"compare", "z.json", r}, ExitUsage, "rmqtorture: z.json: a character device, not a regular file: rmqtorture reads only regular files", r, stored, "z.json", linkTo+"/dev/zero"),
+		resultCase("compare --accept a named pipe", []string{"compare", r, r, "--accept", "p.yaml"}, ExitUsage, "rmqtorture: --accept p.yaml: a named pipe, not a regular file: rmqtorture reads only regular files", r, stored, "p.yaml", namedPipe),
+		resultCase("report a versions report that is a named pipe", []string{"report", "v/versions.json"}, ExitUsage, "rmqtorture: v/versions.json: a named pipe, not a regular file: rmqtorture reads only regular files", "v/versions.json", namedPipe),
+		resultCase("check a result.json that is a named pipe", []string{"check", "run"}, ExitUsage, "rmqtorture: run/result.json: a named pipe, not a regular file: rmqtorture reads only regular files", "run/result.json", namedPipe),
+		resultCase("check a history that is a named pipe", []string{"check", "run"}, ExitUsage, "rmqtorture: run/history-0.bin.gz: a named pipe, not a regular file: rmqtorture reads only regular files", "run/result.json", checkRes, "run/history-0.bin.gz", namedPipe),
 		// report: flags
 		resultCase("report --format html", []string{"report", r, "--format", "html"}, ExitUsage, "rmqtorture: --format: \"html\" is not a format (markdown, table, json, summary)", r, stored),
 		resultCase("report -o and --format disagree", []string{"report", r, "-o", "json", "--format", "table"}, ExitUsage, "rmqtorture: -o json and --format table disagree: give one", r, stored),
@@ -644,7 +662,7 @@ func resultCases(t *testing.T, stored, other, checkRes, history, noHistory strin
 		resultCase("compare --summary-file under a file", []string{"compare", r, r, "--summary-file", "afile/s.md"}, ExitUsage, "rmqtorture: --summary-file afile/s.md: cannot append there: stat afile/s.md: not a directory", r, stored, "afile", "x"),
 		// compare across versions: --accept files, sides
 		resultCase("compare --accept missing file", []string{"compare", r, r, "--accept", "nosuch.yaml"}, ExitUsage, "rmqtorture: --accept nosuch.yaml: no such file or directory", r, stored),
-		resultCase("compare --accept a folder", []string{"compare", r, r, "--accept", "adir"}, ExitUsage, "rmqtorture: --accept adir: is a directory", r, stored, "adir/keep", ""),
+		resultCase("compare --accept a folder", []string{"compare", r, r, "--accept", "adir"}, ExitUsage, "rmqtorture: --accept adir: a directory, not a regular file: rmqtorture reads only regular files", r, stored, "adir/keep", ""),
 		resultCase("compare --accept empty", []string{"compare", r, r, "--accept", "a.yaml"}, ExitUsage, "rmqtorture: a.yaml: empty: want \"accept:\" and a list of entries {scenario, mode, field, because}", r, stored, "a.yaml", ""),
 		resultCase("compare --accept YAML syntax", []string{"compare", r, r, "--accept", "a.yaml"}, ExitUsage, "rmqtorture: a.yaml:3: mapping values are not allowed in this context", r, stored, "a.yaml", "accept:\n  - scenario: x\n    field: a: b\n"),
 		resultCase("compare --accept a list at the top", []string{"compare", r, r, "--accept", "a.yaml"}, ExitUsage, "rmqtorture: a.yaml:1: want a mapping with \"accept:\", got a list", r, stored, "a.yaml", "- scenario: kill-mid-burst\n"),
@@ -721,6 +739,14 @@ func tree(t *testing.T, dir string) []string {
 	return out
 }
 
+// Contents writeFiles makes into something other than a regular file: a
+// named pipe (opening it for reading waits for a writer for ever), and a
+// symbolic link to what follows linkTo (/dev/zero never ends).
+const (
+	namedPipe = "\x00named pipe"
+	linkTo    = "\x00symbolic link to "
+)
+
 // writeFiles writes files (name → content) under dir and returns the tree
 // they make.
 func writeFiles(t *testing.T, dir string, files map[string]string) []string {
@@ -729,7 +755,16 @@ func writeFiles(t *testing.T, dir string, files map[string]string) []string {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		var err error
+		switch target, link := strings.CutPrefix(content, linkTo); {
+		case content == namedPipe:
+			err = syscall.Mkfifo(p, 0o644)
+		case link:
+			err = os.Symlink(target, p)
+		default:
+			err = os.WriteFile(p, []byte(content), 0o644)
+		}
+		if err != nil {
 			t.Fatal(err)
 		}
 	}

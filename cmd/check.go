@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rmqtorture/rmqtorture/inputfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -220,8 +221,10 @@ func rejudge(rp *metrics.Replay) (scenario.ModeResult, error) {
 // openHistory opens the history file at path and reads its header; the
 // caller closes the file.
 func openHistory(path string) (*os.File, *metrics.HistoryReader, error) {
-	f, err := os.Open(path)
-	if err != nil {
+	f, err := inputfile.Open(path, "a history", 0)
+	if inputfile.IsRefused(err) {
+		return nil, nil, err
+	} else if err != nil {
 		return nil, nil, fmt.Errorf("read history: %w", err)
 	}
 	r, err := metrics.NewHistoryReader(f)

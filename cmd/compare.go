@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/rmqtorture/rmqtorture/inputfile"
 	"os"
 	"path/filepath"
 	"strings"
@@ -279,8 +280,10 @@ func loadAccept(path string) ([]reports.Accept, error) {
 	if path == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
+	data, err := inputfile.Read(path, "an --accept file", inputfile.MaxScenarioBytes)
+	if inputfile.IsRefused(err) {
+		return nil, usageErr(fmt.Errorf("--accept %w", err))
+	} else if err != nil {
 		return nil, usageErr(fmt.Errorf("--accept %s: %w", path, unwrapPathErr(err)))
 	}
 	accepts, err := reports.ParseAccept(path, data)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rmqtorture/rmqtorture/inputfile"
+	"github.com/rmqtorture/rmqtorture/redact"
 	"io"
 	"os"
 	"path/filepath"
@@ -162,8 +164,10 @@ func writeOut(dir, file, read, what string, render func(io.Writer) error) (strin
 // missing, unreadable, truncated or invalid file, or another schema_version,
 // is bad input (exit 2), and the error names the file.
 func loadResult(path string) (*scenario.Result, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
+	data, err := inputfile.Read(path, "a result.json", inputfile.MaxResultBytes)
+	if inputfile.IsRefused(err) {
+		return nil, causeErr(CauseBadResult, err)
+	} else if err != nil {
 		return nil, causeErr(CauseBadResult, fmt.Errorf("read result: %w", err))
 	}
 	if len(bytes.TrimSpace(data)) == 0 {
@@ -183,6 +187,9 @@ func loadResult(path string) (*scenario.Result, error) {
 	case err != nil:
 		return nil, opErr(fmt.Errorf("%s: %w", path, err))
 	}
+	// A result is a file anyone may have edited: no password (a --uri in
+	// its command) or terminal code (in a reason) is printed from it.
+	redact.Strings(res)
 	return res, nil
 }
 

@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/rmqtorture/rmqtorture/inputfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -46,8 +47,10 @@ func versionsFile(path string) (string, bool) {
 // not match is bad input, exit 2, naming it).
 func (o *reportOpts) reportVersions(c *cobra.Command, path string) error {
 	format := versionsFormats[o.format]
-	data, err := os.ReadFile(path)
-	if err != nil {
+	data, err := inputfile.Read(path, "a versions report", inputfile.MaxResultBytes)
+	if inputfile.IsRefused(err) {
+		return causeErr(CauseBadResult, err)
+	} else if err != nil {
 		return causeErr(CauseBadResult, fmt.Errorf("read versions report: %w", err))
 	}
 	if err := reports.ValidateVersions(data); err != nil {

@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/rmqtorture/rmqtorture/inputfile"
+	"github.com/rmqtorture/rmqtorture/redact"
 	"io"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"strconv"
@@ -65,17 +66,21 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 // Errors listing all of them, each with file:line:column and field path. A
 // file over MaxFileBytes is refused unread.
 func LoadFile(path string) (*File, error) {
-	fh, err := os.Open(path)
-	if err != nil {
+	st, err := inputfile.Check(path, "a scenario file", 0)
+	var refused *inputfile.Error
+	switch {
+	case errors.As(err, &refused):
+		// A named pipe would block the open for ever, a device never end.
+		return nil, Errors{{File: path, Msg: refused.Reason}}
+	case err != nil:
 		return nil, fmt.Errorf("read scenario file: %w", err)
-	}
-	defer fh.Close()
-	if st, err := fh.Stat(); err == nil && st.Mode().IsRegular() && st.Size() > MaxFileBytes {
+	case st.Size() > MaxFileBytes:
 		return nil, Errors{tooBig(path, fmt.Sprintf("%d bytes", st.Size()))}
 	}
-	// A pipe or device has no size: read one byte past the bound to know.
-	data, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
-	if err != nil {
+	data, err := inputfile.Read(path, "a scenario file", MaxFileBytes)
+	if errors.As(err, &refused) {
+		return nil, Errors{{File: path, Msg: refused.Reason}}
+	} else if err != nil {
 		return nil, fmt.Errorf("read scenario file: %w", err)
 	}
 	return Parse(path, data)
@@ -103,8 +108,15 @@ func Parse(name string, data []byte) (*File, error) {
 		return nil, Errors{yamlError(name, err)}
 	}
 	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
+	switch err := dec.Decode(&extra); {
+	case err == nil:
 		return nil, Errors{{File: name, Line: extra.Line, Column: extra.Column, Msg: "more than one YAML document; put all scenarios in one"}}
+	case !errors.Is(err, io.EOF):
+		// What follows a document's end ("...") must be nothing, or
+		// another document.
+		e := yamlError(name, err)
+		e.Msg = "after the end of the document: " + e.Msg
+		return nil, Errors{e}
 	}
 	doc := &root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
@@ -116,7 +128,7 @@ func Parse(name string, data []byte) (*File, error) {
 	}
 	p := newParser(name)
 	js := p.toJSON(doc, "", "")
-	if p.visits > maxNodes || p.duplicates > 0 {
+	if p.visits > maxNodes || p.duplicates > 0 || p.fatal > 0 {
 		// A key given twice leaves yaml.v3's decode of its mapping
 		// half done: what validation would say about it misleads.
 		return nil, p.sorted()
@@ -184,13 +196,19 @@ const maxErrors = 50
 // maxNodes bounds the values a scenario file may expand to.
 const maxNodes = 20000
 
+// maxDepth bounds how deep values may nest (a scenario's deepest,
+// scenarios[0].faults[0].at, is 4): each level's field path is held.
+const maxDepth = 32
+
 // MaxMessages bounds load.messages (the ledger holds ~12 bytes per order).
 const MaxMessages = 10_000_000
 
 type parser struct {
 	visits     int
-	aliases    int // aliases followed while reading the file
-	duplicates int // keys given twice
+	aliases    int                 // aliases followed while reading the file
+	duplicates int                 // keys given twice
+	fatal      int                 // problems that stop the parse: a value that holds itself, nesting too deep
+	open       map[*yaml.Node]bool // the mappings and sequences being read, outermost first
 	numbers    []number
 	file       string
 	nodes      map[string]*yaml.Node // field path → value node, for every key present
@@ -201,7 +219,7 @@ type parser struct {
 }
 
 func newParser(file string) *parser {
-	return &parser{file: file, nodes: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}, paths: map[string]string{}, bad: map[string]bool{}}
+	return &parser{file: file, open: map[*yaml.Node]bool{}, nodes: map[string]*yaml.Node{}, keys: map[string]*yaml.Node{}, paths: map[string]string{}, bad: map[string]bool{}}
 }
 
 // errAt reports a problem at node n (nil: no position). Paths are relative
@@ -264,6 +282,9 @@ func join(path, key string) string {
 func (p *parser) defaults(f *File) {
 	for i := range f.Scenarios {
 		s := &f.Scenarios[i]
+		// Shown by list, run and the report: no terminal code from a file
+		// reaches a terminal.
+		s.Description = redact.Terminal(s.Description)
 		d := defaulter{p: p, prefix: fmt.Sprintf("scenarios[%d].", i)}
 		if s.IsGroup() || d.at("runs") {
 			continue // a group has no settings of its own to default

@@ -108,7 +108,22 @@ func (p *parser) toJSON(n *yaml.Node, path, ptr string) any {
 	p.paths[ptr] = path
 	if n.Kind == yaml.AliasNode {
 		p.aliases++
+		if p.open[n.Alias] {
+			// &m [*m]: expanding it would never end.
+			p.fatal++
+			p.errAt(n, path, "alias *%s stands for the value that holds it (&%s, line %d): a value cannot contain itself", n.Value, n.Alias.Anchor, n.Alias.Line)
+			return nil
+		}
 		n = n.Alias
+	}
+	if n.Kind == yaml.MappingNode || n.Kind == yaml.SequenceNode {
+		if len(p.open) >= maxDepth {
+			p.fatal++
+			p.errAt(n, path, "values nested more than %d deep (a scenario nests 4); refusing to read further", maxDepth)
+			return nil
+		}
+		p.open[n] = true
+		defer delete(p.open, n)
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
