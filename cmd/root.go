@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"runtime/debug"
 	"strings"
 
@@ -141,6 +142,11 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 // Execute runs the command line with args under ctx (cancelled on the first
 // Ctrl-C) and returns the exit code.
 func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// A password in these is masked wherever an error quotes it, in any
+	// form (redact.Secret); --uri's is registered when the flag is read.
+	for _, env := range []string{"DOCKER_HOST", uriEnv} {
+		redact.SecretOf(os.Getenv(env))
+	}
 	root := NewRoot(stdout, stderr)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

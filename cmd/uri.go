@@ -2,8 +2,8 @@ package cmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/rmqtorture/rmqtorture/redact"
 	"os"
 	"reflect"
 	"strings"
@@ -37,6 +37,7 @@ var dockerFlags = []string{"container", "containers", "nodes", "image", "images"
 // errors never quote the URI: it may hold a password.
 func (o *runOpts) checkURI(c *cobra.Command) error {
 	fl := c.Flags()
+	src := "--uri" // what the errors below name
 	if !fl.Changed("uri") {
 		env := os.Getenv(uriEnv)
 		if env == "" {
@@ -47,22 +48,24 @@ func (o *runOpts) checkURI(c *cobra.Command) error {
 		if err := fl.Set("uri", env); err != nil {
 			return fmt.Errorf("%s: %w", uriEnv, err)
 		}
+		src = uriEnv
 	}
+	redact.SecretOf(o.uri)
 	for _, name := range dockerFlags {
 		if fl.Changed(name) {
-			return fmt.Errorf("--uri and --%s: --uri names a running broker that rmqtorture reaches over AMQP only, and --%s is for a broker container: give one", name, name)
+			return fmt.Errorf("%s and --%s: %s names a running broker that rmqtorture reaches over AMQP only, and --%s is for a broker container: give one", src, name, src, name)
 		}
 	}
 	for _, name := range []string{"kill-at", "down"} {
 		if fl.Changed(name) {
-			return fmt.Errorf("--%s: with --uri rmqtorture injects no fault (it did not start the broker): leave --%s out", name, name)
+			return fmt.Errorf("--%s: with %s rmqtorture injects no fault (it did not start the broker): leave --%s out", name, src, name)
 		}
 	}
 	if o.uri == "" {
-		return errors.New("--uri needs a broker's AMQP URI (amqp:// or amqps://, with user, password, host, port and vhost)")
+		return fmt.Errorf("%s needs a broker's AMQP URI (amqp:// or amqps://, with user, password, host, port and vhost)", src)
 	}
 	if _, err := broker.NewExternal(o.uri); err != nil {
-		return fmt.Errorf("--uri: %w", err)
+		return fmt.Errorf("%s: %w", src, err)
 	}
 	return nil
 }

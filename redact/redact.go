@@ -9,7 +9,9 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // mask replaces a password, as net/url's URL.Redacted does.
@@ -35,6 +37,7 @@ var userinfo = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.\-]*://[^\s/?#"'<>\x60]*@
 // error messages that quote DOCKER_HOST, a URL in a log line. The userinfo
 // is read by net/url (URL.Redacted); one it cannot parse is masked whole.
 func Text(s string) string {
+	s = knownSecrets(s)
 	if !strings.Contains(s, "://") {
 		return s
 	}
@@ -127,4 +130,66 @@ func holdsStrings(t reflect.Type) bool {
 		return true
 	}
 	return false
+}
+
+// MinSecretLen is the shortest password Secret masks wherever it appears;
+// a shorter one ("pw") would mask ordinary words, and is masked inside URLs
+// only (Text's userinfo rule).
+const MinSecretLen = 4
+
+// secrets are the passwords the user gave this process, in every form
+// they may be quoted in: raw, and escaped for a URL's path or query.
+var secrets struct {
+	sync.RWMutex
+	forms []string
+}
+
+// Secret registers password so that Text (and so Foreign, Strings and
+// every error rmqtorture prints) masks it wherever it appears, whatever
+// quotes it: a client library that writes a URL without its scheme
+// ("lookup alice:S3cretPW@127.0.0.1"), or escapes it ("S3cret%40PW").
+// Passwords shorter than MinSecretLen are left to the URL rule.
+func Secret(password string) {
+	if len(password) < MinSecretLen {
+		return
+	}
+	secrets.Lock()
+	defer secrets.Unlock()
+	for _, f := range []string{password, url.PathEscape(password), url.QueryEscape(password)} {
+		if !slices.Contains(secrets.forms, f) {
+			secrets.forms = append(secrets.forms, f)
+		}
+	}
+	// Longest first, so a form that holds another is masked whole.
+	slices.SortFunc(secrets.forms, func(a, b string) int { return len(b) - len(a) })
+}
+
+// SecretOf registers the password of raw, a URL a user gave (DOCKER_HOST,
+// --uri, RMQTORTURE_URI, a Docker context's host); one net/url cannot
+// parse registers what sits between its "user:" and last "@".
+func SecretOf(raw string) {
+	if u, err := url.Parse(raw); err == nil {
+		if u.User != nil {
+			if pw, ok := u.User.Password(); ok {
+				Secret(pw)
+			}
+		}
+		return
+	}
+	if m := userinfo.FindString(raw); m != "" {
+		_, rest, _ := strings.Cut(strings.TrimSuffix(m, "@"), "://")
+		if _, pw, ok := strings.Cut(rest, ":"); ok {
+			Secret(pw)
+		}
+	}
+}
+
+// knownSecrets masks every registered password in s.
+func knownSecrets(s string) string {
+	secrets.RLock()
+	defer secrets.RUnlock()
+	for _, f := range secrets.forms {
+		s = strings.ReplaceAll(s, f, mask)
+	}
+	return s
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/rmqtorture/rmqtorture/redact"
 	"io"
 	"slices"
 	"strings"
@@ -223,7 +224,7 @@ func (p *acceptParser) value(a *Accept, key, fp string, v *yaml.Node) {
 			p.bad(v, fp, "%q is not a field compare shows (%s)%s", s, strings.Join(AcceptFields, ", "), scenario.DidYouMean(s, AcceptFields))
 		}
 	case "because":
-		a.Because = s
+		a.Because = redact.Terminal(s) // printed by compare
 	}
 }
 
