@@ -7,7 +7,9 @@ package cmd
 // removes its container (exit 130). The second aborts: run writes what it
 // has (the modes that finished; the one under way and the rest as not
 // run), removes its container and the process exits without waiting for
-// the rest. A third exits at once.
+// the rest. A third exits at once. An interrupt that comes before any
+// scenario started (while files are read and checked, or the Docker Engine
+// is first asked) ends the command at once: there is nothing to restore.
 
 import (
 	"context"
@@ -64,11 +66,14 @@ func executeSignals(args []string, stdout, stderr io.Writer, sigs <-chan os.Sign
 			return code
 		case <-sigs:
 		}
-		switch n {
-		case 1:
+		switch {
+		case n == 1 && !a.started():
+			fmt.Fprintln(stderr, erase+"rmqtorture: interrupted before any scenario started: nothing to restore, exiting")
+			return ExitInterrupted
+		case n == 1:
 			fmt.Fprintln(stderr, erase+"rmqtorture: interrupted: stopping, finishing the fault under way, draining what was published and writing the partial report (again to stop now)")
 			stop()
-		case 2:
+		case n == 2:
 			fmt.Fprintln(stderr, erase+"rmqtorture: interrupted twice: writing what was measured, removing the broker container, exiting (again to exit at once)")
 			cleaned = a.abort(abortWait, stderr)
 		default:
@@ -87,12 +92,13 @@ type aborterKey struct{}
 // cancelled by it, and each scenario is counted in wg from its start until
 // it is done, or has written its report and removed its container.
 type aborter struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	mu     sync.Mutex
-	closed bool // aborting: no scenario starts any more
-	wg     sync.WaitGroup
-	code   int // the exit code of what the aborted scenarios wrote
+	ctx     context.Context
+	cancel  context.CancelFunc
+	mu      sync.Mutex
+	closed  bool // aborting: no scenario starts any more
+	entered bool // a scenario has started (enter)
+	wg      sync.WaitGroup
+	code    int // the exit code of what the aborted scenarios wrote
 	// ownEnd: a scenario's own flow wrote its report before the abort
 	// could, so the command's own exit code is the one to wait for.
 	ownEnd bool
@@ -115,8 +121,17 @@ func (a *aborter) enter() bool {
 	if a.closed {
 		return false
 	}
+	a.entered = true
 	a.wg.Add(1)
 	return true
+}
+
+// started reports whether a scenario has started (entered), even one that
+// has ended since.
+func (a *aborter) started() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.entered
 }
 
 // leave counts a scenario out, with the exit code of the partial report it

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,4 +108,65 @@ scenarios:
 	if len(got) != 4 || got[0].Cell.QueueType != scenario.Quorum || got[1].Mode != scenario.ConfirmWindow || got[2].Cell.QueueType != scenario.Classic || !got[3].NotRun {
 		t.Fatalf("planned %+v", got)
 	}
+}
+
+// An interrupt before any scenario started ends the command at once, with
+// nothing to restore: here the Docker Engine accepts the connection and
+// never answers, so run waits on its first request when Ctrl-C comes.
+func TestInterruptBeforeAnythingStartedExits(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	accepted := make(chan net.Conn, 8)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c // held open, never answered
+		}
+	}()
+	t.Setenv("DOCKER_HOST", "tcp://"+l.Addr().String())
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	sigs := make(chan os.Signal, 1)
+	// The command goes on in the background after Main returned (as it
+	// would until os.Exit), so its writers are locked.
+	var stdout, stderr lockedBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- executeSignals([]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--out", t.TempDir()}, &stdout, &stderr, sigs)
+	}()
+	select {
+	case c := <-accepted:
+		defer c.Close()
+	case code := <-done:
+		t.Fatalf("run ended (exit %d) before it asked the Docker Engine anything:\n%s", code, stderr.String())
+	}
+	sigs <- os.Interrupt
+	code := <-done
+	if want := "rmqtorture: interrupted before any scenario started: nothing to restore, exiting\n"; code != ExitInterrupted || stderr.String() != want || stdout.String() != "" {
+		t.Fatalf("exit %d, stderr %q, stdout %q; want exit %d and %q", code, stderr.String(), stdout.String(), ExitInterrupted, want)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for a writer and a reader on two
+// goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
