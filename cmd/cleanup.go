@@ -49,6 +49,11 @@ anything without the label. A run does the default cleanup before it starts.`,
 			if scope.All && scope.Run != "" {
 				return usageErr(errors.New("--run and --all choose different scopes: give one"))
 			}
+			// An empty --run would widen the sweep to the default scope,
+			// and a pattern or a path is no run's id.
+			if c.Flags().Changed("run") && !runIDPattern.MatchString(scope.Run) {
+				return usageErr(fmt.Errorf("--run %q: a run id is 1–40 letters, digits, - or _, as in result.json's run_id (the last part of a run folder's name)", scope.Run))
+			}
 			ctx := c.Context()
 			cli, err := broker.Docker(ctx)
 			if err != nil {
