@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -694,6 +695,12 @@ func resultCases(t *testing.T, stored, other, checkRes, history, noHistory strin
 		resultCase("check history not gzip", []string{"check", "run"}, ExitUsage, "rmqtorture: run/history-0.bin.gz: history corrupt: not gzip: gzip: invalid header", "run/result.json", checkRes, "run/history-0.bin.gz", "not a history"),
 		resultCase("check history empty", []string{"check", "run"}, ExitUsage, "rmqtorture: run/history-0.bin.gz: history corrupt: not gzip: EOF", "run/result.json", checkRes, "run/history-0.bin.gz", ""),
 		resultCase("check a file, not a folder", []string{"check", "run/result.json"}, ExitUsage, "rmqtorture: run/result.json: not a folder; check takes a run folder, the one that holds result.json and its histories", "run/result.json", checkRes, "run/history-0.bin.gz", history),
+		resultCase("check a history path out of the run folder", []string{"check", "run"}, ExitUsage, `rmqtorture: run: modes[0].history "../../../../etc/passwd": not a file name in the run folder`, "run/result.json", resultEdit(t, checkRes, func(r map[string]any) { mode0(r)["history"] = "../../../../etc/passwd" }), "run/history-0.bin.gz", history),
+		resultCase("check an absolute history path", []string{"check", "run"}, ExitUsage, `rmqtorture: run: modes[0].history "/etc/passwd": not a file name in the run folder`, "run/result.json", resultEdit(t, checkRes, func(r map[string]any) { mode0(r)["history"] = "/etc/passwd" }), "run/history-0.bin.gz", history),
+		resultCase("check a result with no mode", []string{"check", "run"}, ExitFail, "rmqtorture: run: result.json lists no mode: nothing to check (a history is re-judged against the mode that names it)", "run/result.json", resultEdit(t, checkRes, func(r map[string]any) { r["modes"] = []any{} }), "run/history-0.bin.gz", history, "run/history-1.bin.gz", history, "run/history-2.bin.gz", history),
+		resultCase("report a key given twice", []string{"report", r}, ExitUsage, `rmqtorture: r.json: line 3, column 3: /: "schema_version" given twice in one object: keep one`, r, strings.Replace(stored, "{\n", "{\n  \"schema_version\": 3,\n", 1)),
+		resultCase("report a key given twice in a mode", []string{"report", r}, ExitUsage, `rmqtorture: r.json: line 25, column 18: /modes/0: "lost" given twice in one object: keep one`, r, strings.Replace(stored, `"lost": `, `"lost": 7, "lost": `, 1)),
+		resultCase("report a seed no integer holds", []string{"report", r}, ExitUsage, `rmqtorture: r.json: line 16, column 16: seed: number 1e400 is out of range: the field holds a uint64`, r, regexp.MustCompile(`"seed": -?[0-9]+`).ReplaceAllString(stored, `"seed": 1e400`)),
 		resultCase("check malformed result", []string{"check", "run"}, ExitUsage, "rmqtorture: run/result.json: not JSON: line 1, column 2: unexpected EOF", "run/result.json", "{", "run/history-0.bin.gz", history),
 	}
 }

@@ -120,6 +120,9 @@ func checkRun(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(res.Modes) == 0 {
+		return nil, causeErr(CauseCheckMismatch, fmt.Errorf("%s: result.json lists no mode: nothing to check (a history is re-judged against the mode that names it)", dir))
+	}
 	var lines []string
 	mismatches := 0
 	for i := range res.Modes {
@@ -131,6 +134,11 @@ func checkRun(dir string) ([]string, error) {
 		}
 		if m.History == "" {
 			return lines, causeErr(CauseBadResult, fmt.Errorf("%s: %s has no recorded history (modes[%d].history): nothing to re-judge", dir, label, i))
+		}
+		if !filepath.IsLocal(m.History) || filepath.Base(m.History) != m.History {
+			// A result is a file anyone may have edited: check reads the
+			// run folder, nothing else.
+			return lines, causeErr(CauseBadResult, fmt.Errorf("%s: modes[%d].history %q: not a file name in the run folder", dir, i, m.History))
 		}
 		diffs, err := recheck(filepath.Join(dir, m.History), m)
 		if err != nil {

@@ -51,7 +51,7 @@ var exitCauses = []exitCause{
 	{CausePass, ExitPass, nil, "success: every verdict passed (`run`), no regression (`compare`), every mode matches its history (`check`), or the command did what it was asked"},
 	{CauseVerdictFail, ExitFail, []string{"run", "check"}, "a verdict failed: a confirmed message lost, an unexpected delivery, or an `expect` limit exceeded (also when the run was interrupted: a confirmed message lost is a finding); `check`: the merged verdict of a split run"},
 	{CauseRegression, ExitFail, []string{"compare"}, "a regression against the baseline (each one named on stdout)"},
-	{CauseCheckMismatch, ExitFail, []string{"check"}, "a re-judged count, id range or verdict differs from `result.json`, or the history contradicts itself"},
+	{CauseCheckMismatch, ExitFail, []string{"check"}, "a re-judged count, id range or verdict differs from `result.json`, the history contradicts itself, or `result.json` lists no mode to check"},
 	{CauseBadArgs, ExitUsage, nil, "bad input: an unknown command or flag, a bad flag value, the wrong number of arguments"},
 	{CauseBadScenarioFile, ExitUsage, []string{"run", "list", "validate"}, "bad input: the scenario file is unreadable or invalid (each problem with file:line:column)"},
 	{CauseUnknownScenario, ExitUsage, []string{"run", "validate"}, "bad input: no scenario of that name in the file"},

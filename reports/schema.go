@@ -65,7 +65,11 @@ func (p Problem) String() string {
 type InvalidResultError struct {
 	Syntax       error
 	Line, Column int
-	Problems     []Problem
+	// Strict is a problem JSON lets through and a result may not have, at
+	// Line and Column: a key given twice in one object (encoding/json
+	// would keep the last silently), a number no field can hold.
+	Strict   string
+	Problems []Problem
 	// Version is the schema_version whose schema the document failed, and
 	// SchemaFile that schema's file in the repository.
 	Version    int
@@ -73,6 +77,12 @@ type InvalidResultError struct {
 }
 
 func (e *InvalidResultError) Error() string {
+	if e.Strict != "" {
+		if e.Line > 0 {
+			return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Column, e.Strict)
+		}
+		return e.Strict
+	}
 	if e.Syntax != nil {
 		if e.Line > 0 {
 			return fmt.Sprintf("not JSON: line %d, column %d: %v", e.Line, e.Column, e.Syntax)
@@ -117,6 +127,9 @@ func validateAs(data []byte, v int) error {
 		case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 			ie.Line, ie.Column = position(data, int64(len(data)))
 		}
+		return ie
+	}
+	if ie := duplicateKey(data); ie != nil {
 		return ie
 	}
 	err = sch.Validate(doc)
@@ -198,8 +211,87 @@ func Decode(data []byte) (*scenario.Result, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			// A number the schema's "integer" lets through and Go cannot
+			// hold ("seed": 1e400).
+			line, col := position(data, te.Offset)
+			return nil, &InvalidResultError{Strict: fmt.Sprintf("%s: %s is out of range: the field holds a %s", te.Field, te.Value, te.Type), Line: line, Column: col}
+		}
 		// The schema and the Go types disagree: a bug the schema tests catch.
 		return nil, fmt.Errorf("decode result: %w", err)
 	}
 	return &r, nil
+}
+
+// duplicateKey finds the first key given twice in one object of data (one
+// JSON document, already parsed once), as an *InvalidResultError naming it
+// with its JSON pointer and position; nil when every key is unique.
+// RFC 8259 §4 leaves duplicates to the reader, and encoding/json keeps the
+// last: a result edited to say two things must not be judged by one.
+func duplicateKey(data []byte) *InvalidResultError {
+	type frame struct {
+		ptr    string
+		object bool
+		keys   map[string]bool
+		index  int    // the next element's index, in an array
+		key    string // the last key read, in an object
+		atKey  bool   // the next token is a key
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var stack []*frame
+	child := func() string { // the pointer of the value about to be read
+		if len(stack) == 0 {
+			return ""
+		}
+		f := stack[len(stack)-1]
+		if f.object {
+			return f.ptr + "/" + strings.NewReplacer("~", "~0", "/", "~1").Replace(f.key)
+		}
+		return fmt.Sprintf("%s/%d", f.ptr, f.index)
+	}
+	done := func() { // a value ended: the enclosing container moves on
+		if len(stack) > 0 {
+			if f := stack[len(stack)-1]; f.object {
+				f.atKey = true
+			} else {
+				f.index++
+			}
+		}
+	}
+	for {
+		off := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return nil // io.EOF; syntax errors were reported before
+		}
+		if len(stack) > 0 {
+			if f := stack[len(stack)-1]; f.object && f.atKey {
+				if k, ok := tok.(string); ok {
+					if f.keys[k] {
+						line, col := position(data, off+int64(bytes.IndexByte(data[off:], '"')))
+						at := f.ptr
+						if at == "" {
+							at = "/"
+						}
+						return &InvalidResultError{Strict: fmt.Sprintf("%s: %q given twice in one object: keep one", at, k), Line: line, Column: col}
+					}
+					f.keys[k], f.key, f.atKey = true, k, false
+					continue
+				}
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{ptr: child(), object: true, keys: map[string]bool{}, atKey: true})
+		case json.Delim('['):
+			stack = append(stack, &frame{ptr: child()})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			done()
+		default:
+			done()
+		}
+	}
 }
