@@ -197,7 +197,7 @@ func TestURIFromEnvironment(t *testing.T) {
 	t.Setenv("RMQTORTURE_URI", "amqp://alice:Pw0rdX@127.0.0.1:"+strconv.Itoa(port)+"/")
 	var stdout, stderr bytes.Buffer
 	code := Execute(context.Background(), []string{"run", "s", "-f", "k.yaml", "--port", "5000"}, &stdout, &stderr)
-	want := "rmqtorture: --uri and --port: --uri names a running broker"
+	want := "rmqtorture: RMQTORTURE_URI and --port: RMQTORTURE_URI names a running broker"
 	if code != ExitUsage || !strings.HasPrefix(stderr.String(), want) || strings.Contains(stdout.String()+stderr.String(), "Pw0rdX") {
 		t.Errorf("with --port: exit %d, stderr %q; want %d, %q…", code, stderr.String(), ExitUsage, want)
 	}
