@@ -1026,6 +1026,9 @@ func (p *parser) validateStreamLoad(sp string, s *Scenario) {
 	if p.has(lp+".persistent") && !s.Load.IsPersistent() {
 		p.fail(lp+".persistent", "a stream stores every message on disk: there is no transient publish")
 	}
+	if i := slices.Index(s.Load.Modes, Transactional); i >= 0 {
+		p.fail(fmt.Sprintf("%s.modes[%d]", lp, i), "not supported with queue.type: stream: transactional is AMQP 0-9-1's tx.select, and the stream publisher speaks the stream protocol, which has no transactions (use fire-and-forget, confirm-each or confirm-window)")
+	}
 	if s.Load.Republish == RepublishNackedAndInDoubt {
 		p.fail(lp+".republish", "not supported with queue.type: stream: the stream publisher publishes in-doubt messages again, not refused ones (use in-doubt or none)")
 	}
