@@ -38,6 +38,7 @@ var printBadInputs = flag.Bool("print-bad-inputs", false, "print each bad input'
 // first is a port the test holds open on 127.0.0.1.
 type badInput struct {
 	name  string
+	env   map[string]string // set for the case
 	args  []string
 	files map[string]string
 	code  int
@@ -77,6 +78,12 @@ func flagCase(name string, args []string, code int, first string, files ...strin
 		m[files[i]] = files[i+1]
 	}
 	return badInput{name: "flags/" + name, args: args, files: m, code: code, first: first}
+}
+
+// withEnv is tc run with the environment variable k set to v.
+func withEnv(tc badInput, k, v string) badInput {
+	tc.env = map[string]string{k: v}
+	return tc
 }
 
 // run is `run s -f s.yaml --out out` followed by extra.
@@ -410,6 +417,10 @@ func flagCases() []badInput {
 		flagCase("run a scenario and --all", run("--all"), ExitUsage, "rmqtorture: name one or more scenarios, or --all (not both)"),
 		flagCase("run unknown scenario", []string{"run", "nope", "-f", "s.yaml", "--out", "out"}, ExitUsage, "rmqtorture: s.yaml: no scenario named \"nope\" (have: s)"),
 		flagCase("run missing scenario file", []string{"run", "s", "-f", "nosuch.yaml", "--out", "out"}, ExitUsage, "rmqtorture: read scenario file: open nosuch.yaml: no such file or directory"),
+		flagCase("run --container beside --nodes 3", run("--container", "x", "--nodes", "3"), ExitUsage, "rmqtorture: --container x names one broker and --nodes 3 asks for a cluster: name the cluster's containers with --containers a,b,c, or leave --nodes out"),
+		flagCase("run --summary-file /proc/version", run("--summary-file", "/proc/version"), ExitUsage, "rmqtorture: --summary-file /proc/version: cannot append there: read-only file (mode 0444)"),
+		withEnv(flagCase("run with DOCKER_API_VERSION=banana", run(), ExitUsage, "rmqtorture: DOCKER_API_VERSION=banana: not a Docker Engine API version such as 1.47; unset it and rmqtorture negotiates the version with the engine"), "DOCKER_API_VERSION", "banana"),
+		withEnv(flagCase("cleanup with DOCKER_API_VERSION=banana", []string{"cleanup"}, ExitUsage, "rmqtorture: DOCKER_API_VERSION=banana: not a Docker Engine API version such as 1.47; unset it and rmqtorture negotiates the version with the engine"), "DOCKER_API_VERSION", "banana"),
 		flagCase("cleanup --run empty", []string{"cleanup", "--run", ""}, ExitUsage, `rmqtorture: --run "": a run id is 1–40 letters, digits, - or _, as in result.json's run_id (the last part of a run folder's name)`),
 		flagCase("cleanup --run a path", []string{"cleanup", "--run", "../x"}, ExitUsage, `rmqtorture: --run "../x": a run id is 1–40 letters, digits, - or _, as in result.json's run_id (the last part of a run folder's name)`),
 		flagCase("cleanup --run a pattern", []string{"cleanup", "--run=*", "--dry-run"}, ExitUsage, `rmqtorture: --run "*": a run id is 1–40 letters, digits, - or _, as in result.json's run_id (the last part of a run folder's name)`),
@@ -835,6 +846,15 @@ func checkBadInput(t *testing.T, tc badInput, args []string, docker *atomic.Int6
 	dir := t.TempDir()
 	before := writeFiles(t, dir, tc.files)
 	t.Chdir(dir)
+	for k, v := range tc.env {
+		old, had := os.LookupEnv(k)
+		os.Setenv(k, v)
+		if had {
+			defer os.Setenv(k, old)
+		} else {
+			defer os.Unsetenv(k)
+		}
+	}
 	contacts := docker.Load()
 	var stdout, stderr bytes.Buffer
 	code := Execute(context.Background(), args, &stdout, &stderr)

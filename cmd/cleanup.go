@@ -55,6 +55,9 @@ anything without the label. A run does the default cleanup before it starts.`,
 				return usageErr(fmt.Errorf("--run %q: a run id is 1–40 letters, digits, - or _, as in result.json's run_id (the last part of a run folder's name)", scope.Run))
 			}
 			ctx := c.Context()
+			if err := checkDockerEnv(); err != nil {
+				return usageErr(err)
+			}
 			cli, err := broker.Docker(ctx)
 			if err != nil {
 				return opErr(err)

@@ -45,11 +45,17 @@ func runScenarioIn(t *testing.T, file, name string, extra ...string) *scenario.R
 		t.Skip("integration test: needs Docker and the broker image")
 	}
 	args := append([]string{"run", name, "-f", file, "--out", t.TempDir()}, extra...)
-	if shareable(t, file, name, extra) {
+	switch shareable(t, file, name, extra) {
+	case sharedNode:
 		args = append(args, "--container", sharedBroker(t).Name)
 		t.Cleanup(func() { resetShared(t) })
-	} else if img := os.Getenv("RMQT_IMAGE"); img != "" {
-		args = append(args, "--image", img)
+	case shared3Nodes:
+		args = append(args, "--containers", strings.Join(sharedCluster(t), ","))
+		t.Cleanup(func() { resetSharedCluster(t) })
+	default:
+		if img := os.Getenv("RMQT_IMAGE"); img != "" {
+			args = append(args, "--image", img)
+		}
 	}
 	code, stdout, stderr := runCLI(t, args...)
 	t.Log("\n" + stdout)

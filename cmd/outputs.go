@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"syscall"
 
@@ -57,6 +58,10 @@ func checkAppendFile(flag, path string) error {
 			return errors.New("is a directory")
 		case err == nil && !fi.Mode().IsRegular():
 			return syscall.Access(path, 2) // W_OK
+		case err == nil && fi.Mode().Perm()&0o222 == 0:
+			// Root may open a read-only file for writing (/proc/version
+			// opens; its writes fail once the run is over).
+			return fmt.Errorf("read-only file (mode %04o)", fi.Mode().Perm())
 		case err != nil && !errors.Is(err, os.ErrNotExist):
 			return err
 		}
@@ -105,4 +110,17 @@ func missingDirs(dir string) []string {
 			return out
 		}
 	}
+}
+
+// apiVersion is the form of a Docker Engine API version ("1.47").
+var apiVersion = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
+
+// checkDockerEnv checks the environment the Docker client reads before it
+// is contacted: a DOCKER_API_VERSION that is no version makes every call
+// fail with the engine's "page not found", which reads as a missing image.
+func checkDockerEnv() error {
+	if v, ok := os.LookupEnv("DOCKER_API_VERSION"); ok && v != "" && !apiVersion.MatchString(v) {
+		return fmt.Errorf("DOCKER_API_VERSION=%s: not a Docker Engine API version such as 1.47; unset it and rmqtorture negotiates the version with the engine", v)
+	}
+	return nil
 }

@@ -343,6 +343,9 @@ func (o *runOpts) set(c *cobra.Command, s *scenario.Scenario) error {
 // node of a cluster, in node order.
 func (o *runOpts) checkContainers(c *cobra.Command) error {
 	fl := c.Flags()
+	if fl.Changed("container") && fl.Changed("nodes") && o.nodes > 1 {
+		return fmt.Errorf("--container %s names one broker and --nodes %d asks for a cluster: name the cluster's containers with --containers a,b,c, or leave --nodes out", o.container, o.nodes)
+	}
 	if !fl.Changed("containers") {
 		return nil
 	}
@@ -465,6 +468,9 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 	// A broker named with --uri is reached over AMQP only: no Docker.
 	var cli *client.Client
 	if o.uri == "" {
+		if err := checkDockerEnv(); err != nil {
+			return usageErr(err)
+		}
 		cli, err = broker.Docker(ctx)
 		if err != nil {
 			return notStarted(ctx, causeErr(CauseDockerUnreachable, err))
@@ -474,7 +480,12 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 		sweepBeforeRun(ctx, log, cli)
 	}
 	if o.container != "" {
-		if err := checkContainer(ctx, cli, o.container); err != nil {
+		if err := checkContainer(ctx, cli, "--container", o.container); err != nil {
+			return notStarted(ctx, err)
+		}
+	}
+	for _, name := range o.containers {
+		if err := checkContainer(ctx, cli, "--containers", name); err != nil {
 			return notStarted(ctx, err)
 		}
 	}
@@ -587,13 +598,14 @@ func (o *runOpts) preflight() error {
 	return nil
 }
 
-// checkContainer checks that the --container container can be the broker,
-// before anything starts.
-func checkContainer(ctx context.Context, cli *client.Client, name string) error {
+// checkContainer checks that a container named with flag (--container,
+// or one of --containers) can be the broker or a node, before anything
+// starts.
+func checkContainer(ctx context.Context, cli *client.Client, flag, name string) error {
 	err := broker.CheckAttachable(ctx, cli, name)
 	for kind, cause := range map[error]Cause{broker.ErrNoSuchContainer: CauseNoSuchContainer, broker.ErrContainerStopped: CauseContainerStopped, broker.ErrNoAMQPPort: CauseNoAMQPPort} {
 		if errors.Is(err, kind) {
-			return causeErr(cause, fmt.Errorf("--container %s: %w", name, err))
+			return causeErr(cause, fmt.Errorf("%s %s: %w", flag, name, err))
 		}
 	}
 	if err != nil {

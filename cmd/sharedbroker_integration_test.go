@@ -24,11 +24,18 @@ import (
 )
 
 // shared is the test process's broker; nil until a test asks for it, and
-// again after a test left it unfit.
-var shared struct {
-	mu  sync.Mutex
-	ctr *broker.Container
-}
+// again after a test left it unfit. sharedCl is its 3-node cluster, the
+// same way.
+var (
+	shared struct {
+		mu  sync.Mutex
+		ctr *broker.Container
+	}
+	sharedCl struct {
+		mu sync.Mutex
+		c  *broker.Cluster
+	}
+)
 
 // TestMain removes the shared broker when the process's tests are done.
 func TestMain(m *testing.M) {
@@ -40,27 +47,46 @@ func TestMain(m *testing.M) {
 		cancel()
 	}
 	shared.mu.Unlock()
+	sharedCl.mu.Lock()
+	if sharedCl.c != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		_ = sharedCl.c.Remove(ctx)
+		cancel()
+	}
+	sharedCl.mu.Unlock()
 	os.Exit(code)
 }
 
-// shareable reports whether scenario name of file can run on the shared
-// broker: one node of the test image, with no configuration written into
-// the container before its first start, no stream plugin, and no flag that
-// provisions a broker of its own.
-func shareable(t *testing.T, file, name string, extra []string) bool {
+// sharing is what a scenario can run on: its own broker (0), the shared
+// broker (1) or the shared 3-node cluster (3).
+type sharing int
+
+const (
+	ownBroker    sharing = 0
+	sharedNode   sharing = 1
+	shared3Nodes sharing = 3
+)
+
+// shareable says where scenario name of file can run: on the shared broker
+// when it needs one node of the test image, with no configuration written
+// into the container before its first start, no stream plugin, and no flag
+// that provisions a broker of its own; on the shared cluster when it needs
+// three such nodes and cuts no link between them (a cluster attached with
+// --containers cannot be partitioned: its links are not the run's).
+func shareable(t *testing.T, file, name string, extra []string) sharing {
 	t.Helper()
 	if os.Getenv("RMQT_TEST_NO_SHARED_BROKER") != "" {
-		return false
+		return ownBroker
 	}
 	for _, a := range extra {
 		switch strings.SplitN(a, "=", 2)[0] {
 		case "--image", "--images", "--nodes", "--container", "--containers", "--uri":
-			return false
+			return ownBroker
 		}
 	}
 	f, err := scenario.LoadFile(file)
 	if err != nil {
-		return false // the run itself reports it
+		return ownBroker // the run itself reports it
 	}
 	for _, s := range f.Scenarios {
 		if s.Name != name {
@@ -71,11 +97,21 @@ func shareable(t *testing.T, file, name string, extra []string) bool {
 		// After a disconnect and its reconnect, rabbitmqctl once found no
 		// node on the shared broker ("unable to connect to epmd", under
 		// load; not reproduced by hand), so such a run's broker is its own.
-		moved := slices.ContainsFunc(s.Faults, func(f scenario.Fault) bool { return f.Action == scenario.Disconnect })
-		return b.Nodes <= 1 && len(b.Config) == 0 && len(b.AdvancedConfig) == 0 && len(b.Images) == 0 &&
+		moved := slices.ContainsFunc(s.Faults, func(f scenario.Fault) bool {
+			return f.Action == scenario.Disconnect || f.Action == scenario.Partition
+		})
+		plain := len(b.Config) == 0 && len(b.AdvancedConfig) == 0 && len(b.Images) == 0 &&
 			(b.Image == "" || b.Image == testImage()) && !stream && !moved
+		switch {
+		case !plain:
+		case b.Nodes <= 1:
+			return sharedNode
+		case b.Nodes == 3:
+			return shared3Nodes
+		}
+		return ownBroker
 	}
-	return false
+	return ownBroker
 }
 
 // sharedBroker returns the process's broker, creating it when there is
@@ -136,4 +172,71 @@ func resetShared(t *testing.T) {
 	t.Logf("replacing the shared broker %s: %s", ctr.Name, why)
 	_ = ctr.Remove(context.Background())
 	shared.ctr = nil
+}
+
+// sharedCluster returns the process's 3-node cluster, forming it when there
+// is none (kept from cleanup's default sweep, removed by TestMain), as the
+// names of its containers in node order.
+func sharedCluster(t *testing.T) []string {
+	t.Helper()
+	sharedCl.mu.Lock()
+	defer sharedCl.mu.Unlock()
+	if sharedCl.c == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		id := fmt.Sprintf("sharedcl-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
+		c, err := broker.CreateCluster(ctx, dockerClient(t), slog.New(slog.DiscardHandler), broker.ClusterOptions{Image: testImage(), RunID: id, Nodes: 3, Keep: true})
+		if err == nil {
+			err = c.WaitFormed(ctx, 2*time.Minute)
+		}
+		if err != nil {
+			if c != nil {
+				_ = c.Remove(context.Background())
+			}
+			t.Fatalf("shared cluster: %v", err)
+		}
+		sharedCl.c = c
+	}
+	var names []string
+	for _, n := range sharedCl.c.Nodes() {
+		names = append(names, n.Name)
+	}
+	return names
+}
+
+// resetSharedCluster makes the shared cluster fit for the next test, or
+// drops it: every node must accept an AMQP login, see all three running,
+// raise no alarm, and the cluster hold no queue. A test that failed drops
+// it whatever it looks like.
+func resetSharedCluster(t *testing.T) {
+	t.Helper()
+	sharedCl.mu.Lock()
+	defer sharedCl.mu.Unlock()
+	c := sharedCl.c
+	if c == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	why := ""
+	if t.Failed() {
+		why = "the test failed"
+	}
+	for _, n := range c.Nodes() {
+		if why != "" {
+			break
+		}
+		if err := n.WaitReady(ctx, scenario.Target{}, 30*time.Second); err != nil {
+			why = err.Error()
+		} else if out, err := n.Exec(ctx, "rabbitmqctl", "-q", "eval",
+			`{length(rabbit_amqqueue:list()), length(rabbit_mnesia:cluster_nodes(running)), rabbit_alarm:get_alarms()}.`); err != nil || strings.TrimSpace(out) != "{0,3,[]}" {
+			why = fmt.Sprintf("%s: queues, running nodes and alarms %q (%v)", n.Name, out, err)
+		}
+	}
+	if why == "" {
+		return
+	}
+	t.Logf("replacing the shared cluster: %s", why)
+	_ = c.Remove(context.Background())
+	sharedCl.c = nil
 }
