@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -22,7 +23,15 @@ type External struct {
 	Addr string
 	// Redacted is the URL with its password replaced by "xxxxx".
 	Redacted string
+	// loggedIn: a login has succeeded once. Until then a refused TCP
+	// connection ends WaitReady after refusedGrace: the user said the
+	// broker runs, so nothing listening is a wrong address, not a boot.
+	loggedIn bool
 }
+
+// refusedGrace is how long WaitReady's first wait retries a refused TCP
+// connection (3 s).
+const refusedGrace = 3 * time.Second
 
 // ErrBadURI marks a --uri that is not an AMQP URI.
 var ErrBadURI = errors.New("not an AMQP URI")
@@ -77,11 +86,16 @@ func (e *External) WaitReady(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var last error
+	began := time.Now()
 	for {
 		conn, err := amqp.DialConfig(e.url, amqp.Config{Dial: amqp.DefaultDial(2 * time.Second), Properties: amqp.Table{"connection_name": "rmqtorture-readiness"}})
 		if err == nil {
 			_ = conn.CloseDeadline(time.Now().Add(2 * time.Second))
+			e.loggedIn = true
 			return nil
+		}
+		if !e.loggedIn && errors.Is(err, syscall.ECONNREFUSED) && time.Since(began) >= refusedGrace {
+			return fmt.Errorf("nothing accepts connections at %s (connection refused for %s): is the broker running, and are the host and port right?", e.Addr, refusedGrace)
 		}
 		var refused *amqp.Error
 		if errors.As(err, &refused) { // ErrCredentials, ErrVhost, a connection.close
