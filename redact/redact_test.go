@@ -100,7 +100,7 @@ func TestSecret(t *testing.T) {
 	SecretOf("amqp://u:pw@h:5672/")
 	for in, want := range map[string]string{
 		`Head "http://alice:S3cret%40PW@127.0.0.1:1/_ping": lookup alice:S3cret@PW@127.0.0.1: no such host`: `Head "http://alice:xxxxx@127.0.0.1:1/_ping": lookup alice:xxxxx@127.0.0.1: no such host`,
-		"password S3cret%40PW or S3cret@PW":  "password xxxxx or xxxxx",
+		"password S3cret%40PW or S3cret@PW":   "password xxxxx or xxxxx",
 		"a pw stays, amqp://u:pw@h:5672/ not": "a pw stays, amqp://u:xxxxx@h:5672/ not",
 	} {
 		if got := Text(in); got != want {
