@@ -221,6 +221,9 @@ func Decode(data []byte) (*scenario.Result, error) {
 		// The schema and the Go types disagree: a bug the schema tests catch.
 		return nil, fmt.Errorf("decode result: %w", err)
 	}
+	if err := checkSeries(&r); err != nil {
+		return nil, err
+	}
 	return &r, nil
 }
 
@@ -294,4 +297,30 @@ func duplicateKey(data []byte) *InvalidResultError {
 			done()
 		}
 	}
+}
+
+// checkSeries refuses a mode whose series arrays differ in length: each
+// holds one entry per bucket (metrics.SeriesData), and the renderers index
+// them all by the published array's buckets (a fuzzed result with a
+// shorter broker array crashed the markdown report).
+func checkSeries(r *scenario.Result) error {
+	for i, m := range r.Modes {
+		d := m.Series
+		if d == nil {
+			continue
+		}
+		n := len(d.Published)
+		for _, a := range []struct {
+			name string
+			len  int
+			opt  bool
+		}{{"acked", len(d.Acked), false}, {"nacked", len(d.Nacked), false}, {"returned", len(d.Returned), false},
+			{"delivered", len(d.Delivered), false}, {"in_flight", len(d.InFlight), false}, {"reconnects", len(d.Reconnects), false},
+			{"broker", len(d.Broker), false}, {"republished", len(d.Republished), true}} {
+			if a.len != n && !(a.opt && a.len == 0) {
+				return &InvalidResultError{Strict: fmt.Sprintf("/modes/%d/series/%s: %d buckets, but published has %d: every series array has one entry per bucket", i, a.name, a.len, n)}
+			}
+		}
+	}
+	return nil
 }
