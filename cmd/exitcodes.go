@@ -61,7 +61,7 @@ var exitCauses = []exitCause{
 	{CauseNoSuchContainer, ExitUsage, []string{"run"}, "bad input: `--container` or one of `--containers` names no container"},
 	{CauseContainerStopped, ExitUsage, []string{"run"}, "bad input: the `--container` container, or one of `--containers`, is not running"},
 	{CauseNoAMQPPort, ExitUsage, []string{"run"}, "bad input: the `--container` container, or one of `--containers`, publishes no AMQP port (5672/tcp) on the host"},
-	{CauseInconclusive, ExitInconclusive, []string{"run", "check"}, "inconclusive: broker not back within its deadline, drain deadline, a fault that never fired; `check`: a split run's load part or drain missing"},
+	{CauseInconclusive, ExitInconclusive, []string{"run", "check"}, "inconclusive: broker not back within its deadline, drain deadline, a fault that never fired or landed after the burst had ended; `check`: a split run's load part or drain missing"},
 	{CauseBrokerNotReady, ExitInconclusive, []string{"run"}, "inconclusive: the broker never accepted an AMQP login within `broker.ready_timeout` (`result.json` says so)"},
 	{CauseDockerUnreachable, ExitError, []string{"run"}, "operational error: the Docker Engine cannot be reached"},
 	{CauseImageMissing, ExitError, []string{"run"}, "operational error: the broker image is not in the local Docker Engine"},

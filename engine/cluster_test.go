@@ -103,7 +103,7 @@ func clusterScenario(action scenario.Action, down time.Duration) *scenario.Scena
 // another leads by then; the timeline says who led when.
 func TestClusterKillTargetsTheLeaderAndRecoversTheSameNode(t *testing.T) {
 	c := newFakeCluster()
-	r := &Runner{Ports: PortsOf(c), Traffic: &fakeTraffic{b: c.fakeBroker}, Log: newRunner(nil, nil).Log, RunID: "t1"}
+	r := &Runner{Ports: PortsOf(c), Traffic: &fakeTraffic{b: c.fakeBroker, holdAt: 150}, Log: newRunner(nil, nil).Log, RunID: "t1"}
 	res, down := r.RunMode(context.Background(), clusterScenario(scenario.Kill, 300*time.Millisecond), scenario.ConfirmWindow)
 	if down || res.Verdict.Status != scenario.Pass {
 		t.Fatalf("verdict %+v down=%v", res.Verdict, down)

@@ -135,6 +135,13 @@ func (b *fakeBroker) Reconnect(_ context.Context, t scenario.Target) error {
 	return nil
 }
 
+// opCount is how many operations the broker recorded.
+func (b *fakeBroker) opCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.ops)
+}
+
 func (b *fakeBroker) current() metrics.BrokerState {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -161,8 +168,10 @@ func (b *fakeBroker) store(seq int) {
 // written them: they are stored once), the next new id it tries fails in
 // doubt, and once the broker is up again it republishes them all (same id)
 // before going on. A paused broker just holds the publisher. holdAt, when
-// set, makes the publisher wait after that many ids until the broker leaves
-// up, so a fault lands with exactly the window in flight. The drain
+// set, makes the publisher wait after that many ids until the broker
+// records its next operation (a kill, an alarm), so a fault lands with
+// exactly the window in flight, as a real burst still under way would
+// have it (a fake burst is over in microseconds, before any fault). The drain
 // delivers each stored copy once, except lose, which it drops.
 type fakeTraffic struct {
 	b          *fakeBroker
@@ -233,7 +242,7 @@ func (f *fakeTraffic) Publish(ctx context.Context, p PublishPlan) (PublishStats,
 		}
 		if f.holdAt > 0 && u.p.Ledger.Sent() == f.holdAt && u.next == f.holdAt {
 			f.holdAt = 0
-			for f.b.current() == metrics.StateUp && ctx.Err() == nil {
+			for ops := f.b.opCount(); f.b.opCount() == ops && ctx.Err() == nil; {
 				time.Sleep(100 * time.Microsecond)
 			}
 		}

@@ -20,12 +20,18 @@ const cleanupTimeout = 90 * time.Second
 // state it leaves, whether it is client-side) comes from the action table
 // (scenario.ActionSpec); how to play it on a port comes from playbook.
 type injector struct {
-	ports        Ports
-	log          *slog.Logger
-	s            *scenario.Scenario
-	tl           *metrics.Timeline
-	start        time.Time
-	sent         func() int // distinct ids published so far
+	ports    Ports
+	log      *slog.Logger
+	s        *scenario.Scenario
+	tl       *metrics.Timeline
+	start    time.Time
+	sent     func() int // distinct ids published so far
+	inFlight func() int // ids awaiting their confirm now (Ledger.InFlight)
+	mode     scenario.Mode
+	// afterBurst lists, for the verdict, the steps that took effect when
+	// every order had been published and settled: they tested nothing of
+	// this mode's publishing (scenario.FaultAfterBurst).
+	afterBurst   []string
 	target       scenario.Target
 	consumers    LiveConsumers // nil without live consumers
 	misroute     chan struct{}
@@ -239,7 +245,7 @@ func (in *injector) inject(ctx context.Context, f *scenario.Fault, trigger strin
 	if !f.Action.ClientSide() {
 		in.fault.Begin(f.Action)
 	}
-	sentAtCall := in.sent()
+	sentAtCall, flightAtCall := in.sent(), in.flightNow()
 	detail, err := apply(in, fctx, f, &rec)
 	returned := time.Now()
 	rec.CallMS = metrics.Millis(returned.Sub(at))
@@ -249,8 +255,17 @@ func (in *injector) inject(ctx context.Context, f *scenario.Fault, trigger strin
 		in.fault.End()
 		return rec, fmt.Errorf("fault %s: %w", f.Action, err)
 	}
-	applied := in.applied(f, &rec, at, returned, sentAtCall, detail)
+	applied := in.applied(f, &rec, at, returned, sentAtCall, flightAtCall, detail)
 	return in.recoverStep(ctx, fctx, f, rec, applied)
+}
+
+// flightNow is how many ids await their confirm now (0 without a ledger
+// to ask: unit tests of single steps).
+func (in *injector) flightNow() int {
+	if in.inFlight == nil {
+		return 0
+	}
+	return in.inFlight()
 }
 
 // applied records a fault whose call (started at, returned at returned)
@@ -260,15 +275,18 @@ func (in *injector) inject(ctx context.Context, f *scenario.Fault, trigger strin
 // brings the broker back by itself, restart, broker-started at the call's
 // return), fills rec's effect time and ids published by then, and returns
 // when the fault took effect.
-func (in *injector) applied(f *scenario.Fault, rec *scenario.FaultRecord, at, returned time.Time, sentAtCall int, detail string) time.Time {
+func (in *injector) applied(f *scenario.Fault, rec *scenario.FaultRecord, at, returned time.Time, sentAtCall, flightAtCall int, detail string) time.Time {
 	a := f.Action
-	effect, published := returned, in.sent()
+	effect, published, flight := returned, in.sent(), in.flightNow()
 	if a.EffectDuringCall() {
-		effect, published = at, sentAtCall
+		effect, published, flight = at, sentAtCall, flightAtCall
 		detail += fmt.Sprintf(" (took effect as the call started; it returned after %s)", returned.Sub(at).Round(time.Millisecond))
 	}
 	rec.InjectMS = metrics.Millis(effect.Sub(at))
-	rec.PublishedAtInject = published
+	rec.PublishedAtInject, rec.InFlightAtInject = published, &flight
+	if why := scenario.FaultAfterBurst(in.mode, f, *rec, in.s.Load.Messages); why != "" {
+		in.afterBurst = append(in.afterBurst, why)
+	}
 	in.event(effect, metrics.EvFault, a, detail)
 	if _, _, down := a.LeavesState(); down && !a.Recovers() {
 		in.event(returned, metrics.EvBrokerStarted, a, fmt.Sprintf("%s call returned: the container is running", a))

@@ -74,7 +74,7 @@ func TestInterruptDuringDrainJudgesTheWholeBurst(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	b := &fakeBroker{}
-	tr := &cancelTraffic{fakeTraffic: &fakeTraffic{b: b}, atDrain: true, cancel: cancel}
+	tr := &cancelTraffic{fakeTraffic: &fakeTraffic{b: b, holdAt: 90}, atDrain: true, cancel: cancel}
 	res, _ := newRunner(b, tr).RunMode(ctx, interruptScenario(), scenario.ConfirmWindow)
 	if res.Verdict.Status != scenario.Pass || res.Confirmed != 100 || len(b.kills) != 1 || ctx.Err() == nil {
 		t.Fatalf("verdict %+v, confirmed %d, kills %v, cancelled %v", res.Verdict, res.Confirmed, b.kills, ctx.Err())

@@ -141,7 +141,7 @@ scenarios:
     faults: [{action: memory-alarm, published: 10, down: 1ms}]
 `)
 	b := &fakeBroker{}
-	res, _ := newRunner(b, &fakeTraffic{}).RunMode(context.Background(), &f.Scenarios[0], scenario.ConfirmWindow)
+	res, _ := newRunner(b, &fakeTraffic{b: b, holdAt: 10}).RunMode(context.Background(), &f.Scenarios[0], scenario.ConfirmWindow)
 	if got := strings.Join(b.ops, " "); got != "alarm-true alarm-false" || res.Verdict.Status != scenario.Pass {
 		t.Fatalf("ops %q verdict %+v", got, res.Verdict)
 	}

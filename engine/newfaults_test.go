@@ -113,7 +113,7 @@ scenarios:
     faults: [{action: disk-alarm, published: 10, down: 1ms}]
 `)
 	b := &fakeBroker{}
-	res, _ := newRunner(b, &fakeTraffic{}).RunMode(context.Background(), &f.Scenarios[0], scenario.ConfirmWindow)
+	res, _ := newRunner(b, &fakeTraffic{b: b, holdAt: 10}).RunMode(context.Background(), &f.Scenarios[0], scenario.ConfirmWindow)
 	if got := strings.Join(b.ops, " "); got != "disk-alarm-true disk-alarm-false" || res.Verdict.Status != scenario.Pass {
 		t.Fatalf("ops %q verdict %+v", got, res.Verdict)
 	}
@@ -171,7 +171,7 @@ scenarios:
       - {action: kill, signal: SIGTERM, after_start: 40ms, down: 1ms}
 `)
 	b := &fakeBroker{}
-	res, _ := newRunner(b, &fakeTraffic{b: b}).RunMode(context.Background(), &f.Scenarios[0], scenario.ConfirmWindow)
+	res, _ := newRunner(b, &fakeTraffic{b: b, holdAt: 30}).RunMode(context.Background(), &f.Scenarios[0], scenario.ConfirmWindow)
 	if got := strings.Join(b.ops, " "); got != "kill start kill start" || strings.Join(b.kills, " ") != "SIGKILL SIGTERM" || b.readies != 1 {
 		t.Fatalf("ops %q kills %v readies %d", got, b.kills, b.readies)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -252,7 +253,7 @@ func (b *burst) armFaults(ctx context.Context) {
 	deadline, _ := b.pubCtx.Deadline()
 	b.gaveUpCtx, b.cancelGaveUp = context.WithDeadline(ctx, deadline)
 	b.sched = newSchedule(b.s, b.r.Seed, b.start, b.ledger.Sent)
-	b.in = &injector{ports: b.r.Ports, log: b.log, s: b.s, tl: b.timeline, start: b.start, sent: b.ledger.Sent,
+	b.in = &injector{ports: b.r.Ports, log: b.log, s: b.s, tl: b.timeline, start: b.start, sent: b.ledger.Sent, inFlight: b.ledger.InFlight, mode: b.res.Mode,
 		target: scenario.BrokerTarget(), consumers: b.consumers, misroute: make(chan struct{}), fault: &FaultState{},
 		queue: b.spec.Name, ledger: b.ledger, redeclare: func(ctx context.Context) error { return b.r.Traffic.Declare(ctx, b.spec) },
 		burst: b.gaveUpCtx, cluster: b.view, pick: picker(b.r.Seed)}
@@ -355,6 +356,9 @@ func (b *burst) awaitFaults(ctx context.Context) {
 	b.cond.FaultMissed = b.clientFaultErr
 	if err := b.sched.missed(b.brokerErr != nil, ctx.Err() != nil); err != nil {
 		b.cond.FaultMissed = err
+	}
+	if b.cond.FaultMissed == nil && len(b.in.afterBurst) > 0 {
+		b.cond.FaultMissed = errors.New(strings.Join(b.in.afterBurst, "; "))
 	}
 	b.res.Notes = append(b.res.Notes, b.in.notes...)
 	measure(&b.res, b.stats, b.timeline, b.start)

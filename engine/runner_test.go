@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,8 @@ func newRunner(b *fakeBroker, tr Traffic) *Runner {
 }
 
 func TestRunModeTriggersAtThresholdAndPasses(t *testing.T) {
-	b, tr := &fakeBroker{}, &fakeTraffic{}
+	b := &fakeBroker{}
+	tr := &fakeTraffic{b: b, holdAt: 75}
 	res, down := newRunner(b, tr).RunMode(context.Background(), testScenario(200, 37.5), scenario.ConfirmWindow)
 	if down || res.Verdict.Status != scenario.Pass {
 		t.Fatalf("verdict %+v down=%v", res.Verdict, down)
@@ -362,5 +364,27 @@ scenarios:
 	res = run()
 	if res.DeadLetterLossAllowed || len(res.Verdict.Reasons) != 2 || !strings.HasPrefix(res.Verdict.Reasons[1], "1 confirmed messages lost on the dead-letter path: ") {
 		t.Fatalf("not allowed: verdict %+v", res.Verdict)
+	}
+}
+
+// A fake burst is over in microseconds: with nothing holding it, the kill
+// "at 37.5 %" takes effect after every order was published and confirmed.
+// The mode is inconclusive with the reason, and the record says what the
+// kill found: all 200 published, none in flight.
+func TestKillAfterTheBurstIsInconclusive(t *testing.T) {
+	b := &fakeBroker{}
+	res, _ := newRunner(b, &fakeTraffic{b: b}).RunMode(context.Background(), testScenario(200, 37.5), scenario.ConfirmWindow)
+	want := "the kill landed after the burst had ended: all 200 orders were published and settled when it took effect (trigger: 37.5% published), so confirm-window was not tested under it; a scenario that wants the step after the burst says after_burst"
+	if res.Verdict.Status != scenario.Inconclusive || !slices.Contains(res.Verdict.Reasons, want) {
+		t.Fatalf("verdict %+v", res.Verdict)
+	}
+	if f := res.Faults[0]; f.PublishedAtInject != 200 || f.InFlightAtInject == nil || *f.InFlightAtInject != 0 {
+		t.Fatalf("fault %+v", f)
+	}
+	// Held at 75 published, the kill finds the window in flight: a test.
+	b = &fakeBroker{}
+	res, _ = newRunner(b, &fakeTraffic{b: b, holdAt: 75}).RunMode(context.Background(), testScenario(200, 37.5), scenario.ConfirmWindow)
+	if f := res.Faults[0]; res.Verdict.Status != scenario.Pass || f.PublishedAtInject != 75 || f.InFlightAtInject == nil || *f.InFlightAtInject < 1 {
+		t.Fatalf("held: verdict %+v, fault %+v", res.Verdict, f)
 	}
 }

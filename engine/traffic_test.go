@@ -13,8 +13,9 @@ import (
 func TestStreamQueueUsesStreamTraffic(t *testing.T) {
 	s := testScenario(100, 50)
 	s.Queue.Type, s.Queue.Deduplication = scenario.Stream, true
-	amqp, streams := &fakeTraffic{}, &planRecorder{fakeTraffic: &fakeTraffic{}}
-	r := newRunner(&fakeBroker{}, amqp)
+	b := &fakeBroker{}
+	amqp, streams := &fakeTraffic{}, &planRecorder{fakeTraffic: &fakeTraffic{b: b, holdAt: 50}}
+	r := newRunner(b, amqp)
 	r.StreamTraffic = streams
 	res, _ := r.RunMode(context.Background(), s, scenario.ConfirmWindow)
 	if res.Verdict.Status != scenario.Pass || res.Sent != 100 {

@@ -319,6 +319,24 @@ func (g runGroup) accounting(f figures) []string {
 	return append(parts, dups)
 }
 
+// landing says what the mode's first fault found under way when it took
+// effect: "kill landed with 312 in flight, 3,600 to publish" (in flight:
+// awaiting their confirm; fire-and-forget awaits none, so only what was
+// left to publish). "" without a fault, or for a result written before
+// in-flight counts were recorded.
+func landing(mode scenario.Mode, m scenario.ModeResult, messages int) string {
+	i := slices.IndexFunc(m.Faults, func(f scenario.FaultRecord) bool { return f.Error == "" && f.InFlightAtInject != nil })
+	if i < 0 {
+		return ""
+	}
+	f := m.Faults[i]
+	left := num(max(messages-f.PublishedAtInject, 0)) + " to publish"
+	if !mode.ConfirmMode() {
+		return fmt.Sprintf("%s landed with %s", f.Action, left)
+	}
+	return fmt.Sprintf("%s landed with %s in flight, %s", f.Action, num(*f.InFlightAtInject), left)
+}
+
 // trimAllowed drops the "allowed: " prefix of allowedLabel's texts.
 func trimAllowed(labels []string) []string {
 	out := make([]string, len(labels))
@@ -375,6 +393,11 @@ func writeHeadline(w io.Writer, r *scenario.Result) {
 			accounting, cost = []string{"not run"}, ""
 		}
 		if !g.matrix {
+			if len(g.runs) == 1 {
+				if l := landing(g.mode, g.runs[0], r.Messages); l != "" {
+					accounting = append(accounting, l)
+				}
+			}
 			writeModeLine(w, g.label, labelW+2, accounting, cost)
 			continue
 		}

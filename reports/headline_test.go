@@ -215,3 +215,19 @@ func TestHeadlineLoadPart(t *testing.T) {
 		t.Errorf("drain's headline lacks %q:\n%s", want, got)
 	}
 }
+
+// The headline says what each mode's first fault found under way.
+func TestLanding(t *testing.T) {
+	n := 312
+	m := scenario.ModeResult{Faults: []scenario.FaultRecord{{Action: scenario.Kill, PublishedAtInject: 2400, InFlightAtInject: &n}}}
+	if got := landing(scenario.ConfirmWindow, m, 6000); got != "kill landed with 312 in flight, 3,600 to publish" {
+		t.Errorf("confirm-window: %q", got)
+	}
+	if got := landing(scenario.FireAndForget, m, 6000); got != "kill landed with 3,600 to publish" {
+		t.Errorf("fire-and-forget: %q", got)
+	}
+	m.Faults[0].InFlightAtInject = nil // written before it was recorded
+	if got := landing(scenario.ConfirmWindow, m, 6000); got != "" {
+		t.Errorf("old result: %q", got)
+	}
+}

@@ -417,6 +417,9 @@ func faultLines(w io.Writer, m scenario.ModeResult) {
 		} else {
 			p("the fault took effect %s ms later with %s published", ms(f.InjectMS), num(f.PublishedAtInject))
 		}
+		if f.InFlightAtInject != nil && m.Mode.ConfirmMode() {
+			p(" and %s awaiting their confirm", num(*f.InFlightAtInject))
+		}
 		if f.DownMS > 0 {
 			p("; planned down time %s ms", ms(f.DownMS))
 		}

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"slices"
 	"time"
 
@@ -161,6 +162,11 @@ type ActionSpec struct {
 	// DefaultTarget is what the step acts on in a cluster when it names no
 	// target ("" : every node, TargetAll).
 	DefaultTarget TargetKind
+	// OnPublishing marks the faults that test the publishing path (the
+	// broker, its node or its connections go away or block them): one
+	// that takes effect when the burst is over and settled tested nothing
+	// of it (FaultAfterBurst).
+	OnPublishing bool
 }
 
 var (
@@ -168,24 +174,24 @@ var (
 	graceDown   = []Param{ParamGrace, ParamDown}
 	signalDown  = []Param{ParamSignal, ParamDown}
 	actionTable = map[Action]ActionSpec{
-		Kill:                     {Params: signalDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, DefaultTarget: TargetLeader},
-		Stop:                     {Params: graceDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, DefaultTarget: TargetLeader},
-		Restart:                  {Params: []Param{ParamGrace}, Leaves: "up", State: metrics.StateDown, FromTrigger: true, Repeatable: true, DefaultTarget: TargetLeader},
-		Pause:                    {Params: downOnly, RecoveredBy: Unpause, Recovers: true, Leaves: "paused", State: metrics.StatePaused, Repeatable: true, DefaultTarget: TargetLeader},
-		Disconnect:               {Params: downOnly, RecoveredBy: Reconnect, Recovers: true, Leaves: "disconnected", State: metrics.StateDisconnected, Repeatable: true, DefaultTarget: TargetLeader},
+		Kill:                     {Params: signalDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, DefaultTarget: TargetLeader, OnPublishing: true},
+		Stop:                     {Params: graceDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, DefaultTarget: TargetLeader, OnPublishing: true},
+		Restart:                  {Params: []Param{ParamGrace}, Leaves: "up", State: metrics.StateDown, FromTrigger: true, Repeatable: true, DefaultTarget: TargetLeader, OnPublishing: true},
+		Pause:                    {Params: downOnly, RecoveredBy: Unpause, Recovers: true, Leaves: "paused", State: metrics.StatePaused, Repeatable: true, DefaultTarget: TargetLeader, OnPublishing: true},
+		Disconnect:               {Params: downOnly, RecoveredBy: Reconnect, Recovers: true, Leaves: "disconnected", State: metrics.StateDisconnected, Repeatable: true, DefaultTarget: TargetLeader, OnPublishing: true},
 		Start:                    {IsRecovery: true, Leaves: "up"},
 		Unpause:                  {IsRecovery: true, Leaves: "up"},
 		Reconnect:                {IsRecovery: true, Leaves: "up"},
-		MemoryAlarm:              {Params: downOnly, Recovers: true, Leaves: "alarmed", Repeatable: true},
-		CloseConnections:         {Leaves: "up", Repeatable: true},
+		MemoryAlarm:              {Params: downOnly, Recovers: true, Leaves: "alarmed", Repeatable: true, OnPublishing: true},
+		CloseConnections:         {Leaves: "up", Repeatable: true, OnPublishing: true},
 		PublishToMissingExchange: {Leaves: "up", ClientSide: true},
 		CrashConsumer:            {Params: downOnly, Leaves: "up", ClientSide: true, Repeatable: true},
 		DeleteQueue:              {Params: downOnly, Recovers: true, Leaves: "queue deleted", Repeatable: true, RemovesMessages: true},
 		PurgeQueue:               {Leaves: "up", Repeatable: true, RemovesMessages: true},
-		DiskAlarm:                {Params: downOnly, Recovers: true, Leaves: "alarmed", Repeatable: true},
-		Partition:                {Params: []Param{ParamShape, ParamDown}, Recovers: true, Leaves: "partitioned", Repeatable: true, ClusterOnly: true, DefaultTarget: TargetLeader},
-		RollingRestart:           {Params: []Param{ParamGrace}, Leaves: "up", FromTrigger: true, Repeatable: true, ClusterOnly: true, DefaultTarget: TargetAll},
-		QuorumLoss:               {Params: graceDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, ClusterOnly: true, DefaultTarget: TargetMajority},
+		DiskAlarm:                {Params: downOnly, Recovers: true, Leaves: "alarmed", Repeatable: true, OnPublishing: true},
+		Partition:                {Params: []Param{ParamShape, ParamDown}, Recovers: true, Leaves: "partitioned", Repeatable: true, ClusterOnly: true, DefaultTarget: TargetLeader, OnPublishing: true},
+		RollingRestart:           {Params: []Param{ParamGrace}, Leaves: "up", FromTrigger: true, Repeatable: true, ClusterOnly: true, DefaultTarget: TargetAll, OnPublishing: true},
+		QuorumLoss:               {Params: graceDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, ClusterOnly: true, DefaultTarget: TargetMajority, OnPublishing: true},
 		Command:                  {Params: []Param{ParamInject, ParamRecover, ParamTimeout, ParamReady, ParamState, ParamDown}, Recovers: true, Leaves: "as its command left it", FromTrigger: true, Repeatable: true},
 	}
 )
@@ -333,4 +339,21 @@ func (f Fault) TargetOf(nodes int, queue string) Target {
 		t.Queue = queue
 	}
 	return t
+}
+
+// FaultAfterBurst says why step f, recorded as rec, tested nothing of a
+// confirm mode's burst of messages orders: it took effect once every order
+// had been published and none awaited its confirm, so nothing was under
+// way for it to lose, duplicate or leave in doubt (a burst that outran
+// its trigger: 6,000 orders at ~24,000 msg/s ended before a kill "at
+// 40 %" landed). "" when it hit the burst, when the scenario asked for a
+// step after the burst (after_burst, after_start), for a later firing of
+// a repeating step, for fire-and-forget (which awaits nothing), and for
+// actions that are not on the publishing path (OnPublishing).
+func FaultAfterBurst(mode Mode, f *Fault, rec FaultRecord, messages int) string {
+	if !mode.ConfirmMode() || f.AfterBurst != nil || f.AfterStart != nil || rec.Firing > 1 || !actionTable[f.Action].OnPublishing ||
+		rec.PublishedAtInject < messages || rec.InFlightAtInject == nil || *rec.InFlightAtInject > 0 {
+		return ""
+	}
+	return fmt.Sprintf("the %s landed after the burst had ended: all %d orders were published and settled when it took effect (trigger: %s), so %s was not tested under it; a scenario that wants the step after the burst says after_burst", f.Action, messages, rec.Trigger, mode)
 }

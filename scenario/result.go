@@ -259,7 +259,14 @@ type FaultRecord struct {
 	// would in production.
 	InjectMS          float64 `json:"inject_ms"`
 	PublishedAtInject int     `json:"published_at_inject"` // ids published when the fault took effect
-	DownMS            float64 `json:"down_ms"`             // planned downtime before the start
+	// InFlightAtInject is how many ids awaited their publisher confirm
+	// (or transaction commit) when the fault took effect: published, not
+	// yet basic.ack'd, basic.nack'd, returned or in doubt. 0 in
+	// fire-and-forget, which awaits nothing. With PublishedAtInject equal
+	// to the burst's size it says the fault found nothing under way.
+	// Absent (nil) in results written before it was recorded.
+	InFlightAtInject *int    `json:"in_flight_at_inject,omitempty"`
+	DownMS           float64 `json:"down_ms"` // planned downtime before the start
 	// CallMS is how long the fault's call took (the Docker API call,
 	// rabbitmqctl), in ms; 0 for client-side faults.
 	CallMS float64 `json:"call_ms,omitempty"`
