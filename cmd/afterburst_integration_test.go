@@ -51,7 +51,7 @@ func TestKillAfterTheBurstEndedIsInconclusive(t *testing.T) {
 	r := readResult(t, stdout)
 	checkNoContainerLeft(t, r.RunID)
 	m := mode(t, r, scenario.ConfirmWindow)
-	want := "the kill landed after the burst had ended: all 300 orders were published and settled when it took effect (trigger: 10 published), so confirm-window was not tested under it; a scenario that wants the step after the burst says after_burst"
+	want := "the kill landed after the burst had ended: all 300 orders were published and settled by the time it took effect (trigger: 10 published), so confirm-window was not tested under it; a scenario that wants the step after the burst says after_burst"
 	if code != ExitInconclusive || m.Verdict.Status != scenario.Inconclusive || !slices.Contains(m.Verdict.Reasons, want) {
 		t.Fatalf("exit %d, verdict %+v; want %d and %q\n%s", code, m.Verdict, ExitInconclusive, want, stderr)
 	}

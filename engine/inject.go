@@ -27,7 +27,9 @@ type injector struct {
 	start    time.Time
 	sent     func() int // distinct ids published so far
 	inFlight func() int // ids awaiting their confirm now (Ledger.InFlight)
-	mode     scenario.Mode
+	// unsettled: ids awaiting their confirm or in doubt (Ledger.Unsettled)
+	unsettled func() int
+	mode      scenario.Mode
 	// afterBurst lists, for the verdict, the steps that took effect when
 	// every order had been published and settled: they tested nothing of
 	// this mode's publishing (scenario.FaultAfterBurst).
@@ -284,7 +286,12 @@ func (in *injector) applied(f *scenario.Fault, rec *scenario.FaultRecord, at, re
 	}
 	rec.InjectMS = metrics.Millis(effect.Sub(at))
 	rec.PublishedAtInject, rec.InFlightAtInject = published, &flight
-	if why := scenario.FaultAfterBurst(in.mode, f, *rec, in.s.Load.Messages); why != "" {
+	// Whatever the effect's moment, it had come by the call's return: a
+	// burst published and settled by then, none of it in doubt, ran
+	// without the fault (a kill call that started mid-burst can take
+	// effect after its end).
+	done := in.unsettled != nil && in.sent() >= in.s.Load.Messages && in.unsettled() == 0
+	if why := scenario.FaultAfterBurst(in.mode, f, *rec, in.s.Load.Messages, done); why != "" {
 		in.afterBurst = append(in.afterBurst, why)
 	}
 	in.event(effect, metrics.EvFault, a, detail)

@@ -374,7 +374,7 @@ scenarios:
 func TestKillAfterTheBurstIsInconclusive(t *testing.T) {
 	b := &fakeBroker{}
 	res, _ := newRunner(b, &fakeTraffic{b: b}).RunMode(context.Background(), testScenario(200, 37.5), scenario.ConfirmWindow)
-	want := "the kill landed after the burst had ended: all 200 orders were published and settled when it took effect (trigger: 37.5% published), so confirm-window was not tested under it; a scenario that wants the step after the burst says after_burst"
+	want := "the kill landed after the burst had ended: all 200 orders were published and settled by the time it took effect (trigger: 37.5% published), so confirm-window was not tested under it; a scenario that wants the step after the burst says after_burst"
 	if res.Verdict.Status != scenario.Inconclusive || !slices.Contains(res.Verdict.Reasons, want) {
 		t.Fatalf("verdict %+v", res.Verdict)
 	}

@@ -497,6 +497,20 @@ func (l *Ledger) InFlight() int {
 	return n
 }
 
+// Unsettled is the number of ids awaiting their confirm (InFlight) or in
+// doubt: published, with nothing known yet of their fate.
+func (l *Ledger) Unsettled() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, o := range l.outcome {
+		if o == InFlight || o == InDoubt {
+			n++
+		}
+	}
+	return n
+}
+
 // Attempts returns how many publish attempts of seq were recorded.
 func (l *Ledger) Attempts(seq int) int {
 	l.mu.Lock()

@@ -342,18 +342,18 @@ func (f Fault) TargetOf(nodes int, queue string) Target {
 }
 
 // FaultAfterBurst says why step f, recorded as rec, tested nothing of a
-// confirm mode's burst of messages orders: it took effect once every order
-// had been published and none awaited its confirm, so nothing was under
-// way for it to lose, duplicate or leave in doubt (a burst that outran
-// its trigger: 6,000 orders at ~24,000 msg/s ended before a kill "at
-// 40 %" landed). "" when it hit the burst, when the scenario asked for a
+// confirm mode's burst of messages orders: done says that when its call
+// returned (its effect had come by then) every order had been published
+// and none awaited its confirm or was in doubt, so nothing was under way
+// for it to lose, duplicate or leave in doubt (a burst that outran its
+// trigger: 6,000 orders at ~24,000 msg/s ended before a kill "at 40 %"
+// took effect). "" when it hit the burst, when the scenario asked for a
 // step after the burst (after_burst, after_start), for a later firing of
 // a repeating step, for fire-and-forget (which awaits nothing), and for
 // actions that are not on the publishing path (OnPublishing).
-func FaultAfterBurst(mode Mode, f *Fault, rec FaultRecord, messages int) string {
-	if !mode.ConfirmMode() || f.AfterBurst != nil || f.AfterStart != nil || rec.Firing > 1 || !actionTable[f.Action].OnPublishing ||
-		rec.PublishedAtInject < messages || rec.InFlightAtInject == nil || *rec.InFlightAtInject > 0 {
+func FaultAfterBurst(mode Mode, f *Fault, rec FaultRecord, messages int, done bool) string {
+	if !done || !mode.ConfirmMode() || f.AfterBurst != nil || f.AfterStart != nil || rec.Firing > 1 || !actionTable[f.Action].OnPublishing {
 		return ""
 	}
-	return fmt.Sprintf("the %s landed after the burst had ended: all %d orders were published and settled when it took effect (trigger: %s), so %s was not tested under it; a scenario that wants the step after the burst says after_burst", f.Action, messages, rec.Trigger, mode)
+	return fmt.Sprintf("the %s landed after the burst had ended: all %d orders were published and settled by the time it took effect (trigger: %s), so %s was not tested under it; a scenario that wants the step after the burst says after_burst", f.Action, messages, rec.Trigger, mode)
 }
