@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -100,6 +101,28 @@ func (e dockerEngine) String() string {
 		return "Docker context " + e.context
 	}
 	return redact.URL(e.host) + " (Docker context " + e.context + ")"
+}
+
+// EngineDescription is EngineHost with the product and version the engine
+// reports (GET /version: Platform.Name, else its first component's name,
+// and Version): "unix:///var/run/docker.sock (Docker Engine - Community
+// 28.5.2)", "tcp://127.0.0.1:2375 (Podman Engine 5.4.2)"; EngineHost alone
+// when the engine does not answer.
+func EngineDescription(ctx context.Context, cli *client.Client) string {
+	host := EngineHost()
+	v, err := cli.ServerVersion(ctx)
+	if err != nil {
+		return host
+	}
+	product := v.Platform.Name
+	if product == "" && len(v.Components) > 0 {
+		product = v.Components[0].Name // Podman: "Podman Engine"
+	}
+	switch product {
+	case "", "Engine": // Debian's docker.io names neither platform nor product
+		product = "Docker Engine"
+	}
+	return fmt.Sprintf("%s (%s %s)", host, product, v.Version)
 }
 
 // EngineHost is the Docker Engine rmqtorture talks to, as the Docker CLI

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rmqtorture/rmqtorture/broker"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -28,7 +29,7 @@ scenarios:
 // inconclusive, with the reason, against a real broker: every order was
 // published and confirmed when the kill took effect, so the run says the
 // mode was not tested under it instead of PASS (exit 3). The headline
-// says what the kill found.
+// says what the kill found, and result.json the engine it acted through.
 func TestKillAfterTheBurstEndedIsInconclusive(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs Docker and the broker image")
@@ -58,6 +59,10 @@ func TestKillAfterTheBurstEndedIsInconclusive(t *testing.T) {
 	f := m.Faults[0]
 	if f.PublishedAtInject != 300 || f.InFlightAtInject == nil || *f.InFlightAtInject != 0 || m.Confirmed != 300 || m.Lost != 0 {
 		t.Fatalf("fault %+v, confirmed %d, lost %d", f, m.Confirmed, m.Lost)
+	}
+	// result.json names the engine the run acted through.
+	if want := broker.EngineHost() + " (Docker Engine "; !strings.HasPrefix(r.Engine, want) {
+		t.Errorf("engine %q, want %q…", r.Engine, want)
 	}
 	if !strings.Contains(stdout, "kill landed with 0 in flight, 0 to publish") {
 		t.Errorf("headline does not say what the kill found:\n%s", stdout)

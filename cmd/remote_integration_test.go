@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"github.com/rmqtorture/rmqtorture/redact"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,8 +53,9 @@ func remoteEngine(t *testing.T) map[string]string {
 // --broker-address 127.0.0.1, and checks what the local runs promise: one
 // kill at n/2 published, no confirmed order lost, every class adding up to
 // n, a passing verdict, and no container left on that engine. It returns
-// stderr.
-func killMidBurstOn(t *testing.T) string {
+// stderr. The result names the engine: host (its password masked; ""
+// for a Docker context's) and the product it reports.
+func killMidBurstOn(t *testing.T, host, product string) string {
 	t.Helper()
 	const n = 2000
 	code, stdout, stderr := runCLI(t, "run", "kill-mid-burst", "-f", "../scenarios.yaml", "--out", t.TempDir(),
@@ -64,6 +66,9 @@ func killMidBurstOn(t *testing.T) string {
 	}
 	r := readResult(t, stdout)
 	checkNoContainerLeft(t, r.RunID)
+	if !strings.HasPrefix(r.Engine, redact.URL(host)) || !strings.Contains(r.Engine, " ("+product+" ") {
+		t.Errorf("engine %q, want %s (%s …)", r.Engine, redact.URL(host), product)
+	}
 	if r.Verdict.Status != scenario.Pass || len(r.Modes) != 1 {
 		t.Fatalf("verdict %+v, %d modes", r.Verdict, len(r.Modes))
 	}
@@ -89,7 +94,7 @@ func TestRunOverSSH(t *testing.T) {
 	env := remoteEngine(t)
 	t.Setenv("PATH", env["RMQT_SSH_PATH"]+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv("DOCKER_HOST", env["RMQT_SSH_HOST"])
-	stderr := killMidBurstOn(t)
+	stderr := killMidBurstOn(t, env["RMQT_SSH_HOST"], "Docker Engine")
 	if want := "host=" + env["RMQT_SSH_HOST"]; !strings.Contains(stderr, want) {
 		t.Errorf("stderr lacks the engine's %q:\n%s", want, stderr)
 	}
@@ -100,7 +105,7 @@ func TestRunOverSSH(t *testing.T) {
 func TestRunOverTCP(t *testing.T) {
 	env := remoteEngine(t)
 	t.Setenv("DOCKER_HOST", env["RMQT_TCP_HOST"])
-	killMidBurstOn(t)
+	killMidBurstOn(t, env["RMQT_TCP_HOST"], "Docker Engine")
 }
 
 // TestRunOverTLS runs kill-mid-burst on an engine reached over
@@ -123,7 +128,7 @@ func TestRunOverTLS(t *testing.T) {
 	}
 	t.Setenv("DOCKER_TLS_VERIFY", "1")
 	t.Setenv("DOCKER_CERT_PATH", env["RMQT_TLS_CERT_PATH"])
-	killMidBurstOn(t)
+	killMidBurstOn(t, env["RMQT_TLS_HOST"], "Docker Engine")
 }
 
 // TestRunOverDockerContext runs kill-mid-burst with no DOCKER_HOST, on the
@@ -164,7 +169,7 @@ func TestRunOverDockerContext(t *testing.T) {
 		t.Fatalf("DOCKER_CONTEXT=rmqt-nosuch: exit %d, stderr %q; want %d and %q", code, stderr, ExitError, want)
 	}
 	t.Setenv("DOCKER_CONTEXT", "rmqt-tls")
-	stderr = killMidBurstOn(t)
+	stderr = killMidBurstOn(t, "", "Docker Engine")
 	if want := "host=\"" + env["RMQT_TLS_HOST"] + " (Docker context rmqt-tls)\""; !strings.Contains(stderr, want) {
 		t.Errorf("stderr lacks the engine %s:\n%s", want, stderr)
 	}
@@ -175,7 +180,7 @@ func TestRunOverDockerContext(t *testing.T) {
 func TestRunOnPodman(t *testing.T) {
 	env := remoteEngine(t)
 	t.Setenv("DOCKER_HOST", env["RMQT_PODMAN_HOST"])
-	killMidBurstOn(t)
+	killMidBurstOn(t, env["RMQT_PODMAN_HOST"], "Podman Engine")
 }
 
 // TestDockerHostPasswordNeverPrinted: a DOCKER_HOST that carries a password

@@ -26,6 +26,9 @@ import (
 )
 
 type runOpts struct {
+	// engine describes the container engine (broker.EngineDescription),
+	// for result.json; "" with --uri.
+	engine    string
 	modes     []string
 	messages  int
 	window    int
@@ -476,7 +479,8 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 			return notStarted(ctx, causeErr(CauseDockerUnreachable, err))
 		}
 		defer cli.Close()
-		log.Info("Docker Engine", "host", broker.EngineHost(), "broker_address", o.address)
+		o.engine = broker.EngineDescription(ctx, cli)
+		log.Info("Docker Engine", "host", o.engine, "broker_address", o.address)
 		sweepBeforeRun(ctx, log, cli)
 	}
 	if o.container != "" {
@@ -660,7 +664,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	res := &scenario.Result{Seed: seed,
 		SchemaVersion: scenario.SchemaVersion, Tool: toolVersion(), Client: clientVersion(),
 		Scenario: s.Name, Description: strings.Join(strings.Fields(s.Description), " "), File: g.file,
-		Command: "rmqtorture " + strings.Join(os.Args[1:], " "), RunID: runID, Image: s.Broker.Image,
+		Command: "rmqtorture " + strings.Join(os.Args[1:], " "), RunID: runID, Image: s.Broker.Image, Engine: o.engine,
 		QueueType: s.Queue.Type, Topology: s.Topology(), Messages: s.Load.Messages, StartedAt: time.Now(), Warnings: warnings,
 	}
 	res.LoadPart = part

@@ -322,6 +322,9 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	if r.Container != "" {
 		p(", container %s", code(r.Container))
 	}
+	if r.Engine != "" {
+		p("\n- **Engine:** %s", r.Engine)
+	}
 	p("\n- **Client library:** %s\n", r.Client)
 	p("- **Tool:** rmqtorture %s\n", r.Tool)
 	p("- **Queue:** %s; %s orders per mode\n", r.Topology, num(r.Messages))

@@ -30,3 +30,23 @@ func TestRestartLine(t *testing.T) {
 		t.Fatalf("no fault timed both: got %q, want nothing", b.String())
 	}
 }
+
+// The report names the engine a run acted through, when it is known.
+func TestEngineLine(t *testing.T) {
+	r := &scenario.Result{Scenario: "s", Engine: "ssh://ci@host (Podman Engine 5.4.2)"}
+	var b strings.Builder
+	if err := Markdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "\n- **Engine:** ssh://ci@host (Podman Engine 5.4.2)\n") {
+		t.Errorf("report:\n%s", b.String())
+	}
+	r.Engine = ""
+	b.Reset()
+	if err := Markdown(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "**Engine:**") {
+		t.Errorf("an engine line without an engine:\n%s", b.String())
+	}
+}

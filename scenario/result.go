@@ -45,6 +45,12 @@ type Result struct {
 	Image         string `json:"image"`
 	BrokerVersion string `json:"broker_version,omitempty"` // as the broker reports it (server-properties)
 	Container     string `json:"container"`
+	// Engine is the container engine the run acted through, as found
+	// (DOCKER_HOST, a Docker context, the local socket) with any password
+	// masked, and the product and version it reports: "unix:///var/run/docker.sock
+	// (Docker Engine - Community 28.5.2)", "ssh://ci@host (Podman Engine
+	// 5.4.2)". Absent with --uri (no engine) and in results written before it.
+	Engine string `json:"engine,omitempty"`
 	// Nodes is the cluster's size (omitted for a single broker) and
 	// NodeContainers its containers by node (node 1 first).
 	Nodes          int       `json:"nodes,omitempty"`
