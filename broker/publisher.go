@@ -579,9 +579,17 @@ func (p *publisher) handOff(ctx context.Context, ch *amqp.Channel, w *watcher, m
 // and discard them: a loss the tool, not the broker, would have caused.
 func (p *publisher) finalClose(conn *amqp.Connection, s session) {
 	wait := max(p.p.ConfirmTimeout, 10*time.Second)
-	if err := conn.CloseDeadline(time.Now().Add(wait)); err != nil {
-		p.p.Timeline.Record(s.event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: final close not acknowledged within %s (%v): publishes still buffered may be lost", s.epoch, wait, err)))
+	began := time.Now()
+	if err := conn.CloseDeadline(began.Add(wait)); err != nil {
+		p.p.Timeline.Record(s.event(metrics.EvConnectionLost, finalCloseText(s.epoch, time.Since(began), wait, err)))
 	}
+}
+
+// finalCloseText says how a final close ended without its close-ok:
+// after how long (a connection already gone fails at once, a silent
+// broker at the deadline), not only what the deadline was.
+func finalCloseText(epoch metrics.Epoch, waited, deadline time.Duration, err error) string {
+	return fmt.Sprintf("epoch %d: final close not acknowledged (%v) after %s of its %s deadline: publishes still buffered may be lost", epoch, err, waited.Round(time.Millisecond), deadline)
 }
 
 // confirmEpoch publishes in confirm mode with at most plan.Window messages
