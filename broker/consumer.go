@@ -249,12 +249,15 @@ func (c *consumer) wait(ctx context.Context, d time.Duration) bool {
 // consumerSession is one live consumer connection: its consuming channel
 // and, for on_delivery: retry, a confirm-mode channel to republish on.
 type consumerSession struct {
-	c              *consumer
-	conn           *amqp.Connection
-	ch             *amqp.Channel
-	pub            *amqp.Channel // nil unless on_delivery: retry
-	confirms       chan amqp.Confirmation
-	deliveries     <-chan amqp.Delivery
+	c          *consumer
+	conn       *amqp.Connection
+	ch         *amqp.Channel
+	pub        *amqp.Channel // nil unless on_delivery: retry
+	confirms   chan amqp.Confirmation
+	deliveries <-chan amqp.Delivery
+	// cancels gets the consumer tag of a basic.cancel from the broker,
+	// before amqp091-go closes deliveries (channel.go dispatch).
+	cancels        <-chan string
 	lastUnackedTag uint64 // delivery tag of the latest processed, unacknowledged delivery
 	pending        int    // processed deliveries not yet acknowledged
 }
@@ -283,6 +286,7 @@ func (c *consumer) open(ctx context.Context, conn *amqp.Connection) (*consumerSe
 		}
 	}
 	if err == nil {
+		s.cancels = s.ch.NotifyCancel(make(chan string, 1))
 		err = call(func() (err error) {
 			s.deliveries, err = s.ch.Consume(c.set.plan.Queue, fmt.Sprintf("rmqtorture-consumer-%d", c.index), false, false, false, false, nil)
 			return err
@@ -356,7 +360,7 @@ func (c *consumer) session(ctx context.Context, sessions *int, downUntil *time.T
 			}
 		case d, ok := <-s.deliveries:
 			if !ok {
-				return errors.New("delivery channel closed (connection or channel lost)")
+				return c.deliveriesEnded(s)
 			}
 			lastDelivery = time.Now()
 			c.process(d, lastDelivery)
@@ -375,6 +379,18 @@ func (c *consumer) session(ctx context.Context, sessions *int, downUntil *time.T
 				return err
 			}
 		}
+	}
+}
+
+// deliveriesEnded says why a session's deliveries stopped: a basic.cancel
+// from the broker (counted), or its channel or connection lost.
+func (c *consumer) deliveriesEnded(s *consumerSession) error {
+	select {
+	case tag := <-s.cancels:
+		c.set.update(func(st *scenario.ConsumerStats) { st.BrokerCancels++ })
+		return fmt.Errorf("the broker cancelled consumer %s (basic.cancel: its queue was deleted or the node holding it went down; rabbitmq-server#4613)", tag)
+	default:
+		return errors.New("delivery channel closed (connection or channel lost)")
 	}
 }
 

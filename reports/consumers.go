@@ -23,6 +23,9 @@ func consumerSection(w io.Writer, m scenario.ModeResult) {
 	p("\nLive consumers: %d (prefetch %d, ack every %d, on delivery: %s, processing delay %s ms): %s deliveries (%s flagged redelivered); %s acked, %s nack-requeued, %s rejected, %s retried, %s parked in the dead-letter queue; reconnects: %d.\n",
 		c.Count, c.Prefetch, c.AckEvery, c.OnDelivery, ms(c.ProcessingDelayMS), num(c.Deliveries), num(c.RedeliveredFlagged),
 		num(c.Acked), num(c.NackedRequeue), num(c.Rejected), num(c.Retried), num(c.Parked), c.Reconnects)
+	if c.BrokerCancels > 0 {
+		p("\nThe broker cancelled live consumers %d times (basic.cancel: their queue was deleted or the node holding it went down; rabbitmq-server#4613); each reconnected. Not a lost connection.\n", c.BrokerCancels)
+	}
 	if c.EndToEndLatency.Count > 0 {
 		p("\nEnd-to-end latency (publish call → delivery to a live consumer): %s.\n", latencyOver(c.EndToEndLatency, "deliveries"))
 	}

@@ -408,6 +408,11 @@ type ConsumerStats struct {
 	// unacknowledged: the broker hands each out again, flagged redelivered.
 	UnackedAtCrash int `json:"unacked_at_crash"`
 	Reconnects     int `json:"reconnects"`
+	// BrokerCancels counts basic.cancel sent by the broker to a live
+	// consumer (RabbitMQ's consumer cancel notification: its queue was
+	// deleted, or the node holding it went down, rabbitmq-server#4613),
+	// each followed by a reconnect. Absent in results written before.
+	BrokerCancels int `json:"broker_cancels,omitempty"`
 	// EndToEndLatency is publish call → delivery to a live consumer, in ms,
 	// over every delivery (redeliveries included; a retry copy keeps the
 	// original's publish time, so it includes the retry delays).
