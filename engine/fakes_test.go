@@ -31,9 +31,15 @@ type fakeBroker struct {
 	// client always does.
 	lost    int
 	readies int // WaitReady calls
+	// gate, when set, holds every operation until it is closed (a test
+	// closes it when the burst has ended, to land a fault after it).
+	gate chan struct{}
 }
 
 func (b *fakeBroker) set(op string, t scenario.Target, st metrics.BrokerState) {
+	if b.gate != nil {
+		<-b.gate // the operation waits for what the test lets happen first
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.ops = append(b.ops, op)
@@ -176,6 +182,7 @@ func (b *fakeBroker) store(seq int) {
 type fakeTraffic struct {
 	b          *fakeBroker
 	holdAt     int
+	done       chan struct{} // closed when Publish returns (nil: none)
 	perPublish time.Duration // pace of the fake burst
 	lose       map[int]bool
 	drained    bool
@@ -226,6 +233,13 @@ type pub struct {
 
 func (f *fakeTraffic) Publish(ctx context.Context, p PublishPlan) (PublishStats, error) {
 	u := &pub{f: f, p: p, confirm: p.Mode.ConfirmMode(), window: max(1, p.Window), conns: 1, next: p.First}
+	if f.done != nil {
+		defer close(f.done)
+	}
+	opsAtStart := 0
+	if f.b != nil {
+		opsAtStart = f.b.opCount()
+	}
 	for u.next < p.Messages || len(u.pending) > 0 || len(u.redo) > 0 {
 		if ctx.Err() != nil {
 			return u.st, ctx.Err()
@@ -242,7 +256,9 @@ func (f *fakeTraffic) Publish(ctx context.Context, p PublishPlan) (PublishStats,
 		}
 		if f.holdAt > 0 && u.p.Ledger.Sent() == f.holdAt && u.next == f.holdAt {
 			f.holdAt = 0
-			for ops := f.b.opCount(); f.b.opCount() == ops && ctx.Err() == nil; {
+			// Counted from the burst's start: the fault may have come
+			// before this loop looks.
+			for f.b.opCount() == opsAtStart && ctx.Err() == nil {
 				time.Sleep(100 * time.Microsecond)
 			}
 		}

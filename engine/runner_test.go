@@ -87,13 +87,16 @@ func TestBrokerNotBackIsInconclusiveAndStopsLaterModes(t *testing.T) {
 // a CI job as data loss).
 func TestBrokerNotBackLeavesAckedUnverifiedNotLost(t *testing.T) {
 	b := &fakeBroker{readyErr: errors.New("not ready in 1m")}
-	res, _ := newRunner(b, &fakeTraffic{}).RunMode(context.Background(), testScenario(100, 10), scenario.ConfirmWindow)
-	// Every id the broker acked is unverified, none lost: at least the 10
-	// acked before the kill at 10%. How many more were acked before the
-	// publisher saw the broker gone depends on the scheduler (all 100 on
-	// an idle machine, 69 under load); every id ends in exactly one class.
-	if res.Lost != 0 || res.Unverified < 10 || res.ClassSum() != res.Sent || res.Sent == 0 || res.Verdict.Status != scenario.Inconclusive {
-		t.Fatalf("lost %d unverified %d sent %d classes %d verdict %+v", res.Lost, res.Unverified, res.Sent, res.ClassSum(), res.Verdict)
+	// Confirm-each, held at the 10th publish until the kill: 9 acked, the
+	// 10th awaiting its confirm when the broker went, and the burst given
+	// up when it did not come back. Every acked id is unverified (the
+	// queue was never drained), none lost; the 10th is in doubt, and so is
+	// an 11th when the publisher tried one more before it stopped. (With a
+	// window and nothing holding the burst, how many were acked first
+	// depended on the scheduler: the test failed under -race.)
+	res, _ := newRunner(b, &fakeTraffic{b: b, holdAt: 10}).RunMode(context.Background(), testScenario(100, 10), scenario.ConfirmEach)
+	if res.Lost != 0 || res.Unverified != 9 || (res.Sent != 10 && res.Sent != 11) || res.InDoubt != res.Sent-9 || res.ClassSum() != res.Sent || res.Verdict.Status != scenario.Inconclusive {
+		t.Fatalf("lost %d unverified %d in doubt %d sent %d classes %d verdict %+v", res.Lost, res.Unverified, res.InDoubt, res.Sent, res.ClassSum(), res.Verdict)
 	}
 }
 
@@ -367,18 +370,21 @@ scenarios:
 	}
 }
 
-// A fake burst is over in microseconds: with nothing holding it, the kill
-// "at 37.5 %" takes effect after every order was published and confirmed.
-// The mode is inconclusive with the reason, and the record says what the
-// kill found: all 200 published, none in flight.
+// The kill "at 37.5 %" is held until the fake burst has ended (gate), so
+// it takes effect after every order was published and confirmed.
+// The mode is inconclusive with the reason.
 func TestKillAfterTheBurstIsInconclusive(t *testing.T) {
-	b := &fakeBroker{}
-	res, _ := newRunner(b, &fakeTraffic{b: b}).RunMode(context.Background(), testScenario(200, 37.5), scenario.ConfirmWindow)
+	ended := make(chan struct{})
+	b := &fakeBroker{gate: ended}
+	res, _ := newRunner(b, &fakeTraffic{b: b, done: ended}).RunMode(context.Background(), testScenario(200, 37.5), scenario.ConfirmWindow)
 	want := "the kill landed after the burst had ended: all 200 orders were published and settled by the time it took effect (trigger: 37.5% published), so confirm-window was not tested under it; a scenario that wants the step after the burst says after_burst"
 	if res.Verdict.Status != scenario.Inconclusive || !slices.Contains(res.Verdict.Reasons, want) {
 		t.Fatalf("verdict %+v", res.Verdict)
 	}
-	if f := res.Faults[0]; f.PublishedAtInject != 200 || f.InFlightAtInject == nil || *f.InFlightAtInject != 0 {
+	// Counted as the kill's call started (its effect may begin then), the
+	// record says what was under way at that moment; the call returned
+	// after the burst's end (gate), which is what made it late.
+	if f := res.Faults[0]; f.PublishedAtInject < 75 || f.InFlightAtInject == nil {
 		t.Fatalf("fault %+v", f)
 	}
 	// Held at 75 published, the kill finds the window in flight: a test.
