@@ -31,15 +31,9 @@ type fakeBroker struct {
 	// client always does.
 	lost    int
 	readies int // WaitReady calls
-	// gate, when set, holds every operation until it is closed (a test
-	// closes it when the burst has ended, to land a fault after it).
-	gate chan struct{}
 }
 
 func (b *fakeBroker) set(op string, t scenario.Target, st metrics.BrokerState) {
-	if b.gate != nil {
-		<-b.gate // the operation waits for what the test lets happen first
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.ops = append(b.ops, op)
@@ -182,7 +176,6 @@ func (b *fakeBroker) store(seq int) {
 type fakeTraffic struct {
 	b          *fakeBroker
 	holdAt     int
-	done       chan struct{} // closed when Publish returns (nil: none)
 	perPublish time.Duration // pace of the fake burst
 	lose       map[int]bool
 	drained    bool
@@ -233,9 +226,6 @@ type pub struct {
 
 func (f *fakeTraffic) Publish(ctx context.Context, p PublishPlan) (PublishStats, error) {
 	u := &pub{f: f, p: p, confirm: p.Mode.ConfirmMode(), window: max(1, p.Window), conns: 1, next: p.First}
-	if f.done != nil {
-		defer close(f.done)
-	}
 	opsAtStart := 0
 	if f.b != nil {
 		opsAtStart = f.b.opCount()

@@ -247,7 +247,7 @@ func (in *injector) inject(ctx context.Context, f *scenario.Fault, trigger strin
 	if !f.Action.ClientSide() {
 		in.fault.Begin(f.Action)
 	}
-	sentAtCall, flightAtCall := in.sent(), in.flightNow()
+	atCall := in.underWay()
 	detail, err := apply(in, fctx, f, &rec)
 	returned := time.Now()
 	rec.CallMS = metrics.Millis(returned.Sub(at))
@@ -257,17 +257,24 @@ func (in *injector) inject(ctx context.Context, f *scenario.Fault, trigger strin
 		in.fault.End()
 		return rec, fmt.Errorf("fault %s: %w", f.Action, err)
 	}
-	applied := in.applied(f, &rec, at, returned, sentAtCall, flightAtCall, detail)
+	applied := in.applied(f, &rec, at, returned, atCall, detail)
 	return in.recoverStep(ctx, fctx, f, rec, applied)
 }
 
-// flightNow is how many ids await their confirm now (0 without a ledger
-// to ask: unit tests of single steps).
-func (in *injector) flightNow() int {
-	if in.inFlight == nil {
-		return 0
+// underWay is what a burst has under way at one moment: ids published,
+// awaiting their confirm, and awaiting it or in doubt. known is false
+// without a ledger to ask (unit tests of single steps).
+type underWay struct {
+	sent, inFlight, unsettled int
+	known                     bool
+}
+
+func (in *injector) underWay() underWay {
+	w := underWay{sent: in.sent()}
+	if in.inFlight != nil && in.unsettled != nil {
+		w.inFlight, w.unsettled, w.known = in.inFlight(), in.unsettled(), true
 	}
-	return in.inFlight()
+	return w
 }
 
 // applied records a fault whose call (started at, returned at returned)
@@ -277,20 +284,18 @@ func (in *injector) flightNow() int {
 // brings the broker back by itself, restart, broker-started at the call's
 // return), fills rec's effect time and ids published by then, and returns
 // when the fault took effect.
-func (in *injector) applied(f *scenario.Fault, rec *scenario.FaultRecord, at, returned time.Time, sentAtCall, flightAtCall int, detail string) time.Time {
+func (in *injector) applied(f *scenario.Fault, rec *scenario.FaultRecord, at, returned time.Time, atCall underWay, detail string) time.Time {
 	a := f.Action
-	effect, published, flight := returned, in.sent(), in.flightNow()
+	effect, w := returned, in.underWay()
 	if a.EffectDuringCall() {
-		effect, published, flight = at, sentAtCall, flightAtCall
+		effect, w = at, atCall
 		detail += fmt.Sprintf(" (took effect as the call started; it returned after %s)", returned.Sub(at).Round(time.Millisecond))
 	}
 	rec.InjectMS = metrics.Millis(effect.Sub(at))
-	rec.PublishedAtInject, rec.InFlightAtInject = published, &flight
-	// Whatever the effect's moment, it had come by the call's return: a
-	// burst published and settled by then, none of it in doubt, ran
-	// without the fault (a kill call that started mid-burst can take
-	// effect after its end).
-	done := in.unsettled != nil && in.sent() >= in.s.Load.Messages && in.unsettled() == 0
+	rec.PublishedAtInject, rec.InFlightAtInject = w.sent, &w.inFlight
+	// Nothing under way when it took effect: every order published, none
+	// awaiting a confirm or in doubt.
+	done := w.known && w.sent >= in.s.Load.Messages && w.unsettled == 0
 	if why := scenario.FaultAfterBurst(in.mode, f, *rec, in.s.Load.Messages, done); why != "" {
 		in.afterBurst = append(in.afterBurst, why)
 	}

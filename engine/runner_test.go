@@ -370,21 +370,26 @@ scenarios:
 	}
 }
 
-// The kill "at 37.5 %" is held until the fake burst has ended (gate), so
-// it takes effect after every order was published and confirmed.
-// The mode is inconclusive with the reason.
+// The kill "at 37.5 %" waits a jitter of up to 10 minutes drawn from the
+// seed, which the end of the burst cuts short (schedule.jitter): it takes
+// effect after every order was published and confirmed. The mode is
+// inconclusive with the reason, and the record says what the kill found:
+// all 200 published, none in flight.
 func TestKillAfterTheBurstIsInconclusive(t *testing.T) {
-	ended := make(chan struct{})
-	b := &fakeBroker{gate: ended}
-	res, _ := newRunner(b, &fakeTraffic{b: b, done: ended}).RunMode(context.Background(), testScenario(200, 37.5), scenario.ConfirmWindow)
+	b := &fakeBroker{}
+	s := testScenario(200, 37.5)
+	s.Faults[0].Jitter = scenario.Duration(10 * time.Minute)
+	r := newRunner(b, &fakeTraffic{b: b})
+	r.Seed = 1
+	if draw := time.Duration(JitterSource(1).Int64N(int64(10 * time.Minute))); draw < time.Minute {
+		t.Fatalf("seed 1 draws a jitter of %s: pick a seed that draws minutes", draw)
+	}
+	res, _ := r.RunMode(context.Background(), s, scenario.ConfirmWindow)
 	want := "the kill landed after the burst had ended: all 200 orders were published and settled by the time it took effect (trigger: 37.5% published), so confirm-window was not tested under it; a scenario that wants the step after the burst says after_burst"
 	if res.Verdict.Status != scenario.Inconclusive || !slices.Contains(res.Verdict.Reasons, want) {
 		t.Fatalf("verdict %+v", res.Verdict)
 	}
-	// Counted as the kill's call started (its effect may begin then), the
-	// record says what was under way at that moment; the call returned
-	// after the burst's end (gate), which is what made it late.
-	if f := res.Faults[0]; f.PublishedAtInject < 75 || f.InFlightAtInject == nil {
+	if f := res.Faults[0]; f.PublishedAtInject != 200 || f.InFlightAtInject == nil || *f.InFlightAtInject != 0 {
 		t.Fatalf("fault %+v", f)
 	}
 	// Held at 75 published, the kill finds the window in flight: a test.

@@ -342,12 +342,12 @@ func (f Fault) TargetOf(nodes int, queue string) Target {
 }
 
 // FaultAfterBurst says why step f, recorded as rec, tested nothing of a
-// confirm mode's burst of messages orders: done says that when its call
-// returned (its effect had come by then) every order had been published
-// and none awaited its confirm or was in doubt, so nothing was under way
-// for it to lose, duplicate or leave in doubt (a burst that outran its
-// trigger: 6,000 orders at ~24,000 msg/s ended before a kill "at 40 %"
-// took effect). "" when it hit the burst, when the scenario asked for a
+// confirm mode's burst of messages orders: done says that when it took
+// effect (FaultRecord.InjectMS: a kill's call start) every order had been
+// published and none awaited its confirm or was in doubt, so nothing was
+// under way for it to lose, duplicate or leave in doubt (a burst that
+// outran its trigger: 6,000 orders at ~24,000 msg/s ended before a kill
+// "at 40 %" took effect). "" when it hit the burst, when the scenario asked for a
 // step after the burst (after_burst, after_start), for a later firing of
 // a repeating step, for fire-and-forget (which awaits nothing), and for
 // actions that are not on the publishing path (OnPublishing).
