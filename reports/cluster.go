@@ -21,11 +21,18 @@ func clusterFaultLine(f scenario.FaultRecord) string {
 	}
 	if f.LeaderBefore != "" {
 		led := f.LeaderBefore + " led the queue"
-		if f.LeaderAfter != "" {
-			led += "; " + f.LeaderAfter + " was elected"
-			if r := f.Recovery; r != nil && r.LeaderElectedMS != nil {
-				led += fmt.Sprintf(" (seen %s ms after the fault)", ms(*r.LeaderElectedMS))
-			}
+		seen := ""
+		if r := f.Recovery; r != nil && r.LeaderElectedMS != nil {
+			seen = fmt.Sprintf(" (seen %s ms after the fault)", ms(*r.LeaderElectedMS))
+		}
+		switch f.LeaderAfter {
+		case "":
+		case f.LeaderBefore:
+			// After a quorum loss the old leader may lead again once a
+			// majority is back: no other node was elected.
+			led += ", and led it again once a majority was back" + seen
+		default:
+			led += "; " + f.LeaderAfter + " was elected" + seen
 		}
 		parts = append(parts, led)
 	}

@@ -58,3 +58,17 @@ func TestClusterMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// The leader line says "elected" only for another node: after a quorum
+// loss the old leader may lead again once a majority is back.
+func TestLeaderAfterWording(t *testing.T) {
+	ms := 1234.0
+	f := scenario.FaultRecord{Target: "majority", LeaderBefore: "rmq1", LeaderAfter: "rmq1", Recovery: &scenario.Recovery{LeaderElectedMS: &ms}}
+	if got, want := clusterFaultLine(f), "target majority; rmq1 led the queue, and led it again once a majority was back (seen 1,234 ms after the fault)"; got != want {
+		t.Errorf("same leader:\n%q\nwant\n%q", got, want)
+	}
+	f.LeaderAfter = "rmq2"
+	if got, want := clusterFaultLine(f), "target majority; rmq1 led the queue; rmq2 was elected (seen 1,234 ms after the fault)"; got != want {
+		t.Errorf("other leader:\n%q\nwant\n%q", got, want)
+	}
+}

@@ -305,8 +305,11 @@ type FaultRecord struct {
 	// Sides (partition) are the sides the step cut apart: "rmq1 | rmq2, rmq3".
 	Sides string `json:"sides,omitempty"`
 	// LeaderBefore is the node leading the queue under test when the step
-	// fired; LeaderAfter the first other leader seen after it ("" when
-	// none was seen, or on a single broker).
+	// fired. LeaderAfter, for a step that acted on that leader, is the
+	// first leader seen after it: elected on the survivors, or, after a
+	// quorum loss, whoever leads once a majority is back, which may be
+	// LeaderBefore again ("" when none was seen, when the step left the
+	// leader alone, or on a single broker).
 	LeaderBefore string `json:"leader_before,omitempty"`
 	LeaderAfter  string `json:"leader_after,omitempty"`
 	// QuorumLoss (quorum-loss, and any step that left no majority) is what
