@@ -278,18 +278,31 @@ func (r *confirmReader) channelClosed() {
 	pending := p.tracker.CloseEpoch(r.s.epoch)
 	r.trackMu.Unlock()
 	now := time.Now()
+	ids := 0
 	for _, pend := range pending {
 		// Two tags of one id (a copy under on_confirm_timeout: republish)
 		// put it in doubt, requeue it and free its slot once.
 		if p.inDoubt(pend.Seq) {
+			ids++
 			<-r.slots
 		}
 		p.markPastDeadline(now, pend.Seq)
 	}
 	if !r.closing.Load() || len(pending) > 0 {
-		p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: channel closed, %d in doubt", r.s.epoch, len(pending))))
+		p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, inDoubtText(r.s.epoch, ids, len(pending))))
 	}
 	p.signalSettled()
+}
+
+// inDoubtText says how many ids a closed channel left in doubt, and how
+// many publishes of them were awaiting a confirm when that differs (an
+// original and its timeout copy are one id).
+func inDoubtText(epoch metrics.Epoch, ids, tags int) string {
+	text := fmt.Sprintf("epoch %d: channel closed, %d in doubt", epoch, ids)
+	if tags != ids {
+		text += fmt.Sprintf(" (%d publishes of them awaited a confirm: originals and their timeout copies)", tags)
+	}
+	return text
 }
 
 // confirmTimeouts is one epoch's state under load.on_confirm_timeout:

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -325,9 +326,21 @@ func (p *publisher) markPastDeadline(now time.Time, seq int) {
 // putBack returns an id that was taken but not published.
 func (p *publisher) putBack(seq int) {
 	p.mu.Lock()
-	p.retry = append([]int{seq}, p.retry...)
+	p.retry = queueOldestFirst(p.retry, seq)
 	p.mu.Unlock()
 	p.release()
+}
+
+// queueOldestFirst inserts seq into retry, which it keeps in id order:
+// ids are taken in publish order, so the oldest waiting id goes first
+// (an in-doubt id once waited a whole connection more because a newer id
+// put back in front of it went first).
+func queueOldestFirst(retry []int, seq int) []int {
+	i, found := slices.BinarySearch(retry, seq)
+	if found {
+		return retry
+	}
+	return slices.Insert(retry, i, seq)
 }
 
 // inDoubt records that an attempt of seq will never be confirmed and, when
@@ -361,10 +374,10 @@ func (p *publisher) nacked(seq int) {
 	}
 }
 
-// retry1 queues seq to be published again, after the ids queued before it.
+// retry1 queues seq to be published again, oldest id first.
 func (p *publisher) retry1(seq int) {
 	p.mu.Lock()
-	p.retry = append(p.retry, seq)
+	p.retry = queueOldestFirst(p.retry, seq)
 	p.mu.Unlock()
 }
 
