@@ -114,13 +114,16 @@ func EngineDescription(ctx context.Context, cli *client.Client) string {
 	if err != nil {
 		return host
 	}
-	product := v.Platform.Name
-	if product == "" && len(v.Components) > 0 {
-		product = v.Components[0].Name // Podman: "Podman Engine"
-	}
-	switch product {
-	case "", "Engine": // Debian's docker.io names neither platform nor product
-		product = "Docker Engine"
+	// Docker names its engine component "Engine" and its platform
+	// "Docker Engine - Community" (Debian's docker.io: no platform);
+	// Podman names its component "Podman Engine" and its platform by
+	// OS ("linux/amd64/debian-12").
+	product := "Docker Engine"
+	switch {
+	case len(v.Components) > 0 && v.Components[0].Name != "Engine" && strings.HasSuffix(v.Components[0].Name, "Engine"):
+		product = v.Components[0].Name
+	case strings.HasPrefix(v.Platform.Name, "Docker"):
+		product = v.Platform.Name
 	}
 	return fmt.Sprintf("%s (%s %s)", host, product, v.Version)
 }
