@@ -189,6 +189,20 @@ func TestRollingRestart(t *testing.T) {
 	if f.LeaderAfter == "" || m.Reconnects < 1 || m.Republished < m.WentInDoubt || m.InDoubt != 0 {
 		t.Fatalf("leader after %q, reconnects %d, went in doubt %d, republished %d, in doubt %d", f.LeaderAfter, m.Reconnects, m.WentInDoubt, m.Republished, m.InDoubt)
 	}
+	// One recovery entry per node, in order, each restart after the one
+	// before had caught up, each node's times in the order they happen.
+	var nodes []string
+	last := -1.0
+	for _, n := range f.NodeRecoveries {
+		nodes = append(nodes, n.Node)
+		if n.CaughtUpMS == nil || !(last < n.RestartMS && n.RestartMS <= n.RunningMS && n.RunningMS <= n.AcceptingMS && n.AcceptingMS <= *n.CaughtUpMS) {
+			t.Fatalf("node recoveries %+v: want restart ≤ running ≤ accepting ≤ caught up, each node after the one before", f.NodeRecoveries)
+		}
+		last = *n.CaughtUpMS
+	}
+	if !slices.Equal(nodes, []string{"rmq1", "rmq2", "rmq3"}) {
+		t.Fatalf("node recoveries for %q, want rmq1, rmq2, rmq3", nodes)
+	}
 }
 
 // rabbitmq-server PR #4888: with the companion queue's node down, the

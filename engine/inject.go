@@ -141,8 +141,8 @@ var (
 			err := withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Stop(ctx, in.target, f.Grace.D()) })
 			return fmt.Sprintf("quorum loss: %s stopped together (%s)", scenario.NodeNames(in.target.Nodes), stopDetail(f.Grace.D(), time.Since(began))), err
 		},
-		scenario.RollingRestart: func(in *injector, ctx context.Context, f *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
-			return in.rollingRestart(ctx, f)
+		scenario.RollingRestart: func(in *injector, ctx context.Context, f *scenario.Fault, rec *scenario.FaultRecord) (string, error) {
+			return in.rollingRestart(ctx, f, rec)
 		},
 		scenario.Command: func(in *injector, ctx context.Context, f *scenario.Fault, rec *scenario.FaultRecord) (string, error) {
 			return in.runCommand(ctx, f, rec, "inject", f.Inject)
@@ -526,25 +526,37 @@ func (in *injector) aim(f *scenario.Fault, rec *scenario.FaultRecord) error {
 // queue, until every node holds a member of the queue again, one leader
 // and the rest followers, before the next. Each node's restart, return
 // and the queue's replication go on the timeline.
-func (in *injector) rollingRestart(ctx context.Context, f *scenario.Fault) (string, error) {
+func (in *injector) rollingRestart(ctx context.Context, f *scenario.Fault, rec *scenario.FaultRecord) (string, error) {
 	all := in.target
 	defer func() { in.target = all }()
+	// The step takes effect as its first restart call starts
+	// (EffectDuringCall): each node's times count from there.
+	began := time.Now()
+	since := func() float64 { return metrics.Millis(time.Since(began)) }
 	for _, n := range all.Nodes {
 		in.target = scenario.Target{Kind: scenario.TargetNode, Node: n, Nodes: []int{n}}
 		at := time.Now()
+		nr := scenario.NodeRecovery{Node: scenario.NodeName(n), RestartMS: since()}
 		if err := withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Restart(ctx, in.target, f.Grace.D()) }); err != nil {
 			return "", fmt.Errorf("restart %s: %w", scenario.NodeName(n), err)
 		}
+		nr.RunningMS = since()
 		in.event(time.Time{}, metrics.EvBrokerStarted, f.Action, fmt.Sprintf("%s restarted (call took %s)", scenario.NodeName(n), time.Since(at).Round(time.Millisecond)))
 		if err := withPort(in.ports.Readiness, func() error { return in.ports.Readiness.WaitReady(ctx, in.target, in.s.Broker.ReadyTimeout.D()) }); err != nil {
+			rec.NodeRecoveries = append(rec.NodeRecoveries, nr)
 			return "", fmt.Errorf("%s not back: %w", scenario.NodeName(n), err)
 		}
+		nr.AcceptingMS = since()
 		in.event(time.Time{}, metrics.EvBrokerReady, f.Action, scenario.NodeName(n)+" accepts AMQP logins")
 		if in.cluster != nil && in.s.Queue.Type == scenario.Quorum {
 			if err := in.cluster.settle(ctx, in.s.Broker.ReadyTimeout.D()); err != nil {
+				rec.NodeRecoveries = append(rec.NodeRecoveries, nr)
 				return "", fmt.Errorf("after restarting %s: %w", scenario.NodeName(n), err)
 			}
+			caught := since()
+			nr.CaughtUpMS = &caught
 		}
+		rec.NodeRecoveries = append(rec.NodeRecoveries, nr)
 	}
 	return fmt.Sprintf("rolling restart of %s, one node at a time (graceful, %s grace), waiting for the queue's members between nodes", scenario.NodeNames(all.Nodes), f.Grace.D()), nil
 }

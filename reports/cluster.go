@@ -42,6 +42,20 @@ func clusterFaultLine(f scenario.FaultRecord) string {
 	return strings.Join(parts, "; ")
 }
 
+// nodeRecoveryLine times each node a rolling restart restarted: "rmq1
+// restarted at 0, running at 3,012, accepting logins at 7,340, caught up
+// at 9,100; rmq2 …" ("" for none).
+func nodeRecoveryLine(nodes []scenario.NodeRecovery) string {
+	out := make([]string, len(nodes))
+	for i, n := range nodes {
+		out[i] = fmt.Sprintf("%s restarted at %s, running at %s, accepting logins at %s", n.Node, ms(n.RestartMS), ms(n.RunningMS), ms(n.AcceptingMS))
+		if n.CaughtUpMS != nil {
+			out[i] += ", caught up at " + ms(*n.CaughtUpMS)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
 // nodeLines writes per-node publisher counts of a cluster run.
 func nodeLines(w io.Writer, m scenario.ModeResult) error {
 	if len(m.ByNode) == 0 {

@@ -72,3 +72,13 @@ func TestLeaderAfterWording(t *testing.T) {
 		t.Errorf("other leader:\n%q\nwant\n%q", got, want)
 	}
 }
+
+// A rolling restart's report times each node it restarted.
+func TestNodeRecoveryLine(t *testing.T) {
+	c := 9100.0
+	got := nodeRecoveryLine([]scenario.NodeRecovery{{Node: "rmq1", RestartMS: 0, RunningMS: 3012, AcceptingMS: 7340, CaughtUpMS: &c}, {Node: "rmq2", RestartMS: 9101, RunningMS: 12000, AcceptingMS: 15000}})
+	want := "rmq1 restarted at 0.0, running at 3,012, accepting logins at 7,340, caught up at 9,100; rmq2 restarted at 9,101, running at 12,000, accepting logins at 15,000"
+	if got != want {
+		t.Errorf("%q\nwant %q", got, want)
+	}
+}

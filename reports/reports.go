@@ -430,6 +430,9 @@ func faultLines(w io.Writer, m scenario.ModeResult) {
 		if line := clusterFaultLine(f); line != "" {
 			p(". On the cluster: %s", line)
 		}
+		if line := nodeRecoveryLine(f.NodeRecoveries); line != "" {
+			p(". Node by node, in ms after the step took effect: %s", line)
+		}
 		if f.Error != "" {
 			p(". Error: %s", f.Error)
 		}

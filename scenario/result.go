@@ -312,6 +312,10 @@ type FaultRecord struct {
 	// leader alone, or on a single broker).
 	LeaderBefore string `json:"leader_before,omitempty"`
 	LeaderAfter  string `json:"leader_after,omitempty"`
+	// NodeRecoveries (rolling-restart) time each node the step restarted,
+	// in the order restarted: one Recovery cannot hold them (the first
+	// node's times said nothing of a 66 s restart of three).
+	NodeRecoveries []NodeRecovery `json:"node_recoveries,omitempty"`
 	// QuorumLoss (quorum-loss, and any step that left no majority) is what
 	// the broker did with the publishes made while a majority was down.
 	QuorumLoss *QuorumLossOutcome `json:"quorum_loss,omitempty"`
@@ -322,6 +326,20 @@ type FaultRecord struct {
 	// commands leave, marked in the series until AMQP logins succeed
 	// again ("": none).
 	State metrics.BrokerState `json:"state,omitempty"`
+}
+
+// NodeRecovery is one node's restart within a step that restarts several
+// one after another (rolling-restart), each time in ms after the step
+// took effect: its restart call began (RestartMS) and returned with the
+// container running (RunningMS), it accepted an AMQP login (AcceptingMS),
+// and the queue's members were seen replicated again (CaughtUpMS; quorum
+// queues only, nil otherwise) before the next node was restarted.
+type NodeRecovery struct {
+	Node        string   `json:"node"`
+	RestartMS   float64  `json:"restart_ms"`
+	RunningMS   float64  `json:"running_ms"`
+	AcceptingMS float64  `json:"amqp_accepting_ms"`
+	CaughtUpMS  *float64 `json:"caught_up_ms,omitempty"`
 }
 
 // CommandRun is one command of a command step as it ran. Every text in it
