@@ -480,7 +480,7 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 		}
 		defer cli.Close()
 		o.engine = broker.EngineDescription(ctx, cli)
-		log.Info("Docker Engine", "host", o.engine, "broker_address", o.address)
+		log.Info("Docker Engine", "host", broker.EngineHost(), "broker_address", o.address, "engine", o.engine)
 		sweepBeforeRun(ctx, log, cli)
 	}
 	if o.container != "" {
