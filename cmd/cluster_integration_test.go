@@ -174,17 +174,18 @@ func TestRollingRestart(t *testing.T) {
 	if !slices.Equal(f.Nodes, []string{"rmq1", "rmq2", "rmq3"}) || f.Error != "" {
 		t.Fatalf("fault %+v", f)
 	}
-	var restarted, replicated []string
+	// Replication after each node is asserted below from the step's own
+	// wait (node_recoveries' caught_up_ms): counting the view's
+	// "replicated" events missed one under load, when a node was back
+	// before the next poll saw the queue short of a member.
+	var restarted []string
 	for _, e := range m.Events {
-		switch e.Kind {
-		case metrics.EvBrokerReady:
+		if e.Kind == metrics.EvBrokerReady {
 			restarted = append(restarted, e.Detail)
-		case metrics.EvReplicated:
-			replicated = append(replicated, e.Detail)
 		}
 	}
-	if want := []string{"rmq1 accepts AMQP logins", "rmq2 accepts AMQP logins", "rmq3 accepts AMQP logins"}; !slices.Equal(restarted, want) || len(replicated) < 3 {
-		t.Fatalf("nodes back %q, replicated %d times; want %q, and replicated after each", restarted, len(replicated), want)
+	if want := []string{"rmq1 accepts AMQP logins", "rmq2 accepts AMQP logins", "rmq3 accepts AMQP logins"}; !slices.Equal(restarted, want) {
+		t.Fatalf("nodes back %q; want %q", restarted, want)
 	}
 	if f.LeaderAfter == "" || m.Reconnects < 1 || m.Republished < m.WentInDoubt || m.InDoubt != 0 {
 		t.Fatalf("leader after %q, reconnects %d, went in doubt %d, republished %d, in doubt %d", f.LeaderAfter, m.Reconnects, m.WentInDoubt, m.Republished, m.InDoubt)
