@@ -3,6 +3,7 @@ package cmd
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -56,6 +57,9 @@ func checkAppendFile(flag, path string) error {
 		switch {
 		case err == nil && fi.IsDir():
 			return errors.New("is a directory")
+		case err == nil && fi.Mode()&fs.ModeNamedPipe != 0:
+			// Opening it for writing waits for a reader for ever.
+			return errors.New("a named pipe (opening it would wait for a reader)")
 		case err == nil && !fi.Mode().IsRegular():
 			return syscall.Access(path, 2) // W_OK
 		case err == nil && fi.Mode().Perm()&0o222 == 0:
