@@ -168,17 +168,21 @@ func Secret(password string) {
 // --uri, RMQTORTURE_URI, a Docker context's host); one net/url cannot
 // parse registers what sits between its "user:" and last "@".
 func SecretOf(raw string) {
-	if u, err := url.Parse(raw); err == nil {
-		if u.User != nil {
-			if pw, ok := u.User.Password(); ok {
-				Secret(pw)
-			}
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			Secret(pw)
 		}
-		return
 	}
-	if m := userinfo.FindString(raw); m != "" {
-		_, rest, _ := strings.Cut(strings.TrimSuffix(m, "@"), "://")
-		if _, pw, ok := strings.Cut(rest, ":"); ok {
+	// Whatever net/url made of it (a "/", "#", "?" or space in the
+	// password ends its userinfo early; no scheme makes it a path), a
+	// client may still quote it: what lies between "user:" and the last
+	// "@" is a password too.
+	rest := raw
+	if _, after, ok := strings.Cut(raw, "://"); ok {
+		rest = after
+	}
+	if at := strings.LastIndex(rest, "@"); at > 0 {
+		if _, pw, ok := strings.Cut(rest[:at], ":"); ok {
 			Secret(pw)
 		}
 	}

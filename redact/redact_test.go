@@ -108,3 +108,18 @@ func TestSecret(t *testing.T) {
 		}
 	}
 }
+
+// A password net/url cannot read as one (a "/" or "#" in it, no scheme)
+// is registered all the same.
+func TestSecretOfOddURLs(t *testing.T) {
+	SecretOf("http://alice:pa/ss#w0rd@127.0.0.1:1")
+	SecretOf("alice:NoSchemePw@127.0.0.1:1")
+	for in, want := range map[string]string{
+		"lookup alice:pa/ss#w0rd@127.0.0.1": "lookup alice:xxxxx@127.0.0.1",
+		"dial alice:NoSchemePw@127.0.0.1:1": "dial alice:xxxxx@127.0.0.1:1",
+	} {
+		if got := Text(in); got != want {
+			t.Errorf("Text(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
