@@ -59,3 +59,15 @@ func TestMalformedURIFromTheEnvironmentIsNamed(t *testing.T) {
 		t.Fatalf("exit %d\nstdout %q\nstderr %q\nwant exit 2 and %q", code, stdout, stderr, want)
 	}
 }
+
+// validate prints the plan with a command step's ready URIs masked.
+func TestValidateMasksReadyPasswords(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(file, []byte("version: 1\nscenarios:\n  - name: s\n    load: {messages: 100}\n    faults: [{action: command, published: 50, inject: [docker, kill, b], ready: [\"amqp://alice:Pw0rdXyz@host:5672/\"]}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, "validate", "-f", file)
+	if code != ExitPass || strings.Contains(stdout+stderr, "Pw0rdXyz") || !strings.Contains(stdout, "amqp://alice:xxxxx@host:5672/") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+}

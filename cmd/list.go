@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/rmqtorture/rmqtorture/redact"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/clipperhouse/displaywidth"
@@ -136,6 +138,19 @@ built into rmqtorture.
 						return causeErr(CauseUnknownScenario, err)
 					}
 					out = append(out, *s)
+				}
+			}
+			// A command step's ready URIs carry passwords: the plan
+			// shows them masked (the copy only; the file is not run).
+			out = slices.Clone(out)
+			for i := range out {
+				out[i].Faults = slices.Clone(out[i].Faults)
+				for j := range out[i].Faults {
+					ready := slices.Clone(out[i].Faults[j].Ready)
+					for k, u := range ready {
+						ready[k] = redact.URL(u)
+					}
+					out[i].Faults[j].Ready = ready
 				}
 			}
 			enc := yaml.NewEncoder(c.OutOrStdout())
