@@ -20,16 +20,16 @@ const cleanupTimeout = 90 * time.Second
 // state it leaves, whether it is client-side) comes from the action table
 // (scenario.ActionSpec); how to play it on a port comes from playbook.
 type injector struct {
-	ports    Ports
-	log      *slog.Logger
-	s        *scenario.Scenario
-	tl       *metrics.Timeline
-	start    time.Time
-	sent     func() int // distinct ids published so far
-	inFlight func() int // ids awaiting their confirm now (Ledger.InFlight)
-	// unsettled: ids awaiting their confirm or in doubt (Ledger.Unsettled)
-	unsettled func() int
-	mode      scenario.Mode
+	ports Ports
+	log   *slog.Logger
+	s     *scenario.Scenario
+	tl    *metrics.Timeline
+	start time.Time
+	sent  func() int // distinct ids published so far
+	// pending counts the ids awaiting their confirm now, and those plus
+	// the ids in doubt (Ledger.Pending)
+	pendingIDs func() (inFlight, unsettled int)
+	mode       scenario.Mode
 	// afterBurst lists, for the verdict, the steps that took effect when
 	// every order had been published and settled: they tested nothing of
 	// this mode's publishing (scenario.FaultAfterBurst).
@@ -271,8 +271,9 @@ type underWay struct {
 
 func (in *injector) underWay() underWay {
 	w := underWay{sent: in.sent()}
-	if in.inFlight != nil && in.unsettled != nil {
-		w.inFlight, w.unsettled, w.known = in.inFlight(), in.unsettled(), true
+	if in.pendingIDs != nil {
+		w.inFlight, w.unsettled = in.pendingIDs()
+		w.known = true
 	}
 	return w
 }

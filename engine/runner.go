@@ -253,7 +253,7 @@ func (b *burst) armFaults(ctx context.Context) {
 	deadline, _ := b.pubCtx.Deadline()
 	b.gaveUpCtx, b.cancelGaveUp = context.WithDeadline(ctx, deadline)
 	b.sched = newSchedule(b.s, b.r.Seed, b.start, b.ledger.Sent)
-	b.in = &injector{ports: b.r.Ports, log: b.log, s: b.s, tl: b.timeline, start: b.start, sent: b.ledger.Sent, inFlight: b.ledger.InFlight, unsettled: b.ledger.Unsettled, mode: b.res.Mode,
+	b.in = &injector{ports: b.r.Ports, log: b.log, s: b.s, tl: b.timeline, start: b.start, sent: b.ledger.Sent, pendingIDs: b.ledger.Pending, mode: b.res.Mode,
 		target: scenario.BrokerTarget(), consumers: b.consumers, misroute: make(chan struct{}), fault: &FaultState{},
 		queue: b.spec.Name, ledger: b.ledger, redeclare: func(ctx context.Context) error { return b.r.Traffic.Declare(ctx, b.spec) },
 		burst: b.gaveUpCtx, cluster: b.view, pick: picker(b.r.Seed)}

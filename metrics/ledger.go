@@ -481,34 +481,25 @@ func (l *Ledger) Sent() int {
 	return l.sentCount
 }
 
-// InFlight is the number of ids whose latest publish attempt awaits its
-// publisher confirm (basic.ack, basic.nack) or transaction commit: sent
-// in a confirm mode and not yet settled, returned or in doubt. A scan of
-// every id (~1 ms per million), for the moment a fault takes effect.
-func (l *Ledger) InFlight() int {
+// Pending counts, in one scan of every id (~1 ms per million), the ids
+// whose latest publish attempt awaits its publisher confirm (basic.ack,
+// basic.nack) or transaction commit (inFlight: sent in a confirm mode, not
+// yet settled, returned or in doubt), and those plus the ids in doubt
+// (unsettled: published, their fate not known yet). For the moment a
+// fault takes effect.
+func (l *Ledger) Pending() (inFlight, unsettled int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	n := 0
 	for _, o := range l.outcome {
-		if o == InFlight {
-			n++
+		switch o {
+		case InFlight:
+			inFlight++
+			unsettled++
+		case InDoubt:
+			unsettled++
 		}
 	}
-	return n
-}
-
-// Unsettled is the number of ids awaiting their confirm (InFlight) or in
-// doubt: published, with nothing known yet of their fate.
-func (l *Ledger) Unsettled() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := 0
-	for _, o := range l.outcome {
-		if o == InFlight || o == InDoubt {
-			n++
-		}
-	}
-	return n
+	return inFlight, unsettled
 }
 
 // Attempts returns how many publish attempts of seq were recorded.

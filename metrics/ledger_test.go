@@ -450,3 +450,18 @@ func TestCopyInFlightSettlesOnceAndClosesOnce(t *testing.T) {
 		t.Fatalf("%v: late %d republished %d went in doubt %d, want 1 1 0", err, c.LateConfirms, c.Republished, c.WentInDoubt)
 	}
 }
+
+// Pending counts ids awaiting their confirm, and those plus the in-doubt.
+func TestLedgerPending(t *testing.T) {
+	l := NewLedger("p-", 4)
+	for seq := range 3 {
+		l.Published(seq, true)
+	}
+	if err := l.Settle(0, true); err != nil {
+		t.Fatal(err)
+	}
+	l.MarkInDoubt(1)
+	if inFlight, unsettled := l.Pending(); inFlight != 1 || unsettled != 2 {
+		t.Errorf("pending %d, %d; want 1 in flight, 2 unsettled", inFlight, unsettled)
+	}
+}
