@@ -359,7 +359,7 @@ func resultFile(path string) string {
 }
 
 func appendFile(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := openAppend(path)
 	if err != nil {
 		return err
 	}

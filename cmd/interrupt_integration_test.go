@@ -362,17 +362,16 @@ func TestInterrupt(t *testing.T) {
 					t.Fatal(err)
 				}
 				args = append(args, "--summary-file", fifo)
-				// The summary is appended last: opening the pipe blocks the
-				// writer until it is read, holding the run in its writing
-				// phase while the signal lands.
+				// A reader is there (a pipe without one is refused), but the
+				// pipe is full: the summary, appended last, waits for room,
+				// holding the run in its writing phase while the signal lands.
+				reader := fillPipe(t, fifo)
 				drive = func(t *testing.T, p *runProc) {
 					after("writing the report", 0, os.Interrupt)(t, p)
 					time.Sleep(300 * time.Millisecond)
 					go func() {
-						if f, err := os.Open(fifo); err == nil {
-							_, _ = io.Copy(io.Discard, f)
-							f.Close()
-						}
+						_, _ = io.Copy(io.Discard, reader)
+						reader.Close()
 					}()
 				}
 			}
@@ -403,4 +402,34 @@ func TestInterrupt(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fillPipe opens the named pipe for reading, then fills it from a writer
+// of its own until a write would block, and closes that writer. It returns
+// the reader, not yet read: the next writer waits until it is.
+func fillPipe(t *testing.T, fifo string) *os.File {
+	t.Helper()
+	reader, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := syscall.Open(fifo, syscall.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(w)
+	// Whole pages first, then single bytes into what room is left.
+	for _, size := range []int{4096, 1} {
+		block := make([]byte, size)
+		for {
+			_, err := syscall.Write(w, block)
+			if err == syscall.EAGAIN {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return reader
 }

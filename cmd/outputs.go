@@ -48,9 +48,8 @@ func checkOutDir(flag, dir string) error {
 
 // checkAppendFile checks that path (the value of flag) can be appended to:
 // a regular or missing file is opened for appending (created if missing,
-// and then removed again); any other existing file (a pipe, /dev/stdout) is
-// only checked for write permission, since opening a pipe blocks until a
-// reader comes. Its folder is not created: the append does not create it.
+// and then removed again); a named pipe must have a reader already; any
+// other existing file (/dev/stdout) is only checked for write permission. Its folder is not created: the append does not create it.
 func checkAppendFile(flag, path string) error {
 	err := func() error {
 		fi, err := os.Stat(path)
@@ -58,8 +57,13 @@ func checkAppendFile(flag, path string) error {
 		case err == nil && fi.IsDir():
 			return errors.New("is a directory")
 		case err == nil && fi.Mode()&fs.ModeNamedPipe != 0:
-			// Opening it for writing waits for a reader for ever.
-			return errors.New("a named pipe (opening it would wait for a reader)")
+			// A pipe with a reader takes the summary; one without would
+			// hold the run for ever.
+			f, err := openAppend(path)
+			if err == nil {
+				err = f.Close()
+			}
+			return err
 		case err == nil && !fi.Mode().IsRegular():
 			return syscall.Access(path, 2) // W_OK
 		case err == nil && fi.Mode().Perm()&0o222 == 0:
@@ -70,7 +74,7 @@ func checkAppendFile(flag, path string) error {
 			return err
 		}
 		created := err != nil
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		f, err := openAppend(path)
 		if err != nil {
 			return err
 		}
@@ -127,4 +131,16 @@ func checkDockerEnv() error {
 		return fmt.Errorf("DOCKER_API_VERSION=%s: not a Docker Engine API version such as 1.47; unset it and rmqtorture negotiates the version with the engine", v)
 	}
 	return nil
+}
+
+// openAppend opens path for appending, creating a missing file (0644). It
+// opens without blocking: a named pipe with no reader is an error at once
+// (ENXIO, see fifo(7)) instead of a wait for ever; writes to a pipe with a
+// reader still wait for room as usual.
+func openAppend(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NONBLOCK, 0o644)
+	if errors.Is(err, syscall.ENXIO) {
+		return nil, errors.New("a named pipe with no reader (writing would wait for one for ever)")
+	}
+	return f, err
 }

@@ -215,9 +215,9 @@ func appendMarkdown(path string, render func(io.Writer) error) error {
 		return fmt.Errorf("render summary: %w", err)
 	}
 	buf.WriteString("\n")
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := openAppend(path)
 	if err != nil {
-		return fmt.Errorf("append summary: %w", err)
+		return fmt.Errorf("append summary to %s: %w", path, err)
 	}
 	if _, err := f.Write(buf.Bytes()); err != nil {
 		f.Close()

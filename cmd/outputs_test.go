@@ -1,0 +1,40 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// A named pipe takes the summary when something reads it (mkfifo p; cat p &
+// rmqtorture report r.json --summary-file p), and is refused at once when
+// nothing does, instead of holding the command for ever.
+func TestCheckAppendFileNamedPipe(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "summary.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err := checkAppendFile("--summary-file", fifo)
+	want := "--summary-file " + fifo + ": cannot append there: a named pipe with no reader (writing would wait for one for ever)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("no reader: %v, want %q", err, want)
+	}
+	reader, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Close()
+	if err := checkAppendFile("--summary-file", fifo); err != nil {
+		t.Fatalf("with a reader: %v", err)
+	}
+	if err := appendFile(fifo, []byte("## summary\n")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 64)
+	n, err := reader.Read(buf)
+	if err != nil || !strings.Contains(string(buf[:n]), "## summary") {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+}
