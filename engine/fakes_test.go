@@ -68,7 +68,15 @@ func (b *fakeBroker) Kill(_ context.Context, t scenario.Target, sig string) erro
 func (b *fakeBroker) Start(_ context.Context, t scenario.Target) error {
 	b.mu.Lock()
 	b.starts++
+	never := b.readyErr != nil
 	b.mu.Unlock()
+	if never {
+		// A broker that never becomes ready takes no connection: a
+		// publisher that looks only after this start must still find it
+		// away, not republish into it.
+		b.set("start", t, "")
+		return nil
+	}
 	b.set("start", t, metrics.StateUp)
 	return nil
 }

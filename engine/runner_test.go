@@ -96,7 +96,7 @@ func TestBrokerNotBackLeavesAckedUnverifiedNotLost(t *testing.T) {
 	// depended on the scheduler: the test failed under -race.)
 	res, _ := newRunner(b, &fakeTraffic{b: b, holdAt: 10}).RunMode(context.Background(), testScenario(100, 10), scenario.ConfirmEach)
 	if res.Lost != 0 || res.Unverified != 9 || (res.Sent != 10 && res.Sent != 11) || res.InDoubt != res.Sent-9 || res.ClassSum() != res.Sent || res.Verdict.Status != scenario.Inconclusive {
-		t.Fatalf("lost %d unverified %d in doubt %d sent %d classes %d verdict %+v", res.Lost, res.Unverified, res.InDoubt, res.Sent, res.ClassSum(), res.Verdict)
+		t.Fatalf("lost %d unverified %d in doubt %d sent %d classes %d verdict %+v ops %v faults %+v", res.Lost, res.Unverified, res.InDoubt, res.Sent, res.ClassSum(), res.Verdict, b.ops, res.Faults)
 	}
 }
 
