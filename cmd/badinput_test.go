@@ -716,6 +716,8 @@ func resultCases(t *testing.T, stored, other, checkRes, history, noHistory strin
 		resultCase("check a split run of 2^63 parts", []string{"check", "run"}, ExitUsage, "rmqtorture: run/result.json: does not match the schema of schema_version 3 (reports/result.schema.json): /load_part/parts: maximum: got 9.223372036854776×10¹⁸, want 1,000", "run/result.json", resultEdit(t, splitPart(t, checkRes, "r1", 0), func(r map[string]any) {
 			r["load_part"].(map[string]any)["parts"] = 9223372036854775807
 		}), "run/history-0.bin.gz", history),
+		resultCase("check a history of another burst size", []string{"check", "run"}, ExitUsage, "rmqtorture: run/history-0.bin.gz: its header holds a burst of 8 ids, result.json says messages: 9999999", "run/result.json", resultEdit(t, checkRes, func(r map[string]any) { r["messages"] = 9999999 }), "run/history-0.bin.gz", history),
+		resultCase("check a result of 2^30 messages", []string{"check", "run"}, ExitUsage, "rmqtorture: run/result.json: upgrade schema_version 2: does not match the schema of schema_version 3 (reports/result.schema.json): /messages: maximum: got 1.073741824×10⁰⁹, want 1×10⁰⁷", "run/result.json", resultEdit(t, checkRes, func(r map[string]any) { r["messages"] = 1 << 30 }), "run/history-0.bin.gz", history),
 		resultCase("report --summary-file a named pipe", []string{"report", r, "--summary-file", "p.md"}, ExitUsage, "rmqtorture: --summary-file p.md: cannot append there: a named pipe with no reader (writing would wait for one for ever)", r, stored, "p.md", namedPipe),
 		resultCase("check malformed result", []string{"check", "run"}, ExitUsage, "rmqtorture: run/result.json: not JSON: line 1, column 2: unexpected EOF", "run/result.json", "{", "run/history-0.bin.gz", history),
 	}

@@ -140,7 +140,7 @@ func checkRun(dir string) ([]string, error) {
 			// run folder, nothing else.
 			return lines, causeErr(CauseBadResult, fmt.Errorf("%s: modes[%d].history %q: not a file name in the run folder", dir, i, m.History))
 		}
-		diffs, err := recheck(filepath.Join(dir, m.History), m)
+		diffs, err := recheck(filepath.Join(dir, m.History), res.Messages, m)
 		if err != nil {
 			return lines, causeErr(CauseBadResult, err)
 		}
@@ -169,8 +169,8 @@ func modeLabel(m *scenario.ModeResult) string {
 
 // recheck replays the history at path and returns how the re-judged burst
 // differs from m; an error means the history cannot be read.
-func recheck(path string, m *scenario.ModeResult) ([]string, error) {
-	f, r, err := openHistory(path)
+func recheck(path string, messages int, m *scenario.ModeResult) ([]string, error) {
+	f, r, err := openHistory(path, messages)
 	if err != nil {
 		return nil, err
 	}
@@ -226,9 +226,11 @@ func rejudge(rp *metrics.Replay) (scenario.ModeResult, error) {
 	return scenario.ModeResult{Mode: mode, Counts: counts, IDs: ids, Verdict: scenario.Judge(mode, counts, obs, expect, cond)}, nil
 }
 
-// openHistory opens the history file at path and reads its header; the
-// caller closes the file.
-func openHistory(path string) (*os.File, *metrics.HistoryReader, error) {
+// openHistory opens the history file at path and reads its header, which
+// must hold a burst of messages ids, as result.json says (the ledger is
+// sized by the header: a few bytes claiming a billion ids would cost
+// gigabytes); the caller closes the file.
+func openHistory(path string, messages int) (*os.File, *metrics.HistoryReader, error) {
 	f, err := inputfile.Open(path, "a history", 0)
 	if inputfile.IsRefused(err) {
 		return nil, nil, err
@@ -236,6 +238,9 @@ func openHistory(path string) (*os.File, *metrics.HistoryReader, error) {
 		return nil, nil, fmt.Errorf("read history: %w", err)
 	}
 	r, err := metrics.NewHistoryReader(f)
+	if err == nil && r.Header.Messages != messages {
+		err = fmt.Errorf("its header holds a burst of %d ids, result.json says messages: %d", r.Header.Messages, messages)
+	}
 	if err != nil {
 		f.Close()
 		return nil, nil, fmt.Errorf("%s: %w", path, err)

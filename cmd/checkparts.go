@@ -155,7 +155,7 @@ func burstOf(f *partFolder, q string) *scenario.ModeResult {
 // history sizes it), setting aside the deliveries skip names.
 func replayInto(f *partFolder, m *scenario.ModeResult, ledger **metrics.Ledger, skip func(int) bool) (*metrics.Replay, error) {
 	path := filepath.Join(f.dir, m.History)
-	file, r, err := openHistory(path)
+	file, r, err := openHistory(path, f.res.Messages)
 	if err != nil {
 		return nil, err
 	}

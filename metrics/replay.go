@@ -26,6 +26,11 @@ type Replay struct {
 	Inconsistencies []string
 }
 
+// MaxMessages bounds a burst's orders (scenario load.messages): the ledger
+// holds ~16 bytes per order, so a history's header claiming more is refused
+// before any is allocated.
+const MaxMessages = 10_000_000
+
 // maxInconsistencies bounds the sentences kept; the rest are counted.
 const maxInconsistencies = 20
 
@@ -65,7 +70,7 @@ func ReplayHistory(r *HistoryReader) (*Replay, error) {
 // not unexpected.
 func ReplayHistoryInto(r *HistoryReader, l *Ledger, skip func(seq int) bool) (*Replay, error) {
 	h := r.Header
-	if h.Messages < 0 || h.Messages > 1<<30 {
+	if h.Messages < 0 || h.Messages > MaxMessages {
 		return nil, corrupt("header: %d messages", h.Messages)
 	}
 	if l == nil {

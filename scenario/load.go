@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/rmqtorture/rmqtorture/inputfile"
+	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/redact"
 	"io"
 	"math"
@@ -201,7 +202,7 @@ const maxNodes = 20000
 const maxDepth = 32
 
 // MaxMessages bounds load.messages (the ledger holds ~12 bytes per order).
-const MaxMessages = 10_000_000
+const MaxMessages = metrics.MaxMessages
 
 type parser struct {
 	visits     int
