@@ -307,3 +307,48 @@ func (d *SeriesData) Mark(spans []StateSpan, reconnectsMS []float64) {
 		d.Reconnects[idx(ms)]++
 	}
 }
+
+// Coarsen returns d regrouped so that it has at most maxBuckets buckets,
+// each factor original buckets wide (factor the smallest that fits, 1 when d
+// already fits: d itself is returned). Counts are summed, InFlight is the
+// gauge at the group's end, Broker the worst state in the group; States
+// (exact times) are kept. A chart a few hundred points wide needs no more:
+// a soak at --bucket 1ms would otherwise draw millions of points.
+func (d *SeriesData) Coarsen(maxBuckets int) (c *SeriesData, factor int) {
+	n := d.Len()
+	if maxBuckets < 1 || n <= maxBuckets {
+		return d, 1
+	}
+	factor = (n + maxBuckets - 1) / maxBuckets
+	groups := (n + factor - 1) / factor
+	sum := func(s []int) []int {
+		if s == nil {
+			return nil
+		}
+		out := make([]int, groups)
+		for i, v := range s {
+			out[i/factor] += v
+		}
+		return out
+	}
+	c = &SeriesData{
+		BucketMS: d.BucketMS * float64(factor), Published: sum(d.Published), Acked: sum(d.Acked), Nacked: sum(d.Nacked),
+		Returned: sum(d.Returned), Delivered: sum(d.Delivered), Reconnects: sum(d.Reconnects), Republished: sum(d.Republished),
+		States: d.States,
+	}
+	if len(d.InFlight) > 0 {
+		c.InFlight = make([]int, groups)
+		for g := range groups {
+			c.InFlight[g] = d.InFlight[min((g+1)*factor, len(d.InFlight))-1]
+		}
+	}
+	if len(d.Broker) > 0 {
+		c.Broker = make([]BrokerState, groups)
+		for i, st := range d.Broker {
+			if g := i / factor; c.Broker[g] == "" || st.severity() > c.Broker[g].severity() {
+				c.Broker[g] = st
+			}
+		}
+	}
+	return c, factor
+}

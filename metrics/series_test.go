@@ -139,3 +139,37 @@ func TestTimelineWatch(t *testing.T) {
 		t.Errorf("timeline holds %d events, want 4", n)
 	}
 }
+
+// Coarsen sums counts, keeps the in-flight gauge at each group's end and
+// the worst broker state of each group.
+func TestSeriesCoarsen(t *testing.T) {
+	d := &SeriesData{BucketMS: 10,
+		Published:  []int{1, 2, 3, 4, 5},
+		Acked:      []int{1, 1, 1, 1, 1},
+		Nacked:     []int{0, 0, 1, 0, 0},
+		Returned:   []int{0, 0, 0, 0, 1},
+		Delivered:  []int{0, 1, 0, 1, 0},
+		InFlight:   []int{7, 8, 9, 10, 11},
+		Reconnects: []int{0, 1, 0, 0, 0},
+		Broker:     []BrokerState{StateUp, StatePaused, StateDown, StateBlocked, StateUp},
+		States:     []StateSpan{{FromMS: 12, ToMS: 31, State: StateDown}},
+	}
+	if c, f := d.Coarsen(5); c != d || f != 1 {
+		t.Fatalf("a series that fits was regrouped: factor %d", f)
+	}
+	c, f := d.Coarsen(2)
+	want := &SeriesData{BucketMS: 30,
+		Published:  []int{6, 9},
+		Acked:      []int{3, 2},
+		Nacked:     []int{1, 0},
+		Returned:   []int{0, 1},
+		Delivered:  []int{1, 1},
+		InFlight:   []int{9, 11},
+		Reconnects: []int{1, 0},
+		Broker:     []BrokerState{StateDown, StateBlocked},
+		States:     d.States,
+	}
+	if f != 3 || !reflect.DeepEqual(c, want) {
+		t.Fatalf("factor %d\n got %+v\nwant %+v", f, c, want)
+	}
+}

@@ -119,10 +119,14 @@ var (
 // Chart geometry: two panels stacked in the left part, the legend in a
 // column of its own on the right, so it never covers a line.
 const (
-	chartWidth   = 11 * vg.Inch
-	chartHeight  = 7 * vg.Inch
-	legendWidth  = 2.9 * vg.Inch
-	panelPadding = vg.Inch / 5
+	chartWidth = 11 * vg.Inch
+	// maxChartBuckets bounds the points a chart draws per line: a longer
+	// series is regrouped (SeriesData.Coarsen), since 11 inches hold no
+	// more and millions of points cost gigabytes to draw.
+	maxChartBuckets = 2000
+	chartHeight     = 7 * vg.Inch
+	legendWidth     = 2.9 * vg.Inch
+	panelPadding    = vg.Inch / 5
 )
 
 // SVG writes the mode's timeline as an SVG chart (gonum.org/v1/plot), two
@@ -144,10 +148,11 @@ func SVG(w io.Writer, m scenario.ModeResult) error {
 // renderChart draws mode m's chart in format (svg, png, pdf…, see
 // draw.NewFormattedCanvas).
 func renderChart(w io.Writer, m scenario.ModeResult, format string) error {
-	d := m.Series
-	if d == nil || d.Len() == 0 || d.BucketMS <= 0 {
+	if m.Series == nil || m.Series.Len() == 0 || m.Series.BucketMS <= 0 {
 		return fmt.Errorf("%s: no series to chart", label(m))
 	}
+	d, factor := m.Series.Coarsen(maxChartBuckets)
+	m.Series = d
 	legend := plot.NewLegend()
 	legend.Top, legend.Left = true, true
 	legend.ThumbnailWidth = vg.Points(24)
@@ -160,6 +165,9 @@ func renderChart(w io.Writer, m scenario.ModeResult, format string) error {
 	// The legend lists the states and marks once, from the first panel.
 	if err := cum.fill(&legend, true, spans, marks, xMax); err != nil {
 		return err
+	}
+	if factor > 1 {
+		rates.p.Title.Text += fmt.Sprintf(" (%d buckets of %s ms each)", factor, strconv.FormatFloat(d.BucketMS/float64(factor), 'f', -1, 64))
 	}
 	if err := rates.fill(&legend, false, spans, marks, xMax); err != nil {
 		return err

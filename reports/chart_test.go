@@ -268,3 +268,34 @@ func TestMarkdownTimeline(t *testing.T) {
 		t.Error("a mode without a series has no chart")
 	}
 }
+
+// A series longer than a chart can show is drawn regrouped, and its title
+// says by how much: 100,000 buckets of 1 ms become 2,000 of 50 ms.
+func TestSVGLongSeriesRegrouped(t *testing.T) {
+	const n = 100_000
+	ones := func() []int {
+		s := make([]int, n)
+		for i := range s {
+			s[i] = 1
+		}
+		return s
+	}
+	broker := make([]metrics.BrokerState, n)
+	for i := range broker {
+		broker[i] = metrics.StateUp
+	}
+	m := scenario.ModeResult{Mode: scenario.ConfirmEach, Series: &metrics.SeriesData{BucketMS: 1,
+		Published: ones(), Acked: ones(), Nacked: make([]int, n), Returned: make([]int, n), Delivered: ones(),
+		InFlight: make([]int, n), Reconnects: make([]int, n), Broker: broker}}
+	m.Delivered = n
+	var b bytes.Buffer
+	if err := SVG(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	if want := "msg/s per 50 ms bucket (50 buckets of 1 ms each)"; !strings.Contains(b.String(), want) {
+		t.Errorf("SVG lacks %q", want)
+	}
+	if want := "cumulative messages: 100,000 sent, 100,000 delivered"; !strings.Contains(b.String(), want) {
+		t.Errorf("SVG lacks %q", want)
+	}
+}
