@@ -103,8 +103,15 @@ func acceptDocument(file string, data []byte) (*yaml.Node, error) {
 		return nil, acceptYAMLError(file, err)
 	}
 	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
+	switch err := dec.Decode(&extra); {
+	case err == nil:
 		return nil, scenario.FieldError{File: file, Line: extra.Line, Msg: "a second YAML document: an accept file holds one"}
+	case !errors.Is(err, io.EOF):
+		// What follows a document's end ("...") must be nothing, or
+		// another document (refused above).
+		e := acceptYAMLError(file, err)
+		e.Msg = "after the end of the document: " + e.Msg
+		return nil, e
 	}
 	doc := &root
 	if doc.Kind == yaml.DocumentNode && len(doc.Content) == 1 {
@@ -253,7 +260,7 @@ func nodeKind(n *yaml.Node) string {
 
 // acceptYAMLError turns a yaml.v3 syntax error ("yaml: line 3: ...") into
 // a FieldError naming file:line.
-func acceptYAMLError(file string, err error) error {
+func acceptYAMLError(file string, err error) scenario.FieldError {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	var line int
 	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil {
