@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/rmqtorture/rmqtorture/inputfile"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -231,6 +232,9 @@ func rejudge(rp *metrics.Replay) (scenario.ModeResult, error) {
 // sized by the header: a few bytes claiming a billion ids would cost
 // gigabytes); the caller closes the file.
 func openHistory(path string, messages int) (*os.File, *metrics.HistoryReader, error) {
+	if err := inRunFolder(path); err != nil {
+		return nil, nil, err
+	}
 	f, err := inputfile.Open(path, "a history", 0)
 	if inputfile.IsRefused(err) {
 		return nil, nil, err
@@ -280,4 +284,27 @@ func fieldDiffs(prefix string, got, want reflect.Value) []string {
 		out = append(out, fmt.Sprintf("%s%s: history %v, result.json %v", prefix, name, g, w))
 	}
 	return out
+}
+
+// inRunFolder refuses a history that is a symbolic link out of its run
+// folder: a result is a file anyone may have edited, and so is the folder
+// it came in; check reads that folder, nothing else.
+func inRunFolder(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return nil // missing: the open says so
+	}
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Errorf("read history: %w", err)
+	}
+	dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return fmt.Errorf("read history: %w", err)
+	}
+	if filepath.Dir(target) != dir {
+		link, _ := os.Readlink(path)
+		return causeErr(CauseBadResult, fmt.Errorf("%s: a link to %s, out of the run folder: check reads only the run folder's own files", path, link))
+	}
+	return nil
 }
