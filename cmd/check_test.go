@@ -115,6 +115,7 @@ func writeCheckRun(t *testing.T) string {
 	m := res.Modes[0]
 	m.Mode, m.Queue, m.Counts, m.IDs, m.Verdict, m.History, m.BlockedMS = scenario.ConfirmWindow, "q", counts, ids, verdict, "history-0.bin.gz", 3.5
 	res.Modes = []scenario.ModeResult{m}
+	res.Messages = 8 // the history's burst
 	res.Verdict = scenario.Overall(res.Modes)
 	b, err := json.Marshal(res)
 	if err != nil {
