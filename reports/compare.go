@@ -404,7 +404,7 @@ func checkDrop(m comparedMetric, k string, b *scenario.ModeResult, r scenario.Mo
 	ch.Limit = fmt.Sprintf("≥ %s (−%s%%)", rate(limit), pct(t.MaxThroughputDropPct))
 	if rv < limit {
 		ch.OK = false
-		ch.Regression = fmt.Sprintf("%s: %s fell %s%% (%s → %s msg/s), more than the %s%% allowed", k, m.says, pct(-*ch.ChangePct), rate(bv), rate(rv), pct(t.MaxThroughputDropPct))
+		ch.Regression = fmt.Sprintf("%s: %s fell %s (%s → %s msg/s), more than the %s%% allowed", k, m.says, changePctText(ch.ChangePct, true), rate(bv), rate(rv), pct(t.MaxThroughputDropPct))
 	}
 	return ch
 }
@@ -424,8 +424,8 @@ func checkRatioDrop(ch Check, m comparedMetric, k string, bratio, rratio float64
 	ch.Limit = fmt.Sprintf("≥ %s× fire-and-forget (−%s%%)", times(limit), pct(t.MaxThroughputDropPct))
 	if rratio < limit {
 		ch.OK = false
-		ch.Regression = fmt.Sprintf("%s: %s fell %s%% against fire-and-forget in the same run (%s× → %s×; %s → %s msg/s), more than the %s%% allowed",
-			k, m.says, pct(-*ch.ChangePct), times(bratio), times(rratio), rate(*ch.BaselineValue), rate(*ch.ResultValue), pct(t.MaxThroughputDropPct))
+		ch.Regression = fmt.Sprintf("%s: %s fell %s against fire-and-forget in the same run (%s× → %s×; %s → %s msg/s), more than the %s%% allowed",
+			k, m.says, changePctText(ch.ChangePct, true), times(bratio), times(rratio), rate(*ch.BaselineValue), rate(*ch.ResultValue), pct(t.MaxThroughputDropPct))
 	}
 	return ch
 }
@@ -459,7 +459,7 @@ func checkRise(m comparedMetric, k string, b *scenario.ModeResult, r scenario.Mo
 		ch.ChangePct = change(bv, rv)
 		if rv > limit {
 			ch.OK = false
-			ch.Regression = fmt.Sprintf("%s: %s rose %s%% (%s → %s ms), more than the %s%% allowed", k, m.says, pct(*ch.ChangePct), ms(bv), ms(rv), pct(t.MaxP99RisePct))
+			ch.Regression = fmt.Sprintf("%s: %s rose %s (%s → %s ms), more than the %s%% allowed", k, m.says, changePctText(ch.ChangePct, false), ms(bv), ms(rv), pct(t.MaxP99RisePct))
 		}
 	}
 	return ch
@@ -527,7 +527,26 @@ func checkShareRise(m comparedMetric, k string, b *scenario.ModeResult, r scenar
 	return ch
 }
 
-func f64p(v float64) *float64 { return &v }
+// f64p points at v, or is nil when v is not finite: a ratio or change of
+// extreme figures (a rate of 5e-324 msg/s) has no JSON number.
+func f64p(v float64) *float64 {
+	if math.IsInf(v, 0) || math.IsNaN(v) {
+		return nil
+	}
+	return &v
+}
+
+// changePctText is a change in percent for a sentence, negated when neg; "an
+// unmeasurable amount" when there is none (nil: not finite).
+func changePctText(c *float64, neg bool) string {
+	switch {
+	case c == nil:
+		return "an unmeasurable amount"
+	case neg:
+		return pct(-*c) + "%"
+	}
+	return pct(*c) + "%"
+}
 
 func plural(n int, one, many string) string {
 	if n == 1 {
@@ -537,8 +556,7 @@ func plural(n int, one, many string) string {
 }
 
 func change(base, res float64) *float64 {
-	c := (res - base) / base * 100
-	return &c
+	return f64p((res - base) / base * 100)
 }
 
 // pct formats a percentage with at most one decimal: 20, 12.5.

@@ -487,3 +487,22 @@ func TestCompareRatesAgainstSameRunReference(t *testing.T) {
 		t.Fatalf("no reference: %+v", ch)
 	}
 }
+
+// Extreme figures a result.json may hold (a p99 of 1e308 ms over one of
+// 5e-324) make a change no float holds: the comparison says so instead of
+// failing to write its JSON.
+func TestCompareExtremeFigures(t *testing.T) {
+	base, res := confirmMode(), confirmMode()
+	base.ConfirmLatency.P99, res.ConfirmLatency.P99 = 5e-324, 1e308
+	c := Compare(result(fireMode(), base), result(fireMode(), res), DefaultThresholds())
+	ch := checkOf(t, c, "confirm-window", "confirm p99 ms")
+	if ch.ChangePct != nil || ch.OK {
+		t.Fatalf("p99 check %+v: want no change figure, not ok", ch)
+	}
+	if !strings.Contains(ch.Regression, "rose an unmeasurable amount") {
+		t.Errorf("regression %q", ch.Regression)
+	}
+	if _, err := json.Marshal(c); err != nil {
+		t.Fatalf("JSON: %v", err)
+	}
+}
