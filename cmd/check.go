@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/redact"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -79,7 +80,10 @@ or the drain missing).`,
 			if split != nil {
 				lines, err := checkSplitRun(split)
 				for _, l := range lines {
-					fmt.Fprintln(c.OutOrStdout(), l)
+					// A history and its result are files anyone may have
+					// edited: what they quote is printed without terminal
+					// codes or URL passwords.
+					fmt.Fprintln(c.OutOrStdout(), redact.Foreign(l))
 				}
 				return err
 			}
@@ -87,7 +91,10 @@ or the drain missing).`,
 			for _, dir := range args {
 				lines, err := checkRun(dir)
 				for _, l := range lines {
-					fmt.Fprintln(c.OutOrStdout(), l)
+					// A history and its result are files anyone may have
+					// edited: what they quote is printed without terminal
+					// codes or URL passwords.
+					fmt.Fprintln(c.OutOrStdout(), redact.Foreign(l))
 				}
 				var ee *exitError
 				switch {

@@ -332,3 +332,48 @@ func TestCheckQueueDeletedResurrects(t *testing.T) {
 		t.Fatalf("exit %d, want 1", code)
 	}
 }
+
+// What a history's header says is printed without terminal codes: a mode
+// given as a window-title escape reaches the terminal as plain text.
+func TestCheckPrintsNoTerminalCodes(t *testing.T) {
+	dir := writeCheckRun(t)
+	path := filepath.Join(dir, "history-0.bin.gz")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := metrics.NewHistoryReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Header
+	h.Mode = "\x1b]0;pwned\x07\u009d0;pwned\u009cconfirm-each"
+	var buf bytes.Buffer
+	w, err := metrics.NewHistoryWriter(&buf, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(rec)
+	}
+	if err := w.Close(r.Trailer()); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ := runCLI(t, "check", dir)
+	if want := "  mode: history confirm-each, result.json confirm-window\n"; code != ExitFail || !strings.Contains(stdout, want) {
+		t.Fatalf("exit %d, stdout lacks %q:\n%q", code, want, stdout)
+	}
+	if strings.ContainsAny(stdout, "\x1b\x07\u009d\u009c") {
+		t.Fatalf("terminal codes printed: %q", stdout)
+	}
+}

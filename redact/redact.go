@@ -55,10 +55,11 @@ func Text(s string) string {
 // control matches terminal control sequences (ECMA-48): CSI (ESC [ … final
 // byte, e.g. the colour code ESC[31m), OSC (ESC ] … BEL or ESC \, e.g. a
 // window title or hyperlink), the other string sequences DCS/SOS/PM/APC
-// (ESC P|X|^|_ … ESC \), the C1 CSI (U+009B), two-byte escapes (ESC 7,
-// ESC c), and any other C0 control character but tab and newline (a
-// carriage return, a bell).
-var control = regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x{9b}[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?|\x1b[ -/]*[0-~]?|[\x00-\x08\x0b-\x1f\x7f]`)
+// (ESC P|X|^|_ … ESC \), their C1 forms (CSI U+009B, OSC U+009D … BEL or
+// ST U+009C, DCS/SOS/PM/APC U+0090/0098/009E/009F … ST), two-byte escapes
+// (ESC 7, ESC c), and any other C0 or C1 control character but tab and
+// newline (a carriage return, a bell, a lone ST).
+var control = regexp.MustCompile(`\x1b\[[0-?]*[ -/]*[@-~]|\x{9b}[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b\x{9c}]*(?:\x07|\x1b\\|\x{9c})?|\x{9d}[^\x07\x1b\x{9c}]*(?:\x07|\x1b\\|\x{9c})?|\x1b[PX^_][^\x1b\x{9c}]*(?:\x1b\\|\x{9c})?|[\x{90}\x{98}\x{9e}\x{9f}][^\x1b\x{9c}]*(?:\x1b\\|\x{9c})?|\x1b[ -/]*[0-~]?|[\x00-\x08\x0b-\x1f\x7f\x{80}-\x{9f}]`)
 
 // Terminal returns s without terminal control sequences, so text copied
 // from a container's log (RabbitMQ colours its console log when it thinks
@@ -75,8 +76,9 @@ func Foreign(s string) string { return Text(Terminal(s)) }
 // Strings applies Foreign to every exported string reachable from v, a
 // pointer (struct fields, slice, array and map elements, through pointers
 // and interfaces), in place: a result is made safe to print and store in
-// one call, whichever of its fields an error or a log line reached. Map
-// keys are left as they are.
+// one call, whichever of its fields an error or a log line reached. String
+// map keys are cleaned too (two keys that clean to one keep either's
+// element).
 func Strings(v any) {
 	walk(reflect.ValueOf(v))
 }
@@ -109,7 +111,8 @@ func walk(v reflect.Value) {
 			walk(v.Index(i))
 		}
 	case reflect.Map:
-		if !holdsStrings(v.Type().Elem()) {
+		keys := v.Type().Key().Kind() == reflect.String
+		if !keys && !holdsStrings(v.Type().Elem()) {
 			return
 		}
 		for _, k := range v.MapKeys() {
@@ -117,6 +120,14 @@ func walk(v reflect.Value) {
 			e := reflect.New(v.Type().Elem()).Elem()
 			e.Set(v.MapIndex(k))
 			walk(e)
+			if keys {
+				if ck := Foreign(k.String()); ck != k.String() {
+					// A key is printed too (a dead-letter reason): store
+					// the element under the clean key.
+					v.SetMapIndex(k, reflect.Value{})
+					k = reflect.ValueOf(ck).Convert(v.Type().Key())
+				}
+			}
 			v.SetMapIndex(k, e)
 		}
 	}

@@ -80,7 +80,7 @@ func TestStrings(t *testing.T) {
 		Events:  []inner{{Detail: secret, Nums: []float64{1, 2}}},
 		Ptr:     &inner{Detail: secret},
 		Any:     &inner{Detail: secret},
-		Labels:  map[string]string{secret: secret},
+		Labels:  map[string]string{secret: secret, "\u009d8;;x\u009cC1": "\u009b31mC1"},
 		hidden:  secret,
 		Count:   3,
 	}
@@ -88,7 +88,7 @@ func TestStrings(t *testing.T) {
 	const want = "tcp://u:xxxxx@127.0.0.1:1"
 	if d.Error != "cannot reach "+want || d.Reasons[0] != "ok" || d.Reasons[1] != "red "+want ||
 		d.Events[0].Detail != want || d.Ptr.Detail != want || d.Any.(*inner).Detail != want ||
-		d.Labels[secret] != want || d.hidden != secret || d.Count != 3 || d.Events[0].Nums[1] != 2 {
+		d.Labels[want] != want || len(d.Labels) != 2 || d.Labels["C1"] != "C1" || d.hidden != secret || d.Count != 3 || d.Events[0].Nums[1] != 2 {
 		t.Fatalf("%+v", d)
 	}
 }
