@@ -1,9 +1,9 @@
 package cmd
 
 import (
-	"encoding/json"
 	"fmt"
 	"github.com/rmqtorture/rmqtorture/inputfile"
+	"github.com/rmqtorture/rmqtorture/redact"
 	"io"
 	"os"
 	"path/filepath"
@@ -53,13 +53,12 @@ func (o *reportOpts) reportVersions(c *cobra.Command, path string) error {
 	} else if err != nil {
 		return causeErr(CauseBadResult, fmt.Errorf("read versions report: %w", err))
 	}
-	if err := reports.ValidateVersions(data); err != nil {
+	vp, err := reports.DecodeVersions(data)
+	if err != nil {
 		return causeErr(CauseBadResult, fmt.Errorf("%s: not a versions report of this rmqtorture: %w", path, err))
 	}
-	var v reports.Versions
-	if err := json.Unmarshal(data, &v); err != nil {
-		return causeErr(CauseBadResult, fmt.Errorf("%s: %w", path, err))
-	}
+	v := *vp
+	redact.Strings(&v) // a stored report anyone may have edited: no password or terminal code printed
 	if o.summaryFile != "" {
 		if err := appendVersions(o.summaryFile, &v); err != nil {
 			return causeErr(CauseWriteFailed, err)

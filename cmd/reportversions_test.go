@@ -43,10 +43,30 @@ func TestReportVersionsFolder(t *testing.T) {
 			}
 		}
 	}
-	if err := os.WriteFile(filepath.Join(dir, "versions.json"), []byte(`{"schema_version": 1}`), 0o644); err != nil {
+	// A stored report anyone may have edited: a password in its command
+	// and a terminal code in its tool are never printed; a key given twice
+	// is refused with its line.
+	edited := strings.Replace(strings.Replace(string(data), `"rmqtorture run delivery-limit`, `"rmqtorture run --uri amqp://u:S3cretPW@127.0.0.1:1/ delivery-limit`, 1),
+		`"tool": "rmqtorture test"`, `"tool": "\u001b]0;pwned\u0007rmqtorture test"`, 1)
+	if err := os.WriteFile(filepath.Join(dir, "versions.json"), []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, stdout, stderr := runCLI(t, "report", dir)
+	if code != ExitPass || strings.Contains(stdout, "S3cretPW") || strings.ContainsAny(stdout, "\x1b\x07") || !strings.Contains(stdout, "amqp://u:xxxxx@127.0.0.1:1/") {
+		t.Errorf("edited versions.json: exit %d, stderr %q, stdout:\n%s", code, stderr, stdout)
+	}
+	twice := strings.Replace(string(data), `"tool": `, `"tool": "x", "tool": `, 1)
+	if err := os.WriteFile(filepath.Join(dir, "versions.json"), []byte(twice), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr = runCLI(t, "report", dir)
+	if want := `: not a versions report of this rmqtorture: line 3, column 16: /: "tool" given twice in one object: keep one` + "\n"; code != ExitUsage || !strings.HasSuffix(stderr, want) {
+		t.Errorf("key given twice: exit %d, stderr %q, want it to end %q", code, stderr, want)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "versions.json"), []byte(`{"schema_version": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = runCLI(t, "report", dir)
 	if code != ExitUsage || stdout != "" || !strings.HasPrefix(stderr, "rmqtorture: "+filepath.Join(dir, "versions.json")+": not a versions report of this rmqtorture: ") {
 		t.Fatalf("bad versions.json: exit %d\nstdout %q\nstderr %q", code, stdout, stderr)
 	}

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -605,7 +606,32 @@ func ValidateVersions(data []byte) error {
 	if err != nil {
 		return fmt.Errorf("not JSON: %w", err)
 	}
+	if ie := duplicateKey(data); ie != nil {
+		return ie
+	}
 	return sch.Validate(doc)
+}
+
+// DecodeVersions reads a versions.json: ValidateVersions, then a strict
+// decode (no field the Go types lack; a number out of a field's range is
+// an *InvalidResultError with its line and column). Its strings are as
+// stored: redact before printing.
+func DecodeVersions(data []byte) (*Versions, error) {
+	if err := ValidateVersions(data); err != nil {
+		return nil, err
+	}
+	var v Versions
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			line, col := position(data, te.Offset)
+			return nil, &InvalidResultError{Strict: fmt.Sprintf("%s: %s is out of range: the field holds a %s", te.Field, te.Value, te.Type), Line: line, Column: col}
+		}
+		return nil, err
+	}
+	return &v, nil
 }
 
 // VersionsSummary writes the terminal report, every line at most Width
