@@ -522,7 +522,7 @@ func (c *Cluster) notFormed(timeout time.Duration, running []string, last error)
 		fmt.Fprintf(&b, "%s never joined (running: %s)", strings.Join(names, ", "), strings.Join(running, ", "))
 	}
 	for _, i := range missing {
-		fmt.Fprintf(&b, "; %s's last log lines: %s", c.nodes[i-1].Name, c.nodes[i-1].logTail(lctx, 8))
+		fmt.Fprintf(&b, "; %s's last log lines: %s", c.nodes[i-1].Name, c.nodes[i-1].logTail(lctx, 8, " | "))
 	}
 	return errors.New(b.String())
 }

@@ -497,7 +497,7 @@ func (c *Container) WaitReady(ctx context.Context, target scenario.Target, timeo
 		case <-ctx.Done():
 			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancel()
-			return fmt.Errorf("broker %q did not accept an AMQP login on %s within %s (last error: %v); its last log lines: %s", c.Name, c.Addr(), timeout, last, c.logTail(lctx, 8))
+			return fmt.Errorf("broker %q did not accept an AMQP login on %s within %s (last error: %v); its last log lines: %s", c.Name, c.Addr(), timeout, last, c.logTail(lctx, 8, " | "))
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -530,13 +530,18 @@ func (c *Container) cannotBecomeReady(ctx context.Context, waited time.Duration)
 	if st.Error != "" {
 		why += ", " + redact.Foreign(st.Error)
 	}
+	if refused := configRefusal(c.logTail(lctx, 200, "\n")); refused != "" {
+		return fmt.Errorf("broker container %q %s (exit code %d%s) after %.1f s: RabbitMQ refused the configuration rmqtorture wrote from the scenario's broker.config: %s",
+			c.Name, verb, st.ExitCode, why, waited.Seconds(), refused)
+	}
 	return fmt.Errorf("broker container %q %s (exit code %d%s) after %.1f s of waiting for an AMQP login: it will not accept one; its last log lines: %s",
-		c.Name, verb, st.ExitCode, why, waited.Seconds(), c.logTail(lctx, 8))
+		c.Name, verb, st.ExitCode, why, waited.Seconds(), c.logTail(lctx, 8, " | "))
 }
 
-// logTail returns the container's last n log lines joined by " | ": the
-// container may be removed before anyone reads `docker logs`.
-func (c *Container) logTail(ctx context.Context, n int) string {
+// logTail returns the container's last n log lines joined by sep (" | "
+// for a message): the container may be removed before anyone reads
+// `docker logs`.
+func (c *Container) logTail(ctx context.Context, n int, sep string) string {
 	rc, err := c.cli.ContainerLogs(ctx, c.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true, Tail: strconv.Itoa(n)})
 	if err != nil {
 		return "(unavailable: " + err.Error() + ")"
@@ -549,7 +554,7 @@ func (c *Container) logTail(ctx context.Context, n int) string {
 	// RabbitMQ colours its console log when it believes it has a terminal;
 	// the tail ends up in report.md, result.json and on stdout.
 	lines := strings.Split(strings.TrimSpace(redact.Foreign(out.String())), "\n")
-	return strings.Join(lines, " | ")
+	return strings.Join(lines, sep)
 }
 
 // ServerVersion returns the broker's version from its server properties.

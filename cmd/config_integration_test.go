@@ -159,3 +159,35 @@ func TestConfirmTimeoutRepublishKeepsTheConnection(t *testing.T) {
 		}
 	}
 }
+
+// A broker.config RabbitMQ refuses at boot (an unknown key, a value of the
+// wrong type) is named key by key, as the scenario names it, instead of a
+// log tail that ends with the Erlang crash: the run is inconclusive (exit
+// 3), nothing is left behind.
+func TestBrokerConfigRefusedNamesTheKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs Docker and the broker image")
+	}
+	file := filepath.Join(t.TempDir(), "bad-config.yaml")
+	if err := os.WriteFile(file, []byte(`version: 1
+scenarios:
+  - name: bad-config
+    broker:
+      config: {nosuch.setting: "7", consumer_timeout: banana}
+    load: {messages: 10}
+    faults: []
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI(t, "run", "bad-config", "-f", file, "--out", t.TempDir(), "--image", testImage())
+	if code != ExitInconclusive {
+		t.Fatalf("exit %d, want %d\n%s\n%s", code, ExitInconclusive, stdout, stderr)
+	}
+	_, path, _ := strings.Cut(stdout, "result: ")
+	r := readResultFile(t, strings.TrimSpace(path)) // no mode ran: nothing for check to re-judge
+	checkNoContainerLeft(t, r.RunID)
+	want := `RabbitMQ refused the configuration rmqtorture wrote from the scenario's broker.config: broker.config.nosuch.setting: no such setting; broker.config.consumer_timeout: "banana" cannot be converted to a(n) integer`
+	if !strings.HasSuffix(r.Error, want) || !strings.Contains(strings.Join(r.Verdict.Reasons, "\n"), want) {
+		t.Fatalf("error %q\nreasons %q\nwant both to name the keys: %q", r.Error, r.Verdict.Reasons, want)
+	}
+}
