@@ -9,6 +9,7 @@ package cmd
 // what the counts, the consumers and the timeline say beyond them.
 
 import (
+	"bytes"
 	"maps"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/reports"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -156,6 +158,20 @@ func TestConfirmTimeoutRepublishKeepsTheConnection(t *testing.T) {
 		}
 		if dup != n || len(m.Faults) != 1 || m.Faults[0].Action != scenario.Pause {
 			t.Fatalf("%s: %d duplicated ids, want %d", md, dup, n)
+		}
+	}
+	// The report explains every duplicate by its cause: each was a copy
+	// made at a confirm timeout, whose original was acked late.
+	var md bytes.Buffer
+	if err := reports.Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"\nDuplicates: 1 id delivered more than once (1 extra copy):\n- 1 republished without going in doubt (a confirm timeout under `load.on_confirm_timeout: republish`, or a `basic.nack` republished): the broker had stored the first copy too; 1 late confirm of an earlier copy came after the copy was sent, matched to its id by delivery tag.\n\n",
+		"\nDuplicates: 50 ids delivered more than once (50 extra copies):\n- 50 republished without going in doubt (a confirm timeout under `load.on_confirm_timeout: republish`, or a `basic.nack` republished): the broker had stored the first copy too; 50 late confirms of an earlier copy came after the copy was sent, matched to their ids by delivery tag.\n\n",
+	} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report.md lacks %q", want)
 		}
 	}
 }

@@ -341,3 +341,29 @@ func (r *reconciliation) classify(seq int, o Outcome, d int, wasReturned, dlPath
 func (c Counts) ClassSum() int {
 	return c.Confirmed + c.Lost + c.LostDeadLetterPath + c.Unverified + c.Nacked + c.Returned + c.InDoubt + c.UnconfirmedDelivered + c.UnconfirmedMissing + c.Resurrected
 }
+
+// RangesLen is the number of ids in rs (sorted, disjoint, as IDs holds).
+func RangesLen(rs []Range) int {
+	n := 0
+	for _, r := range rs {
+		n += r.Len()
+	}
+	return n
+}
+
+// IntersectRanges returns the ids in both a and b, as sorted disjoint
+// ranges; both must be sorted and disjoint, as IDs holds them.
+func IntersectRanges(a, b []Range) []Range {
+	var out []Range
+	for i, j := 0, 0; i < len(a) && j < len(b); {
+		if lo, hi := max(a[i].First, b[j].First), min(a[i].Last, b[j].Last); lo <= hi {
+			out = append(out, Range{First: lo, Last: hi})
+		}
+		if a[i].Last < b[j].Last {
+			i++
+		} else {
+			j++
+		}
+	}
+	return out
+}

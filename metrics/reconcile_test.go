@@ -3,6 +3,7 @@ package metrics
 import (
 	"bytes"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 )
@@ -98,5 +99,15 @@ func TestDeadLetteredNacked(t *testing.T) {
 	c, ids, err := l.Reconcile(true)
 	if err != nil || c.Nacked != 1 || c.DeadLettered != 1 || c.DeadLetteredNacked != 1 || !reflect.DeepEqual(ids.DeadLettered, []Range{{1, 1}}) {
 		t.Fatalf("%+v %+v %v", c, ids, err)
+	}
+}
+
+func TestIntersectRanges(t *testing.T) {
+	a := []Range{{0, 4}, {8, 8}, {10, 20}}
+	b := []Range{{3, 9}, {15, 15}, {19, 30}}
+	got := IntersectRanges(a, b)
+	want := []Range{{3, 4}, {8, 8}, {15, 15}, {19, 20}}
+	if !slices.Equal(got, want) || RangesLen(got) != 6 || IntersectRanges(a, nil) != nil {
+		t.Fatalf("got %v, want %v", got, want)
 	}
 }

@@ -550,7 +550,7 @@ func modeSection(w io.Writer, i int, m scenario.ModeResult) error {
 		p("\nNote: %s\n", n)
 	}
 	counterLines(w, m)
-	lateConfirmsNote(w, m)
+	duplicatesNote(w, m)
 	deadLetterSection(w, m)
 	idLists(w, m)
 	if len(m.Events) == 0 {
@@ -813,10 +813,40 @@ func brokerConfigLine(w io.Writer, r *scenario.Result) {
 	fmt.Fprintf(w, "- **Broker configuration** (written before its first start): %s\n", strings.Join(parts, ", "))
 }
 
-// lateConfirmsNote explains late confirms (load.on_confirm_timeout:
-// republish), if any.
-func lateConfirmsNote(w io.Writer, m scenario.ModeResult) {
+// duplicatesNote explains every duplicated id by its cause, from the id
+// ranges: republished without going in doubt (a confirm timeout under
+// load.on_confirm_timeout: republish, whose late confirms it counts, or a
+// basic.nack under republish), republished after going in doubt (the
+// broker had stored the original although it never acked it), or never
+// republished (the broker delivered one message more than once). Nothing
+// when there are neither duplicates nor late confirms.
+func duplicatesNote(w io.Writer, m scenario.ModeResult) {
+	if m.Duplicates == 0 && m.LateConfirms == 0 {
+		return
+	}
+	late := ""
 	if m.LateConfirms > 0 {
-		fmt.Fprintf(w, "\nLate confirms: %s confirms of an earlier copy, after its id was published again on the same channel when its confirm timed out, matched to their ids by delivery tag (the copies are the duplicates).\n", num(m.LateConfirms))
+		late = fmt.Sprintf("; %s late %s of an earlier copy came after the copy was sent, matched to %s by delivery tag",
+			num(m.LateConfirms), plural(m.LateConfirms, "confirm", "confirms"), plural(m.LateConfirms, "its id", "their ids"))
+	}
+	dup := m.IDs.Duplicated
+	if len(dup) == 0 {
+		// Late confirms alone, or a result without id ranges.
+		fmt.Fprintf(w, "\nLate confirms: %s confirms of an earlier copy, after its id was published again on the same channel when its confirm timed out, matched to their ids by delivery tag.\n", num(m.LateConfirms))
+		return
+	}
+	republished := metrics.IntersectRanges(dup, m.IDs.Republished)
+	afterDoubt := metrics.RangesLen(metrics.IntersectRanges(republished, m.IDs.WentInDoubt))
+	noDoubt := metrics.RangesLen(republished) - afterDoubt
+	never := metrics.RangesLen(dup) - metrics.RangesLen(republished)
+	fmt.Fprintf(w, "\nDuplicates: %s %s delivered more than once (%s extra %s):\n", num(metrics.RangesLen(dup)), plural(metrics.RangesLen(dup), "id", "ids"), num(m.Duplicates), plural(m.Duplicates, "copy", "copies"))
+	if noDoubt > 0 || m.LateConfirms > 0 {
+		fmt.Fprintf(w, "- %s republished without going in doubt (a confirm timeout under `load.on_confirm_timeout: republish`, or a `basic.nack` republished): the broker had stored the first copy too%s.\n", num(noDoubt), late)
+	}
+	if afterDoubt > 0 {
+		fmt.Fprintf(w, "- %s republished after going in doubt when the connection was lost: the broker had stored the original although it never acked it.\n", num(afterDoubt))
+	}
+	if never > 0 {
+		fmt.Fprintf(w, "- %s never republished: the broker delivered one message more than once.\n", num(never))
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -187,5 +188,25 @@ func TestCommandStepRendered(t *testing.T) {
 		"\nCommand (recover): `docker start rmqt-1`: exit status 1 after 30.0 ms.\n\nstderr (its last 4 bytes; 4,000 dropped before):\n\n    a\n    b\n"
 	if !strings.Contains(md.String(), want) {
 		t.Errorf("report.md lacks %q:\n%s", want, md.String())
+	}
+}
+
+// Every duplicated id is explained by its cause: republished after a
+// confirm timeout (with the late confirms), republished after going in
+// doubt, or never republished.
+func TestDuplicatesNote(t *testing.T) {
+	m := scenario.ModeResult{Mode: scenario.ConfirmWindow}
+	m.Duplicates, m.LateConfirms = 7, 2
+	m.IDs.Duplicated = []metrics.Range{{First: 1, Last: 2}, {First: 10, Last: 12}, {First: 20, Last: 20}}
+	m.IDs.Republished = []metrics.Range{{First: 1, Last: 2}, {First: 10, Last: 12}}
+	m.IDs.WentInDoubt = []metrics.Range{{First: 10, Last: 15}}
+	var b bytes.Buffer
+	duplicatesNote(&b, m)
+	want := "\nDuplicates: 6 ids delivered more than once (7 extra copies):\n" +
+		"- 2 republished without going in doubt (a confirm timeout under `load.on_confirm_timeout: republish`, or a `basic.nack` republished): the broker had stored the first copy too; 2 late confirms of an earlier copy came after the copy was sent, matched to their ids by delivery tag.\n" +
+		"- 3 republished after going in doubt when the connection was lost: the broker had stored the original although it never acked it.\n" +
+		"- 1 never republished: the broker delivered one message more than once.\n"
+	if b.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }
