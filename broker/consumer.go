@@ -459,7 +459,14 @@ func (c *consumer) settle(s *consumerSession, d amqp.Delivery) error {
 			headers[k] = v // x-death included: what an application copying headers sends
 		}
 		exchange, key := "", c.set.plan.RetryQueue
-		park := retries >= cs.MaxRetries
+		park, cut := retries >= cs.MaxRetries, false
+		if cs.RetryCountFrom == scenario.RetryFromXDeath {
+			// The application's count is the broker's; its own header
+			// still counts every retry, and bounds a loop x-death never ends.
+			park = xDeathCount(d.Headers) >= cs.MaxRetries
+			cut = !park && retries >= scenario.RetryLoopBound(cs.MaxRetries)
+			park = park || cut
+		}
 		if park {
 			exchange, key = DeadLetterExchange, c.set.plan.DeadLetterQueue
 		} else {
@@ -480,6 +487,9 @@ func (c *consumer) settle(s *consumerSession, d amqp.Delivery) error {
 		c.set.mu.Lock()
 		if park {
 			c.set.stats.Parked++
+			if cut {
+				c.set.stats.RetryLoopsCut++
+			}
 			c.set.retriesAtPark[retries]++
 			c.set.xDeathAtPark[xDeathCount(d.Headers)]++
 		} else {

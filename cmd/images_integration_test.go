@@ -168,3 +168,55 @@ func TestImagesAllHadBeforeTheFirstRun(t *testing.T) {
 		t.Fatalf("a broker was started:\n%s", stderr)
 	}
 }
+
+// TestRetryCountXDeathAcrossVersions runs the shipped retry-count-x-death
+// on RabbitMQ 3.10.8 and 4.0.5: a consumer that holds the broker's x-death
+// count against max_retries 3 parks every order after 3 retries on 3.10.8
+// (x-death 3) and never reaches its limit on 4.0.5, where the count stays 1
+// (rabbitmq-server#11331): rmqtorture cuts each loop at 30 retries and
+// counts it. Both differences are stated by the scenario's version scopes,
+// so the versions report names them with their source and passes.
+func TestRetryCountXDeathAcrossVersions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs Docker and the broker images")
+	}
+	images := []string{"rmqtorture/rabbitmq:3.10-bookworm", "rmqtorture/rabbitmq:4.0-trixie"}
+	code, stdout, stderr := runCLI(t, "run", "retry-count-x-death", "-f", "../scenarios.yaml", "--out", t.TempDir(), "--images", strings.Join(images, ","))
+	if code != ExitPass {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	flat := strings.Join(strings.Fields(stdout), " ")
+	for _, want := range []string{
+		"- retry-count-x-death · confirm-window · retries at park: 3 on 3.10.8, 30 on 4.0.5: expected (because: from 4.0 x-headers belong to the broker",
+		"- retry-count-x-death · confirm-window · x-death count at park: 3 on 3.10.8, 1 on 4.0.5: expected (because:",
+		"(rabbitmq-server#11331, PR #11339 for 3.13.x only)",
+		"verdict: PASS",
+	} {
+		if !strings.Contains(flat, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, stdout)
+		}
+	}
+	var path string
+	for _, line := range strings.Split(stdout, "\n") {
+		if p, ok := strings.CutPrefix(line, "versions result: "); ok {
+			path = p
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("versions.json: %v", err)
+	}
+	v, err := reports.DecodeVersions(data)
+	if err != nil || len(v.Scenarios) != 1 {
+		t.Fatalf("%s: %v", path, err)
+	}
+	for i, cut := range []int{0, 100} {
+		run := v.Scenarios[0].Runs[i]
+		res := readResultFile(t, filepath.Join(run.Dir, "result.json"))
+		c := res.Modes[0].Consumers
+		if c == nil || c.RetryLoopsCut != cut || c.Parked != 100 {
+			t.Errorf("%s: consumers %+v, want %d loops cut and 100 parked", images[i], c, cut)
+		}
+		noLeftovers(t, run.RunID)
+	}
+}

@@ -43,6 +43,9 @@ func consumerSection(w io.Writer, m scenario.ModeResult) {
 	if c.Held > 0 {
 		p("\nHeld: %s first deliveries kept for consumers.hold before they were settled.\n", num(c.Held))
 	}
+	if c.RetryLoopsCut > 0 {
+		p("\nRetry loops cut: %s messages never reached max_retries by their x-death count (`retry_count_from: x-death`; from RabbitMQ 4.0 the broker does not add to an x-death header a client republishes, so the count stays 1: rabbitmq-server#11331); rmqtorture parked each at 10 × max_retries retries by the consumer's own header. An application counting x-death would retry them for ever.\n", num(c.RetryLoopsCut))
+	}
 	if c.GaveUp > 0 {
 		p("\nGave up: %s deliveries rejected at consumers.max_deliveries (the application's own bound).\n", num(c.GaveUp))
 	}

@@ -438,6 +438,9 @@ func (d defaulter) consumers(s *Scenario) {
 		if !d.at("consumers.max_retries") {
 			s.Consumers.MaxRetries = 3
 		}
+		if s.Consumers.RetryCountFrom == "" {
+			s.Consumers.RetryCountFrom = RetryFromHeader
+		}
 		d.dur("consumers.retry_delay", &s.Consumers.RetryDelay, 200*time.Millisecond)
 	}
 }

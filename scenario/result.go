@@ -424,6 +424,12 @@ type ConsumerStats struct {
 	Rejected           int `json:"rejected"`       // basic.nack requeue=false (dead-lettered or dropped by the broker)
 	Retried            int `json:"retried"`        // republished to the retry queue (on_delivery: retry)
 	Parked             int `json:"parked"`         // republished to the dead-letter queue after max_retries
+	// RetryLoopsCut (retry_count_from: x-death) counts messages whose
+	// x-death count never reached max_retries: parked at
+	// RetryLoopBound(max_retries) retries by the consumer's own header
+	// instead (rabbitmq-server#11331). Included in Parked. Absent in results
+	// written before it existed.
+	RetryLoopsCut int `json:"retry_loops_cut,omitempty"`
 	Crashes            int `json:"crashes"`
 	// UnackedAtCrash is how many processed deliveries crashes left
 	// unacknowledged: the broker hands each out again, flagged redelivered.

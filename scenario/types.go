@@ -94,6 +94,17 @@ const (
 // ConsumerActions lists every consumer action.
 var ConsumerActions = []ConsumerAction{ConsumerAck, ConsumerNackRequeue, ConsumerReject, ConsumerRetry}
 
+// The counts consumers.retry_count_from names.
+const (
+	RetryFromHeader = "header"
+	RetryFromXDeath = "x-death"
+)
+
+// RetryLoopBound is the retries (by the consumer's own header) at which a
+// retry loop counted by x-death is cut and its message parked: 10 times
+// max_retries, at least 10.
+func RetryLoopBound(maxRetries int) int { return max(10, 10*maxRetries) }
+
 // RetryHeader is the application's own retry count header set by
 // on_delivery: retry (the count to trust on RabbitMQ 4.x, not x-death).
 const RetryHeader = "x-rmqtorture-retries"
@@ -233,6 +244,14 @@ type Consumers struct {
 	// MaxRetries (retry) is how many retries a message gets before the
 	// consumer parks it in the dead-letter queue (default 3).
 	MaxRetries int `yaml:"max_retries,omitempty"`
+	// RetryCountFrom (retry) is the count the consumer holds against
+	// MaxRetries: RetryFromHeader (default), its own header; RetryFromXDeath,
+	// the broker's x-death count, as many applications do. From RabbitMQ 4.0
+	// the broker does not interpret an x-death header a client republishes
+	// (rabbitmq-server#11331, PR #11339), so that count stays 1 and the loop
+	// never reaches its limit: rmqtorture cuts it at RetryLoopBound retries
+	// by its own header and counts it (ConsumerStats.RetryLoopsCut).
+	RetryCountFrom string `yaml:"retry_count_from,omitempty"`
 	// RetryDelay (retry) is the retry queue's x-message-ttl (default 200ms).
 	RetryDelay Duration `yaml:"retry_delay,omitempty"`
 	// Hold is how long each live consumer keeps its first delivery before
@@ -341,6 +360,9 @@ func (s *Scenario) traffic() string {
 		out += fmt.Sprintf("; %d live consumers (prefetch %d, ack every %d, %s", c.Count, c.Prefetch, c.AckEvery, c.OnDelivery)
 		if c.OnDelivery == ConsumerRetry {
 			out += fmt.Sprintf(" up to %d times after %s", c.MaxRetries, c.RetryDelay.D())
+			if c.RetryCountFrom == RetryFromXDeath {
+				out += " counted by x-death"
+			}
 		}
 		if c.ProcessingDelay > 0 {
 			out += fmt.Sprintf(", %s per message", c.ProcessingDelay.D())

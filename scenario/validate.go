@@ -211,7 +211,7 @@ func (p *parser) validateConsumers(sp string, s *Scenario) {
 		if p.bad[strings.TrimPrefix(cp+".count", ".")] {
 			return // the count itself is wrong: that one error says it
 		}
-		for _, k := range []string{"prefetch", "processing_delay", "ack_every", "on_delivery", "max_retries", "retry_delay", "hold", "max_deliveries"} {
+		for _, k := range []string{"prefetch", "processing_delay", "ack_every", "on_delivery", "max_retries", "retry_count_from", "retry_delay", "hold", "max_deliveries"} {
 			if p.has(cp + "." + k) {
 				p.fail(cp+"."+k, "has no effect without live consumers: set consumers.count")
 			}
@@ -230,7 +230,7 @@ func (p *parser) validateConsumers(sp string, s *Scenario) {
 			p.fail(cp+".on_delivery", "retry parks messages in the dead-letter queue after max_retries: set queue.dead_letter_queue: true")
 		}
 	} else {
-		for _, k := range []string{"max_retries", "retry_delay"} {
+		for _, k := range []string{"max_retries", "retry_count_from", "retry_delay"} {
 			if p.has(cp + "." + k) {
 				p.fail(cp+"."+k, "only on_delivery: retry uses %s", k)
 			}
