@@ -430,7 +430,7 @@ type ConsumerStats struct {
 	// instead (rabbitmq-server#11331). Included in Parked. Absent in results
 	// written before it existed.
 	RetryLoopsCut int `json:"retry_loops_cut,omitempty"`
-	Crashes            int `json:"crashes"`
+	Crashes       int `json:"crashes"`
 	// UnackedAtCrash is how many processed deliveries crashes left
 	// unacknowledged: the broker hands each out again, flagged redelivered.
 	UnackedAtCrash int `json:"unacked_at_crash"`
