@@ -121,3 +121,23 @@ func checkCommandFault(t *testing.T, m scenario.ModeResult, container string) {
 		}
 	}
 }
+
+// TestCommandThatTakesNothingDownHasNoDowntime: a command step that leaves
+// the broker serving (here it does nothing, as a policy change would) has
+// no broker downtime, though the step says state: down for its 1 s: the
+// downtime is what the publisher observed, and it never lost its
+// connection.
+func TestCommandThatTakesNothingDownHasNoDowntime(t *testing.T) {
+	r := runScenarioFile(t, `version: 1
+scenarios:
+  - name: command-noop
+    queue: {type: quorum, settle_before_burst: 1s}
+    load: {messages: 2000, rate: 1000, modes: [confirm-window], window: 100}
+    faults:
+      - {action: command, inject: [sh, -c, 'true'], published_percent: 25, down: 1s, timeout: 10s, state: down}
+`, "command-noop", "--allow-commands")
+	m := mode(t, r, scenario.ConfirmWindow)
+	if m.BrokerDowntimeMS != nil || m.Reconnects != 0 || m.Confirmed != 2000 || len(m.Faults) != 1 || m.Faults[0].Error != "" {
+		t.Fatalf("downtime %v ms, reconnects %d, confirmed %d, faults %+v: want no downtime", m.BrokerDowntimeMS, m.Reconnects, m.Confirmed, m.Faults)
+	}
+}

@@ -33,10 +33,7 @@ func measure(res *scenario.ModeResult, st PublishStats, tl *metrics.Timeline, st
 		res.PreFaultPublishRate = res.PublishRate
 	}
 	if fault, ok := tl.First(metrics.EvFault, start); ok {
-		if ready, ok := tl.First(metrics.EvBrokerReady, fault); ok {
-			v := metrics.Millis(ready.Sub(fault))
-			res.BrokerDowntimeMS = &v
-		}
+		res.BrokerDowntimeMS = brokerDowntime(tl.Events(), fault)
 		if prog, ok := tl.First(metrics.EvFirstProgress, fault); ok {
 			v := metrics.Millis(prog.Sub(fault))
 			res.ClientRecoveryMS = &v
@@ -48,6 +45,50 @@ func measure(res *scenario.ModeResult, st PublishStats, tl *metrics.Timeline, st
 }
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
+
+// brokerDowntime is the first fault's downtime in ms, from what was
+// observed: for an action the action table says takes the broker down
+// (kill, stop, restart, pause, disconnect, quorum-loss), the fault → the
+// first AMQP login accepted again; for any other step (a command, a
+// partition, a rolling restart, an alarm), whose effect on logins is not
+// known beforehand, the time a publisher was without a connection: its
+// first connection lost after the fault → the next connection made. nil
+// when there was no outage to time (a command that cleared a policy, a
+// node drained while the publisher stayed on another) or it did not end.
+func brokerDowntime(events []metrics.Event, fault time.Time) *float64 {
+	var action scenario.Action
+	for _, e := range events {
+		if e.Kind == metrics.EvFault && !e.At.Before(fault) {
+			action = scenario.Action(e.Action)
+			break
+		}
+	}
+	_, _, down := action.LeavesState()
+	from, to := fault, metrics.EvBrokerReady
+	if !down {
+		lost := -1
+		for i, e := range events {
+			if e.Kind == metrics.EvConnectionLost && !e.At.Before(fault) {
+				lost = i
+				break
+			}
+		}
+		if lost < 0 {
+			return nil
+		}
+		from, to = events[lost].At, metrics.EvConnected
+	}
+	for _, e := range events {
+		if e.Kind == to && !e.At.Before(from) {
+			v := metrics.Millis(e.At.Sub(fault))
+			if !down {
+				v = metrics.Millis(e.At.Sub(from))
+			}
+			return &v
+		}
+	}
+	return nil
+}
 
 // backlogNotes explains faults that landed after every order was already
 // published: they hit the broker's backlog, not the burst.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 func TestMeasureRatesAndDowntime(t *testing.T) {
 	start := time.Now()
 	tl := metrics.NewTimeline(start)
-	tl.AddAt(start.Add(100*time.Millisecond), metrics.EvFault, "kill")
+	tl.Record(metrics.Event{At: start.Add(100 * time.Millisecond), Kind: metrics.EvFault, Action: string(scenario.Kill)})
 	tl.AddAt(start.Add(400*time.Millisecond), metrics.EvBrokerReady, "")
 	tl.AddAt(start.Add(1000*time.Millisecond), metrics.EvBurstEnd, "")
 	res := &scenario.ModeResult{Faults: []scenario.FaultRecord{{AtMS: 100, AtPublished: 50}}}
@@ -23,6 +24,40 @@ func TestMeasureRatesAndDowntime(t *testing.T) {
 	notes := backlogNotes([]scenario.FaultRecord{{Action: scenario.Kill, PublishedAtInject: 100, AtPublished: 90, InjectMS: 12}, {Action: scenario.Kill, PublishedAtInject: 100, AtPublished: 100}}, 100)
 	if len(notes) != 1 || notes[0] != "every order had been published before the kill call returned (12 ms after its trigger): the fault hit the broker's backlog, not the burst" {
 		t.Fatalf("notes %q", notes)
+	}
+}
+
+// Downtime is what was observed: a kill's runs from the fault to the first
+// login accepted again; a step that does not take the broker down (a
+// command clearing a policy, a node drained) has none unless a publisher
+// lost its connection, and then it is that publisher's time without one.
+func TestBrokerDowntimeObserved(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	ms := func(v *float64) string {
+		if v == nil {
+			return "none"
+		}
+		return fmt.Sprint(*v)
+	}
+	for _, tc := range []struct {
+		name   string
+		events []metrics.Event
+		want   string
+	}{
+		{"kill: fault to login", []metrics.Event{{At: at(100), Kind: metrics.EvFault, Action: string(scenario.Kill)}, {At: at(150), Kind: metrics.EvConnectionLost},
+			{At: at(4100), Kind: metrics.EvBrokerReady}, {At: at(4300), Kind: metrics.EvConnected}}, "4000"},
+		{"command, nobody lost a connection", []metrics.Event{{At: at(100), Kind: metrics.EvFault, Action: string(scenario.Command)},
+			{At: at(6100), Kind: metrics.EvBrokerReady}}, "none"},
+		{"command draining the publisher's node", []metrics.Event{{At: at(100), Kind: metrics.EvFault, Action: string(scenario.Command)}, {At: at(700), Kind: metrics.EvConnectionLost},
+			{At: at(1900), Kind: metrics.EvConnected}, {At: at(13600), Kind: metrics.EvBrokerReady}}, "1200"},
+		{"a loss before the fault is not its outage", []metrics.Event{{At: at(50), Kind: metrics.EvConnectionLost}, {At: at(60), Kind: metrics.EvConnected},
+			{At: at(100), Kind: metrics.EvFault, Action: string(scenario.Partition)}}, "none"},
+		{"never reconnected", []metrics.Event{{At: at(100), Kind: metrics.EvFault, Action: string(scenario.Command)}, {At: at(700), Kind: metrics.EvConnectionLost}}, "none"},
+	} {
+		if got := ms(brokerDowntime(tc.events, at(100))); got != tc.want {
+			t.Errorf("%s: downtime %s ms, want %s", tc.name, got, tc.want)
+		}
 	}
 }
 

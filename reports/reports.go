@@ -378,7 +378,7 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	p("- *absorbed msg/s*: how fast messages entered the queue before the fault (queue-depth polls), fire-and-forget only.\n")
 	p("- *confirm p50/p99/max ms*: publish call → basic.ack; † from the order's intended send time on the load.rate schedule (corrected for coordinated omission).\n")
 	if hadFault(r) {
-		p("- *broker downtime ms*: fault → AMQP login accepted again. *client recovery ms*: fault → first publish or confirm after the publisher reconnected.\n")
+		p("- *broker downtime ms*: a kill, stop, restart, pause, disconnect or quorum loss → AMQP login accepted again; any other step (a command, a partition, a rolling restart) → the time the publisher was without a connection, none when it kept it. *client recovery ms*: fault → first publish or confirm after the publisher reconnected.\n")
 	}
 	p("- *blocked ms*: time the broker held the publisher blocked (connection.blocked); it is included in confirm latency.\n")
 	p("- *n/a*: does not apply to the mode; *-*: none, or not measured.\n")

@@ -172,8 +172,13 @@ type ModeResult struct {
 	// start through the drain): counts per bucket, in flight at each bucket's
 	// end, broker state.
 	Series *metrics.SeriesData `json:"series,omitempty"`
-	// BrokerDowntimeMS is fault → AMQP login accepted again, in ms; null when
-	// the broker was not taken down or did not come back.
+	// BrokerDowntimeMS is the first fault's downtime as observed, in ms: for
+	// an action that takes the broker down (kill, stop, restart, pause,
+	// disconnect, quorum-loss) fault → AMQP login accepted again; for any
+	// other step (a command, a partition, a rolling restart) the time a
+	// publisher was without a connection (lost → connected again). null when
+	// nothing went down, no publisher lost its connection, or it did not
+	// come back.
 	BrokerDowntimeMS *float64 `json:"broker_downtime_ms"`
 	// ClientRecoveryMS is fault → first publish (fire-and-forget) or first
 	// confirm after the publisher reconnected, in ms; null when the publisher
