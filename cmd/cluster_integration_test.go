@@ -155,6 +155,13 @@ func TestLeaderIsolated(t *testing.T) {
 		if f.LeaderAfter == "" || f.LeaderAfter == f.LeaderBefore || f.Recovery.LeaderElectedMS == nil || f.Recovery.ReplicatedMS == nil {
 			t.Fatalf("%s: leader after %q, recovery %+v: want a new leader on the majority side", m.Mode, f.LeaderAfter, f.Recovery)
 		}
+		// Whole again only after the heal: its links back and no node
+		// reporting the partition (Heal waits for that), not at the first
+		// poll that found every member in quorum_status.
+		fault, healed := events(m, metrics.EvFault), events(m, metrics.EvFaultCleared)
+		if len(fault) != 1 || len(healed) != 1 || fault[0].AtMS+*f.Recovery.ReplicatedMS < healed[0].AtMS-1 {
+			t.Fatalf("%s: replicated %.0f ms after the fault (at %v), before the heal ended (%v)", m.Mode, *f.Recovery.ReplicatedMS, fault, healed)
+		}
 		// The confirm timeout (20 s) ends the wait on the isolated node;
 		// each connection can leave at most a window in doubt.
 		if m.WentInDoubt < 1 || m.WentInDoubt > (m.Reconnects+1)*max(m.Window, 1) || m.Republished < m.WentInDoubt || m.Duplicates != m.DuplicatesFromRepublish {

@@ -36,7 +36,12 @@ type clusterView struct {
 	leader     int
 	replicated bool
 	active     int // faults in effect
-	wake       chan struct{}
+	// healing: a partition's links are being restored and the nodes made
+	// one cluster again (Cluster.Heal): members all back in quorum_status
+	// is not yet the cluster whole, since nodes may still report the
+	// partition until Heal has restarted them.
+	healing bool
+	wake    chan struct{}
 }
 
 func newClusterView(port Cluster, queue string, quorum bool, log *slog.Logger) *clusterView {
@@ -126,6 +131,26 @@ func (v *clusterView) faultEnds() {
 	}
 }
 
+// healBegins marks a heal under way: until healEnds, no poll counts as
+// the queue fully replicated, and the view polls until one after it does.
+func (v *clusterView) healBegins() {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.healing, v.replicated = true, false
+}
+
+// healEnds marks the heal done: Heal returned once no node reported the
+// partition (or it gave up, and said so).
+func (v *clusterView) healEnds() {
+	v.mu.Lock()
+	v.healing = false
+	v.mu.Unlock()
+	select {
+	case v.wake <- struct{}{}:
+	default:
+	}
+}
+
 // polling reports whether the view has a reason to poll.
 func (v *clusterView) polling() bool {
 	v.mu.Lock()
@@ -171,7 +196,9 @@ const pollGap = 100 * time.Millisecond
 func (v *clusterView) observe(at time.Time, m map[int]string) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	leader, replicated := leaderOf(m), scenario.Replicated(m)
+	// Whole again: every member back, and no heal under way (a node may
+	// still report the partition until Heal is done).
+	leader, replicated := leaderOf(m), scenario.Replicated(m) && !v.healing
 	states := scenario.MemberStates(m)
 	if leader != v.leader && v.tl != nil {
 		detail := fmt.Sprintf("%s leads %s (%s)", nodeName(leader), v.queue, states)

@@ -175,3 +175,32 @@ func TestQuorumLossOutcomeCountsWholeBucketsOnly(t *testing.T) {
 		t.Fatalf("false acks %d", falseAcks(faults))
 	}
 }
+
+// While a partition is being healed, every member back in quorum_status is
+// not the cluster whole again: the nodes may still report the partition
+// until Heal has restarted them. Full replication counts from the first
+// poll after the heal.
+func TestReplicatedOnlyAfterTheHeal(t *testing.T) {
+	t0 := time.Now()
+	tl := metrics.NewTimeline(t0)
+	v := newClusterView(nil, "q", true, nil)
+	v.begin(tl)
+	all := map[int]string{1: scenario.MemberLeader, 2: scenario.MemberFollower, 3: scenario.MemberFollower}
+	v.observe(t0, all) // replicated before the fault: nothing to record
+	v.healBegins()
+	if !v.polling() {
+		t.Fatal("not polling during the heal")
+	}
+	v.observe(t0.Add(time.Second), all)
+	v.healEnds()
+	v.observe(t0.Add(2*time.Second), all)
+	var at []time.Duration
+	for _, e := range tl.Events() {
+		if e.Kind == metrics.EvReplicated {
+			at = append(at, e.At.Sub(t0))
+		}
+	}
+	if len(at) != 1 || at[0] != 2*time.Second || v.polling() {
+		t.Fatalf("replicated at %v (polling %v), want once, at 2s, after the heal", at, v.polling())
+	}
+}

@@ -161,6 +161,10 @@ var (
 			if in.ports.Cluster == nil {
 				return "", errNoPort
 			}
+			if in.cluster != nil {
+				in.cluster.healBegins()
+				defer in.cluster.healEnds()
+			}
 			more, err := in.ports.Cluster.Heal(ctx)
 			if more != "" {
 				more = "; " + more

@@ -513,7 +513,8 @@ type Recovery struct {
 	// Clusters: LeaderElectedMS, a poll first found the queue led by a
 	// node the step did not act on (null when the leader was not among its
 	// targets); ReplicatedMS, every node held a member of the queue again,
-	// one leader and the rest followers. Polls run
+	// one leader and the rest followers, and, after a partition, no node
+	// reported it any more (the heal waits for that). Polls run
 	// `rabbitmq-queues quorum_status` back to back: each takes about
 	// 1–2 s, which bounds their resolution.
 	LeaderElectedMS *float64 `json:"leader_elected_ms,omitempty"`
