@@ -52,6 +52,18 @@ func TestImagesSideBySide(t *testing.T) {
 	if len(v.Columns) != 2 || v.Columns[0].Name != "3.10.8" || v.Columns[0].Image != images[0] || v.Columns[1].Name != "4.0.5" || v.Columns[1].Image != images[1] {
 		t.Fatalf("columns %+v", v.Columns)
 	}
+	// Each image's features, as its broker listed them: 3.10 has no list
+	// of deprecated features; 4.0.5 permits non-exclusive transient queues
+	// by default and has removed classic queue mirroring.
+	c310, c40 := v.Columns[0].Features, v.Columns[1].Features
+	if c310 == nil || c310.FeatureFlags["quorum_queue"] != "enabled" || c310.DeprecatedFeatures != nil ||
+		c40 == nil || c40.FeatureFlags["quorum_queue"] != "enabled" || c40.DeprecatedFeatures["transient_nonexcl_queues"] != "permitted_by_default" || c40.DeprecatedFeatures["classic_queue_mirroring"] != "removed" {
+		t.Fatalf("features: 3.10 %+v, 4.0 %+v", c310, c40)
+	}
+	vmd, err := os.ReadFile(filepath.Join(filepath.Dir(path), "versions.md"))
+	if err != nil || !strings.Contains(string(vmd), "| deprecated: transient_nonexcl_queues | no list | permitted_by_default |") {
+		t.Fatalf("versions.md lacks the deprecated feature row (%v):\n%s", err, vmd)
+	}
 	if v.Verdict.Status != "pass" || len(v.Scenarios) != 1 || v.Scenarios[0].Scenario != "small" {
 		t.Fatalf("verdict %+v, scenarios %d", v.Verdict, len(v.Scenarios))
 	}

@@ -32,3 +32,21 @@ func scanBrokerLog(ctx context.Context, log *slog.Logger, b logScanner, res *sce
 		log.Info("broker log finding", "signature", f.Signature, "count", f.Count, "first_line", f.FirstLine)
 	}
 }
+
+// recordFeatures lists the broker's feature flags and deprecated features
+// into res (a run of several images compares versions: what each permits
+// is read from its broker). It runs after the modes, so its CLI calls cost
+// no measurement; a failure is a warning.
+func recordFeatures(ctx context.Context, log *slog.Logger, ut *underTest, res *scenario.Result) {
+	if ut.features == nil || ctx.Err() != nil {
+		return
+	}
+	fctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	f, err := ut.features(fctx)
+	res.BrokerFeatures = f
+	if err != nil {
+		log.Warn("broker features not listed", "err", err)
+		res.Warnings = append(res.Warnings, "the broker's feature flags and deprecated features were not fully listed: "+err.Error())
+	}
+}

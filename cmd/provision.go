@@ -45,6 +45,9 @@ type underTest struct {
 	version func() string
 	remove  func(ctx context.Context) error
 	logs    logScanner
+	// features lists the broker's feature flags and deprecated features
+	// (nil: --uri, no CLI to ask).
+	features func(ctx context.Context) (*scenario.BrokerFeatures, error)
 }
 
 // traffic is the AMQP traffic against the broker, failing over across a
@@ -55,7 +58,7 @@ func (u *underTest) traffic(log *slog.Logger) *broker.AMQP {
 
 func single(ctr *broker.Container) *underTest {
 	return &underTest{broker: ctr, name: ctr.Name, image: ctr.Image, owned: ctr.Owned, url: ctr.URL, addr: ctr.Addr(),
-		streamAddr: ctr.StreamAddr, version: ctr.ServerVersion, remove: ctr.Remove, logs: ctr,
+		streamAddr: ctr.StreamAddr, version: ctr.ServerVersion, remove: ctr.Remove, logs: ctr, features: ctr.Features,
 		ready: func(ctx context.Context, timeout time.Duration) error {
 			return ctr.WaitReady(ctx, scenario.BrokerTarget(), timeout)
 		}}
@@ -63,7 +66,7 @@ func single(ctr *broker.Container) *underTest {
 
 func cluster(c *broker.Cluster) *underTest {
 	u := &underTest{broker: c, name: c.Name(), image: c.Image, owned: c.Owned(), url: c.URL, urls: c.URLs, addr: c.Addrs(),
-		version: c.ServerVersion, remove: c.Remove, logs: c,
+		version: c.ServerVersion, remove: c.Remove, logs: c, features: c.Features,
 		// Every node accepting logins, then the cluster formed, each within
 		// the ready timeout: nodes booting together on a busy machine take
 		// longer than one broker (measured 20-41 s to form 3 nodes here).

@@ -703,6 +703,9 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	}
 	runCells(ctx, log, runner, s, res, runner.OnModeDone)
 	scanBrokerLog(ctx, log, ut.logs, res)
+	if o.versions != nil {
+		recordFeatures(ctx, log, ut, res)
+	}
 	return o.finish(ctx, c, log, dir, res, sr)
 }
 

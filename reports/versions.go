@@ -7,11 +7,13 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -66,6 +68,10 @@ type VersionColumn struct {
 	Name          string `json:"name"`
 	Image         string `json:"image"`
 	BrokerVersion string `json:"broker_version,omitempty"`
+	// Features are the image's feature flags and deprecated features as
+	// its broker listed them (the first run's result.json); absent when
+	// none was listed.
+	Features *scenario.BrokerFeatures `json:"features,omitempty"`
 }
 
 // VersionsOfOne is one scenario on every image: its runs (one per column,
@@ -404,9 +410,11 @@ func versionColumns(in VersionsInput) []VersionColumn {
 	for i, img := range in.Images {
 		cols[i].Image = img
 		for _, r := range in.Runs {
-			if r.Image == img && r.Result != nil && r.Result.BrokerVersion != "" {
+			if r.Image == img && r.Result != nil && r.Result.BrokerVersion != "" && cols[i].BrokerVersion == "" {
 				cols[i].BrokerVersion = r.Result.BrokerVersion
-				break
+			}
+			if r.Image == img && r.Result != nil && r.Result.BrokerFeatures != nil && cols[i].Features == nil {
+				cols[i].Features = r.Result.BrokerFeatures
 			}
 		}
 		seen[versionNumber(cols[i].BrokerVersion)]++
@@ -889,6 +897,13 @@ func VersionsMarkdown(w io.Writer, v *Versions) error {
 			}
 			fmt.Fprintf(w, "| %s | %s | %s |\n", cell(c.Name), code(c.Image), cell(bv))
 		}
+		if header, rows := featureRows(v); len(rows) > 0 {
+			fmt.Fprintln(w, "\n## Deprecated features and feature flags\n\nAs each broker listed them (`rabbitmqctl list_deprecated_features`, 3.13 and later; `list_feature_flags`): every deprecated feature, and the feature flags whose state differs between the images. What a version permits is read from its image, not its release notes.")
+			fmt.Fprintln(w)
+			if err := table(w, true, header, rows); err != nil {
+				return err
+			}
+		}
 		for _, s := range v.Scenarios {
 			fmt.Fprintf(w, "\n## %s\n\n", s.Scenario)
 			header := []string{"mode · value"}
@@ -958,4 +973,64 @@ func VersionsMarkdown(w io.Writer, v *Versions) error {
 		}
 		return nil
 	})
+}
+
+// featureRows is the deprecated features and differing feature flags of
+// the columns that listed them: every deprecated feature any broker listed
+// ("deprecated: NAME", its phase per column; "-" where not listed, "no list"
+// for a version before 3.13), then each feature flag whose state is not
+// the same on every column ("flag: NAME"). No rows when no column listed
+// its features.
+func featureRows(v *Versions) (header []string, rows [][]string) {
+	header = []string{"feature"}
+	listed := false
+	for _, c := range v.Columns {
+		header = append(header, c.Name)
+		listed = listed || c.Features != nil
+	}
+	if !listed {
+		return header, nil
+	}
+	names := func(get func(*scenario.BrokerFeatures) map[string]string) []string {
+		set := map[string]bool{}
+		for _, c := range v.Columns {
+			if c.Features != nil {
+				for n := range get(c.Features) {
+					set[n] = true
+				}
+			}
+		}
+		return slices.Sorted(maps.Keys(set))
+	}
+	dep := func(f *scenario.BrokerFeatures) map[string]string { return f.DeprecatedFeatures }
+	for _, n := range names(dep) {
+		row := []string{"deprecated: " + n}
+		for _, c := range v.Columns {
+			switch {
+			case c.Features == nil:
+				row = append(row, "not listed")
+			case c.Features.DeprecatedFeatures == nil:
+				row = append(row, "no list")
+			case c.Features.DeprecatedFeatures[n] == "":
+				row = append(row, "-")
+			default:
+				row = append(row, c.Features.DeprecatedFeatures[n])
+			}
+		}
+		rows = append(rows, row)
+	}
+	for _, n := range names(func(f *scenario.BrokerFeatures) map[string]string { return f.FeatureFlags }) {
+		row := []string{"flag: " + n}
+		for _, c := range v.Columns {
+			st := "not listed"
+			if c.Features != nil {
+				st = cmp.Or(c.Features.FeatureFlags[n], "-")
+			}
+			row = append(row, st)
+		}
+		if slices.ContainsFunc(row[2:], func(s string) bool { return s != row[1] }) {
+			rows = append(rows, row)
+		}
+	}
+	return header, rows
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -302,5 +303,30 @@ func TestVersionsUnstatedBehaviourFails(t *testing.T) {
 	}
 	if rate == nil || rate.Behaviour || rate.Expected {
 		t.Fatalf("publish rate ×2: %+v", rate)
+	}
+}
+
+// The features table lists every deprecated feature any broker listed, with
+// its phase per version, and only the feature flags whose state differs.
+func TestFeatureRows(t *testing.T) {
+	v := &Versions{Columns: []VersionColumn{
+		{Name: "3.10.8", Features: &scenario.BrokerFeatures{FeatureFlags: map[string]string{"quorum_queue": "enabled", "stream_queue": "enabled"}}},
+		{Name: "4.0.5", Features: &scenario.BrokerFeatures{FeatureFlags: map[string]string{"quorum_queue": "enabled", "khepri_db": "disabled"},
+			DeprecatedFeatures: map[string]string{"transient_nonexcl_queues": "permitted_by_default", "classic_queue_mirroring": "removed"}}},
+		{Name: "9.9.9"},
+	}}
+	header, rows := featureRows(v)
+	want := [][]string{
+		{"deprecated: classic_queue_mirroring", "no list", "removed", "not listed"},
+		{"deprecated: transient_nonexcl_queues", "no list", "permitted_by_default", "not listed"},
+		{"flag: khepri_db", "-", "disabled", "not listed"},
+		{"flag: quorum_queue", "enabled", "enabled", "not listed"},
+		{"flag: stream_queue", "enabled", "-", "not listed"},
+	}
+	if !slices.Equal(header, []string{"feature", "3.10.8", "4.0.5", "9.9.9"}) || !reflect.DeepEqual(rows, want) {
+		t.Fatalf("header %q\nrows %q\nwant %q", header, rows, want)
+	}
+	if _, rows := featureRows(&Versions{Columns: []VersionColumn{{Name: "a"}}}); rows != nil {
+		t.Fatalf("no features listed: rows %q", rows)
 	}
 }

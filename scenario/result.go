@@ -51,6 +51,12 @@ type Result struct {
 	// (Docker Engine - Community 28.5.2)", "ssh://ci@host (Podman Engine
 	// 5.4.2)". Absent with --uri (no engine) and in results written before it.
 	Engine string `json:"engine,omitempty"`
+	// BrokerFeatures are the broker's feature flags and deprecated
+	// features as it listed them, recorded in a run of several images
+	// (--images), where behaviour is compared by version: what a version
+	// permits is measured on its image, not taken from its release notes.
+	// Absent otherwise, and in results written before it existed.
+	BrokerFeatures *BrokerFeatures `json:"broker_features,omitempty"`
 	// Nodes is the cluster's size (omitted for a single broker) and
 	// NodeContainers its containers by node (node 1 first).
 	Nodes          int       `json:"nodes,omitempty"`
@@ -534,4 +540,18 @@ func CommandLine(argv []string) string {
 		out[i] = a
 	}
 	return strings.Join(out, " ")
+}
+
+// BrokerFeatures is what `rabbitmqctl list_feature_flags` and
+// `list_deprecated_features` report of a broker
+// (https://www.rabbitmq.com/docs/feature-flags,
+// https://www.rabbitmq.com/docs/deprecated-features).
+type BrokerFeatures struct {
+	// FeatureFlags maps each feature flag to its state: enabled, disabled,
+	// state_changing, unavailable.
+	FeatureFlags map[string]string `json:"feature_flags"`
+	// DeprecatedFeatures maps each deprecated feature to its phase:
+	// permitted_by_default, denied_by_default, disconnected, removed. Absent
+	// on versions before 3.13, which have no such list.
+	DeprecatedFeatures map[string]string `json:"deprecated_features,omitempty"`
 }
