@@ -133,8 +133,12 @@ func TestDeadLetterAtLeastOnceLosesNothingOnTheWay(t *testing.T) {
 	if m.DeadLetterLossAllowed || !strings.Contains(m.DeadLetterGuarantee, "dead-letters at least once") {
 		t.Fatalf("allowed %v, guarantee %q", m.DeadLetterLossAllowed, m.DeadLetterGuarantee)
 	}
-	if len(m.Faults) != 1 || m.Faults[0].Action != scenario.Kill || m.Faults[0].Error != "" || m.WentInDoubt == 0 {
-		t.Fatalf("faults %+v, went in doubt %d", m.Faults, m.WentInDoubt)
+	// The kill lands mid-burst by the rate schedule (1.5 s into 5 s).
+	// Whether anything goes in doubt depends on how many basic.acks reach
+	// the client before the process dies (under load a kill call took
+	// 207 ms and every unconfirmed order was acked first): not asserted.
+	if len(m.Faults) != 1 || m.Faults[0].Action != scenario.Kill || m.Faults[0].Error != "" || m.Faults[0].PublishedAtInject >= m.Sent {
+		t.Fatalf("faults %+v: want one kill mid-burst", m.Faults)
 	}
 	_, tr := publishHistory(t, filepath.Join(dir, m.History))
 	if tr.DeadLetterRule == nil || len(tr.DeadLetterRule.DownUS) != 1 || tr.DeadLetterLossAllowed {

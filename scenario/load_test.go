@@ -71,7 +71,7 @@ func TestParseErrors(t *testing.T) {
 			[]string{
 				"s.yaml:6:33: scenarios[0].queue.arguments.x-max-length: must be a whole number, got \"many\"",
 				"s.yaml:6:51: scenarios[0].queue.arguments.x-overflow: \"reject\" is not an overflow behaviour (drop-head, reject-publish, reject-publish-dlx)",
-				"s.yaml:6:59: scenarios[0].queue.arguments.x-colour: unknown queue argument (known: x-dead-letter-exchange, x-dead-letter-routing-key, x-dead-letter-strategy, x-delivery-limit, x-max-length, x-max-length-bytes, x-message-ttl, x-overflow, x-single-active-consumer, x-quorum-initial-group-size)",
+				"s.yaml:6:59: scenarios[0].queue.arguments.x-colour: unknown queue argument (known: x-dead-letter-exchange, x-dead-letter-routing-key, x-dead-letter-strategy, x-delivery-limit, x-max-length, x-max-length-bytes, x-stream-max-segment-size-bytes, x-message-ttl, x-overflow, x-single-active-consumer, x-quorum-initial-group-size)",
 				"s.yaml:6:98: scenarios[0].queue.arguments.x-dead-letter-exchange: must be text, got \"5\"",
 			}},
 		{"exact expectations name modes the scenario runs",

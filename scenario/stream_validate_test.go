@@ -24,7 +24,7 @@ func TestStreamValidation(t *testing.T) {
 				"s.yaml:6:16: scenarios[0].queue.durable: streams are always durable",
 				"s.yaml:7:26: scenarios[0].queue.dead_letter_queue: a stream does not dead-letter",
 				"s.yaml:8:23: scenarios[0].queue.also_bind_type: the stream publisher writes to the stream itself, not through an exchange: nothing would reach a second queue",
-				"s.yaml:9:60: scenarios[0].queue.arguments.x-overflow: does not apply to a stream (only x-max-length-bytes does)",
+				"s.yaml:9:60: scenarios[0].queue.arguments.x-overflow: does not apply to a stream (only x-max-length-bytes and x-stream-max-segment-size-bytes)",
 			}},
 		{"AMQP-only load, consumers, faults and matrix on a stream",
 			head + "    queue: {type: stream}\n    load:\n      messages: 10\n      publishers: 2\n      persistent: false\n      unroutable_every: 3\n      message_deadline: 5s\n" +

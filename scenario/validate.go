@@ -856,7 +856,7 @@ func (p *parser) validateRelativeTriggers(sp string, s *Scenario) {
 }
 
 // streamArguments are the queue arguments a stream takes here.
-var streamArguments = []string{"x-max-length-bytes"}
+var streamArguments = []string{"x-max-length-bytes", "x-stream-max-segment-size-bytes"}
 
 // validateStream keeps stream-only settings to streams, and refuses on a
 // stream what only AMQP 0.9.1 queues do: the stream publisher writes to the
@@ -867,6 +867,9 @@ func (p *parser) validateStream(sp string, s *Scenario) {
 	if s.Queue.Type != Stream {
 		if s.Queue.Deduplication {
 			p.fail(qp+".deduplication", "deduplication is a stream feature (a named stream producer): set queue.type: stream")
+		}
+		if _, ok := s.Queue.Arguments["x-stream-max-segment-size-bytes"]; ok && !slices.Contains(s.queueTypes(), Stream) {
+			p.fail(qp+".arguments.x-stream-max-segment-size-bytes", "only a stream has segments: set queue.type: stream")
 		}
 		return
 	}
@@ -881,7 +884,7 @@ func (p *parser) validateStream(sp string, s *Scenario) {
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Queue.Arguments)) {
 		if !slices.Contains(streamArguments, k) {
-			p.fail(qp+".arguments."+k, "does not apply to a stream (only %s does)", strings.Join(streamArguments, ", "))
+			p.fail(qp+".arguments."+k, "does not apply to a stream (only %s)", strings.Join(streamArguments, " and "))
 		}
 	}
 	if s.Consumers.Count > 0 {
