@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"github.com/rmqtorture/rmqtorture/broker"
@@ -58,12 +59,10 @@ func checkAppendFile(flag, path string) error {
 			return errors.New("is a directory")
 		case err == nil && fi.Mode()&fs.ModeNamedPipe != 0:
 			// A pipe with a reader takes the summary; one without would
-			// hold the run for ever.
-			f, err := openAppend(path)
-			if err == nil {
-				err = f.Close()
-			}
-			return err
+			// hold the run for ever. The end opened here is held until
+			// the process exits: closing it would give a reader such as
+			// `cat p` its end of file, and it would be gone by the append.
+			return holdPipe(path)
 		case err == nil && !fi.Mode().IsRegular():
 			return syscall.Access(path, 2) // W_OK
 		case err == nil && fi.Mode().Perm()&0o222 == 0:
@@ -133,11 +132,60 @@ func checkDockerEnv() error {
 	return nil
 }
 
-// openAppend opens path for appending, creating a missing file (0644). It
-// opens without blocking: a named pipe with no reader is an error at once
-// (ENXIO, see fifo(7)) instead of a wait for ever; writes to a pipe with a
-// reader still wait for room as usual.
+// heldPipes are the write ends of the named pipes checkAppendFile opened,
+// by path, held open until the process exits so that the pipe's reader
+// sees one stream however many summaries are appended.
+var (
+	heldMu    sync.Mutex
+	heldPipes = map[string]*os.File{}
+)
+
+// holdPipe opens the named pipe at path for writing (openAppend: an error
+// when it has no reader) and holds that end open.
+func holdPipe(path string) error {
+	heldMu.Lock()
+	defer heldMu.Unlock()
+	if _, ok := heldPipes[path]; ok {
+		return nil
+	}
+	f, err := openNonBlocking(path)
+	if err == nil {
+		heldPipes[path] = f
+	}
+	return err
+}
+
+// openAppend opens path for appending, creating a missing file (0644); a
+// named pipe checkAppendFile holds is a second descriptor of the held end
+// (closing it leaves the pipe open). It opens without blocking: a named
+// pipe with no reader is an error at once (ENXIO, see fifo(7)) instead of
+// a wait for ever; on Linux, writes to a pipe with a reader still wait for
+// room (Go's poller).
 func openAppend(path string) (*os.File, error) {
+	heldMu.Lock()
+	held := heldPipes[path]
+	heldMu.Unlock()
+	if held != nil {
+		// Through SyscallConn: Fd would switch the held end to blocking.
+		rc, err := held.SyscallConn()
+		if err != nil {
+			return nil, err
+		}
+		fd, derr := -1, error(nil)
+		if err := rc.Control(func(h uintptr) { fd, derr = syscall.Dup(int(h)) }); err != nil {
+			return nil, err
+		}
+		if derr != nil {
+			return nil, derr
+		}
+		return os.NewFile(uintptr(fd), path), nil
+	}
+	return openNonBlocking(path)
+}
+
+// openNonBlocking is openAppend's open: append, create (0644), without
+// blocking on a named pipe that has no reader.
+func openNonBlocking(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NONBLOCK, 0o644)
 	if errors.Is(err, syscall.ENXIO) {
 		return nil, errors.New("a named pipe with no reader (writing would wait for one for ever)")

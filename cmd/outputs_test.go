@@ -1,11 +1,13 @@
 package cmd
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // A named pipe takes the summary when something reads it (mkfifo p; cat p &
@@ -36,5 +38,46 @@ func TestCheckAppendFileNamedPipe(t *testing.T) {
 	n, err := reader.Read(buf)
 	if err != nil || !strings.Contains(string(buf[:n]), "## summary") {
 		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+}
+
+// A reader such as `cat p` ends at its first end of file: the check must
+// not give it one, and two summaries appended (two scenarios) reach it as
+// one stream.
+func TestSummaryPipeReaderLikeCat(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "summary.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(reader) // until every writer has closed
+		reader.Close()
+		got <- string(b)
+	}()
+	if err := checkAppendFile("--summary-file", fifo); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // a reader that saw end of file now would be gone
+	for _, md := range []string{"## one", "## two"} {
+		if err := appendFile(fifo, []byte(md)); err != nil {
+			t.Fatalf("append %s: %v", md, err)
+		}
+	}
+	heldMu.Lock()
+	heldPipes[fifo].Close()
+	delete(heldPipes, fifo)
+	heldMu.Unlock()
+	select {
+	case s := <-got:
+		if s != "\n## one\n## two" {
+			t.Fatalf("reader got %q", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reader never saw the end")
 	}
 }

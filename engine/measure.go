@@ -47,45 +47,57 @@ func measure(res *scenario.ModeResult, st PublishStats, tl *metrics.Timeline, st
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
 
 // brokerDowntime is the first fault's downtime in ms, from what was
-// observed: for an action the action table says takes the broker down
-// (kill, stop, restart, pause, disconnect, quorum-loss), the fault → the
-// first AMQP login accepted again; for any other step (a command, a
-// partition, a rolling restart, an alarm), whose effect on logins is not
-// known beforehand, the time a publisher was without a connection: its
-// first connection lost after the fault → the next connection made. nil
-// when there was no outage to time (a command that cleared a policy, a
-// node drained while the publisher stayed on another) or it did not end.
+// observed: for an action the action table says
+// takes the broker down (kill, stop, restart, pause, disconnect,
+// quorum-loss), the fault → the first AMQP login accepted again; for a
+// step whose effect on logins is not known beforehand (a command, a
+// partition, a rolling restart), the time a publisher was without a
+// connection: its first connection lost after the fault and before the
+// next fault → that publisher's next connection. nil for any other step (an alarm, closed
+// connections, a deleted queue: the broker stayed up), and when there was
+// no outage to time (a command that cleared a policy, a node drained while
+// the publisher stayed on another) or it did not end.
 func brokerDowntime(events []metrics.Event, fault time.Time) *float64 {
-	var action scenario.Action
-	for _, e := range events {
-		if e.Kind == metrics.EvFault && !e.At.Before(fault) {
-			action = scenario.Action(e.Action)
+	first, end := -1, len(events)
+	for i, e := range events {
+		if e.Kind != metrics.EvFault || e.At.Before(fault) {
+			continue
+		}
+		if first < 0 {
+			first = i
+		} else if e.At.After(fault) {
+			end = i // the next fault's events are its own
 			break
 		}
 	}
-	_, _, down := action.LeavesState()
-	from, to := fault, metrics.EvBrokerReady
-	if !down {
-		lost := -1
-		for i, e := range events {
-			if e.Kind == metrics.EvConnectionLost && !e.At.Before(fault) {
-				lost = i
-				break
-			}
-		}
-		if lost < 0 {
-			return nil
-		}
-		from, to = events[lost].At, metrics.EvConnected
+	if first < 0 {
+		return nil
 	}
-	for _, e := range events {
-		if e.Kind == to && !e.At.Before(from) {
-			v := metrics.Millis(e.At.Sub(fault))
-			if !down {
-				v = metrics.Millis(e.At.Sub(from))
+	ms := func(from, to time.Time) *float64 { v := metrics.Millis(to.Sub(from)); return &v }
+	action := scenario.Action(events[first].Action)
+	if _, _, down := action.LeavesState(); down {
+		// A manual recovery is a later step (start after kill): the
+		// login that ends this downtime may follow it.
+		for _, e := range events[first:] {
+			if e.Kind == metrics.EvBrokerReady {
+				return ms(fault, e.At)
 			}
-			return &v
 		}
+		return nil
+	}
+	if action != scenario.Command && action != scenario.Partition && action != scenario.RollingRestart {
+		return nil
+	}
+	for i, e := range events[first:end] {
+		if e.Kind != metrics.EvConnectionLost {
+			continue
+		}
+		for _, c := range events[first+i : end] {
+			if c.Kind == metrics.EvConnected && c.Publisher == e.Publisher {
+				return ms(e.At, c.At)
+			}
+		}
+		return nil
 	}
 	return nil
 }

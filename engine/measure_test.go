@@ -54,6 +54,12 @@ func TestBrokerDowntimeObserved(t *testing.T) {
 		{"a loss before the fault is not its outage", []metrics.Event{{At: at(50), Kind: metrics.EvConnectionLost}, {At: at(60), Kind: metrics.EvConnected},
 			{At: at(100), Kind: metrics.EvFault, Action: string(scenario.Partition)}}, "none"},
 		{"never reconnected", []metrics.Event{{At: at(100), Kind: metrics.EvFault, Action: string(scenario.Command)}, {At: at(700), Kind: metrics.EvConnectionLost}}, "none"},
+		{"the next fault's outage is its own", []metrics.Event{{At: at(100), Kind: metrics.EvFault, Action: string(scenario.Command)},
+			{At: at(5000), Kind: metrics.EvFault, Action: string(scenario.Kill)}, {At: at(5100), Kind: metrics.EvConnectionLost}, {At: at(9000), Kind: metrics.EvConnected}}, "none"},
+		{"the publisher that lost its connection", []metrics.Event{{At: at(100), Kind: metrics.EvFault, Action: string(scenario.Partition)},
+			{At: at(300), Kind: metrics.EvConnectionLost, Publisher: 2}, {At: at(400), Kind: metrics.EvConnected, Publisher: 1}, {At: at(2300), Kind: metrics.EvConnected, Publisher: 2}}, "2000"},
+		{"closed connections: the broker stayed up", []metrics.Event{{At: at(100), Kind: metrics.EvFault, Action: string(scenario.CloseConnections)},
+			{At: at(110), Kind: metrics.EvConnectionLost}, {At: at(600), Kind: metrics.EvConnected}}, "none"},
 	} {
 		if got := ms(brokerDowntime(tc.events, at(100))); got != tc.want {
 			t.Errorf("%s: downtime %s ms, want %s", tc.name, got, tc.want)

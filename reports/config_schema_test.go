@@ -49,7 +49,7 @@ func TestMarkdownConfigFields(t *testing.T) {
 	}
 	for _, want := range []string{
 		"- **Broker configuration** (written before its first start): `consumer_timeout = 5000`, `{rabbit, channel_tick_interval, 1000}`\n",
-		"; 3 late confirms of an earlier copy came after the copy was sent, matched to their ids by delivery tag.\n",
+		"\nLate confirms: 3 of an earlier copy, after its id was published again on the same channel when its confirm timed out, matched by delivery tag; no such copy was delivered twice.\n",
 		"\nDeliveries per consumer: consumer 0: 80, consumer 1: 121; 1 deliveries went to a different consumer than the one before.\n",
 		"\nHeld: 1 first deliveries kept for consumers.hold",
 		"\nGave up: 2 deliveries rejected at consumers.max_deliveries",

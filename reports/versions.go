@@ -69,8 +69,8 @@ type VersionColumn struct {
 	Image         string `json:"image"`
 	BrokerVersion string `json:"broker_version,omitempty"`
 	// Features are the image's feature flags and deprecated features as
-	// its broker listed them (the first run's result.json); absent when
-	// none was listed.
+	// its broker listed them (the first of its runs' result.json that has
+	// them); absent when none was listed.
 	Features *scenario.BrokerFeatures `json:"features,omitempty"`
 }
 
@@ -977,10 +977,12 @@ func VersionsMarkdown(w io.Writer, v *Versions) error {
 
 // featureRows is the deprecated features and differing feature flags of
 // the columns that listed them: every deprecated feature any broker listed
-// ("deprecated: NAME", its phase per column; "-" where not listed, "no list"
-// for a version before 3.13), then each feature flag whose state is not
-// the same on every column ("flag: NAME"). No rows when no column listed
-// its features.
+// ("deprecated: NAME", its phase per column; "-" where a broker that
+// listed its deprecated features did not list it, "no list" for a version
+// before 3.13, "not listed" where the image's features were not read),
+// then each feature flag whose state is not the same on every column that
+// listed its flags ("flag: NAME"). No rows when no column listed its
+// features.
 func featureRows(v *Versions) (header []string, rows [][]string) {
 	header = []string{"feature"}
 	listed := false
@@ -1028,7 +1030,13 @@ func featureRows(v *Versions) (header []string, rows [][]string) {
 			}
 			row = append(row, st)
 		}
-		if slices.ContainsFunc(row[2:], func(s string) bool { return s != row[1] }) {
+		var states []string
+		for i, c := range v.Columns {
+			if c.Features != nil {
+				states = append(states, row[i+1])
+			}
+		}
+		if slices.ContainsFunc(states, func(s string) bool { return s != states[0] }) {
 			rows = append(rows, row)
 		}
 	}

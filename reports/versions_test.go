@@ -320,7 +320,6 @@ func TestFeatureRows(t *testing.T) {
 		{"deprecated: classic_queue_mirroring", "no list", "removed", "not listed"},
 		{"deprecated: transient_nonexcl_queues", "no list", "permitted_by_default", "not listed"},
 		{"flag: khepri_db", "-", "disabled", "not listed"},
-		{"flag: quorum_queue", "enabled", "enabled", "not listed"},
 		{"flag: stream_queue", "enabled", "-", "not listed"},
 	}
 	if !slices.Equal(header, []string{"feature", "3.10.8", "4.0.5", "9.9.9"}) || !reflect.DeepEqual(rows, want) {
