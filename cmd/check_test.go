@@ -130,6 +130,12 @@ func writeCheckRun(t *testing.T) string {
 // editHistory rewrites dir's history through edit, which gets each record
 // and returns the records to write in its place.
 func editHistory(t *testing.T, dir string, edit func(metrics.HistoryRecord) []metrics.HistoryRecord) {
+	rewriteHistory(t, dir, func(*metrics.HistoryHeader) {}, edit)
+}
+
+// rewriteHistory rewrites dir's history with its header changed by header
+// and each record replaced by what edit returns for it.
+func rewriteHistory(t *testing.T, dir string, header func(*metrics.HistoryHeader), edit func(metrics.HistoryRecord) []metrics.HistoryRecord) {
 	path := filepath.Join(dir, "history-0.bin.gz")
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -139,8 +145,10 @@ func editHistory(t *testing.T, dir string, edit func(metrics.HistoryRecord) []me
 	if err != nil {
 		t.Fatal(err)
 	}
+	h := r.Header
+	header(&h)
 	var buf bytes.Buffer
-	w, err := metrics.NewHistoryWriter(&buf, r.Header)
+	w, err := metrics.NewHistoryWriter(&buf, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,38 +345,8 @@ func TestCheckQueueDeletedResurrects(t *testing.T) {
 // given as a window-title escape reaches the terminal as plain text.
 func TestCheckPrintsNoTerminalCodes(t *testing.T) {
 	dir := writeCheckRun(t)
-	path := filepath.Join(dir, "history-0.bin.gz")
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := metrics.NewHistoryReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := r.Header
-	h.Mode = "\x1b]0;pwned\x07\u009d0;pwned\u009cconfirm-each"
-	var buf bytes.Buffer
-	w, err := metrics.NewHistoryWriter(&buf, h)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(rec)
-	}
-	if err := w.Close(r.Trailer()); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	rewriteHistory(t, dir, func(h *metrics.HistoryHeader) { h.Mode = "\x1b]0;pwned\x07\u009d0;pwned\u009cconfirm-each" },
+		func(r metrics.HistoryRecord) []metrics.HistoryRecord { return []metrics.HistoryRecord{r} })
 	code, stdout, _ := runCLI(t, "check", dir)
 	if want := "  mode: history confirm-each, result.json confirm-window\n"; code != ExitFail || !strings.Contains(stdout, want) {
 		t.Fatalf("exit %d, stdout lacks %q:\n%q", code, want, stdout)

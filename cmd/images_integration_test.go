@@ -29,12 +29,7 @@ func TestImagesSideBySide(t *testing.T) {
 	if code != ExitPass {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	var path string
-	for _, line := range strings.Split(stdout, "\n") {
-		if p, ok := strings.CutPrefix(line, "versions result: "); ok {
-			path = p
-		}
-	}
+	path := versionsResult(stdout)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("versions.json: %v\n%s", err, stdout)
@@ -208,12 +203,7 @@ func TestRetryCountXDeathAcrossVersions(t *testing.T) {
 			t.Errorf("stdout lacks %q:\n%s", want, stdout)
 		}
 	}
-	var path string
-	for _, line := range strings.Split(stdout, "\n") {
-		if p, ok := strings.CutPrefix(line, "versions result: "); ok {
-			path = p
-		}
-	}
+	path := versionsResult(stdout)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatalf("versions.json: %v", err)
@@ -231,4 +221,16 @@ func TestRetryCountXDeathAcrossVersions(t *testing.T) {
 		}
 		noLeftovers(t, run.RunID)
 	}
+}
+
+// versionsResult is the versions.json path a run of several images
+// printed ("" when it printed none).
+func versionsResult(stdout string) string {
+	var path string
+	for _, line := range strings.Split(stdout, "\n") {
+		if p, ok := strings.CutPrefix(line, "versions result: "); ok {
+			path = p
+		}
+	}
+	return path
 }

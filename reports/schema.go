@@ -208,18 +208,8 @@ func Decode(data []byte) (*scenario.Result, error) {
 		data = up
 	}
 	var r scenario.Result
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&r); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			// A number the schema's "integer" lets through and Go cannot
-			// hold ("seed": 1e400).
-			line, col := position(data, te.Offset)
-			return nil, &InvalidResultError{Strict: fmt.Sprintf("%s: %s is out of range: the field holds a %s", te.Field, te.Value, te.Type), Line: line, Column: col}
-		}
-		// The schema and the Go types disagree: a bug the schema tests catch.
-		return nil, fmt.Errorf("decode result: %w", err)
+	if err := strictDecode(data, &r); err != nil {
+		return nil, err
 	}
 	if err := checkSeries(&r); err != nil {
 		return nil, err
@@ -321,6 +311,25 @@ func checkSeries(r *scenario.Result) error {
 				return &InvalidResultError{Strict: fmt.Sprintf("/modes/%d/series/%s: %d buckets, but published has %d: every series array has one entry per bucket", i, a.name, a.len, n)}
 			}
 		}
+	}
+	return nil
+}
+
+// strictDecode decodes data, a document its schema has passed, into v with
+// no field v's type lacks. A number the schema's "integer" lets through
+// and Go cannot hold ("seed": 1e400) is an *InvalidResultError naming the
+// field, line and column; any other error means the schema and the Go
+// types disagree, a bug the schema tests catch.
+func strictDecode(data []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		line, col := position(data, te.Offset)
+		return &InvalidResultError{Strict: fmt.Sprintf("%s: %s is out of range: the field holds a %s", te.Field, te.Value, te.Type), Line: line, Column: col}
+	} else if err != nil {
+		return fmt.Errorf("decode: %w", err)
 	}
 	return nil
 }

@@ -10,7 +10,6 @@ import (
 	"cmp"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -629,14 +628,7 @@ func DecodeVersions(data []byte) (*Versions, error) {
 		return nil, err
 	}
 	var v Versions
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			line, col := position(data, te.Offset)
-			return nil, &InvalidResultError{Strict: fmt.Sprintf("%s: %s is out of range: the field holds a %s", te.Field, te.Value, te.Type), Line: line, Column: col}
-		}
+	if err := strictDecode(data, &v); err != nil {
 		return nil, err
 	}
 	return &v, nil
