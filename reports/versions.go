@@ -22,6 +22,7 @@ import (
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -310,6 +311,54 @@ var versionRows = []rowSpec{
 	}},
 	{field: "retries", label: "retries at park", value: histogram(func(c *scenario.ConsumerStats) map[string]int { return c.RetriesAtPark })},
 	{field: "x_death_count_at_park", label: "x-death count at park", value: histogram(func(c *scenario.ConsumerStats) map[string]int { return c.XDeathCountAtPark })},
+	// How the burst went, beyond its totals: who closed the publisher's
+	// connections and why, how often it failed over, and which ids were
+	// nacked or went in doubt (their span over the burst). They vary with
+	// a fault's timing, so they are measured, not judged: listed under
+	// "What changed" so that two versions that behaved differently never
+	// read as the same.
+	{field: "channel_closes", label: "connection closes", value: closeReasons},
+	{field: "reconnects", label: "failovers (reconnects)", value: count(func(m scenario.ModeResult) int { return m.Reconnects })},
+	{field: "nacked_ids", label: "nacked ids", value: idSpan(func(m scenario.ModeResult) []metrics.Range { return m.IDs.WentNacked })},
+	{field: "went_in_doubt_ids", label: "ids that went in doubt", value: idSpan(func(m scenario.ModeResult) []metrics.Range { return m.IDs.WentInDoubt })},
+}
+
+// closeReasons is the row of the publisher's close reasons, each cut to
+// who closed and the reply code ("channel closed by broker: 406
+// PRECONDITION_FAILED", the text after " - " left out), counted; "none"
+// where nothing closed.
+func closeReasons(g runGroup) (float64, string, bool) {
+	counts := map[string]int{}
+	for _, m := range g.runs {
+		for _, c := range m.ChannelCloses {
+			reason, _, _ := strings.Cut(c, " - ")
+			counts[strings.TrimSpace(reason)]++
+		}
+	}
+	if text := reasonsText(counts); text != "-" {
+		return 0, text, true
+	}
+	return 0, "none", true
+}
+
+// idSpan is a row of the ids ids reads, as their count and span over the
+// burst ("120 ids, 3,000–3,119 in 1 range"; "none").
+func idSpan(ids func(scenario.ModeResult) []metrics.Range) func(runGroup) (float64, string, bool) {
+	return func(g runGroup) (float64, string, bool) {
+		var all []metrics.Range
+		for _, m := range g.runs {
+			all = append(all, ids(m)...)
+		}
+		if len(all) == 0 {
+			return 0, "none", true
+		}
+		n := metrics.RangesLen(all)
+		first, last := all[0].First, all[0].Last
+		for _, r := range all {
+			first, last = min(first, r.First), max(last, r.Last)
+		}
+		return float64(n), fmt.Sprintf("%s %s, %s–%s in %d %s", num(n), plural(n, "id", "ids"), num(first), num(last), len(all), plural(len(all), "range", "ranges")), true
+	}
 }
 
 // deadLetterReasons is the row of x-death reasons (reasonsText); not a

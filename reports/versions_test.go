@@ -329,3 +329,41 @@ func TestFeatureRows(t *testing.T) {
 		t.Fatalf("no features listed: rows %q", rows)
 	}
 }
+
+// TestVersionsBehaviourBeyondTotals: two versions with the same totals,
+// where one broker closed the publisher's connection (it failed over) and
+// kept nacking to the end of the burst while the other nacked a short run
+// and closed nothing, do not read as the same: who closed what and why,
+// the failovers and the nacked ids' span are rows, and each difference is
+// listed under What changed (measured, not judged).
+func TestVersionsBehaviourBeyondTotals(t *testing.T) {
+	mode := func(closes []string, reconnects int, nacked metrics.Range) scenario.ModeResult {
+		m := scenario.ModeResult{Mode: scenario.ConfirmWindow, ChannelCloses: closes, Reconnects: reconnects, Verdict: passVerdict()}
+		m.Sent, m.Confirmed, m.Nacked, m.WentNacked = 1000, 1000-nacked.Len(), nacked.Len(), nacked.Len()
+		m.IDs.WentNacked = []metrics.Range{nacked}
+		return m
+	}
+	a := versionResult("s", "RabbitMQ 3.10.8", "1", passVerdict(), mode([]string{"channel closed by broker: 320 CONNECTION_FORCED - broker forced connection closure with reason 'shutdown'"}, 1, metrics.Range{First: 200, Last: 999}))
+	b := versionResult("s", "RabbitMQ 4.0.5", "2", passVerdict(), mode(nil, 0, metrics.Range{First: 200, Last: 299}))
+	v := BuildVersions(VersionsInput{Scenarios: []string{"s"}, Images: []string{"a:1", "b:1"},
+		Runs: []VersionsRunInput{{Image: "a:1", Result: a}, {Image: "b:1", Result: b}}})
+	got := map[string]string{}
+	for _, c := range v.Changes {
+		got[c.Field] = c.From + " → " + c.To
+		if c.Behaviour {
+			t.Errorf("%s judged as behaviour: it varies with a fault's timing", c.Field)
+		}
+	}
+	want := map[string]string{
+		"channel_closes": "channel closed by broker: 320 CONNECTION_FORCED → none",
+		"reconnects":     "1 → 0",
+		"nacked_ids":     "800 ids, 200–999 in 1 range → 100 ids, 200–299 in 1 range",
+		"nacked":         "800 → 100",
+		"confirmed":      "200 → 900",
+	}
+	for f, w := range want {
+		if got[f] != w {
+			t.Errorf("%s changed %q, want %q (all: %v)", f, got[f], w, got)
+		}
+	}
+}
