@@ -87,15 +87,28 @@ func (b *fakeBroker) WaitReady(context.Context, scenario.Target, time.Duration) 
 	return b.readyErr
 }
 func (b *fakeBroker) MemoryAlarm(_ context.Context, t scenario.Target, on bool) error {
-	b.set(fmt.Sprintf("alarm-%v", on), t, "")
+	b.set(fmt.Sprintf("alarm-%v", on), t, alarmState(on, b.alarmErr))
 	return b.alarmErr
+}
+
+// alarmState is the state an alarm call leaves: blocked while a raised
+// alarm holds publishers (connection.blocked), up once cleared; none when
+// the call failed.
+func alarmState(on bool, err error) metrics.BrokerState {
+	switch {
+	case err != nil:
+		return ""
+	case on:
+		return metrics.StateBlocked
+	}
+	return metrics.StateUp
 }
 func (b *fakeBroker) CloseConnections(_ context.Context, t scenario.Target) error {
 	b.set("close", t, "")
 	return nil
 }
 func (b *fakeBroker) DiskAlarm(_ context.Context, t scenario.Target, on bool) error {
-	b.set(fmt.Sprintf("disk-alarm-%v", on), t, "")
+	b.set(fmt.Sprintf("disk-alarm-%v", on), t, alarmState(on, b.alarmErr))
 	return b.alarmErr
 }
 func (b *fakeBroker) DeleteQueue(_ context.Context, t scenario.Target, q string) (int, error) {
@@ -175,7 +188,8 @@ func (b *fakeBroker) store(seq int) {
 // down or disconnected, its unconfirmed ids go in doubt (the broker had
 // written them: they are stored once), the next new id it tries fails in
 // doubt, and once the broker is up again it republishes them all (same id)
-// before going on. A paused broker just holds the publisher. holdAt, when
+// before going on. A paused broker, or one with an alarm raised, just holds
+// the publisher. holdAt, when
 // set, makes the publisher wait after that many ids until the broker
 // records its next operation (a kill, an alarm), so a fault lands with
 // exactly the window in flight, as a real burst still under way would
@@ -243,6 +257,12 @@ func (f *fakeTraffic) Publish(ctx context.Context, p PublishPlan) (PublishStats,
 			return u.st, ctx.Err()
 		}
 		time.Sleep(f.perPublish)
+		if f.b != nil && f.b.current() == metrics.StateBlocked {
+			// A raised alarm holds the publisher on its connection
+			// (connection.blocked) until it is cleared.
+			time.Sleep(100 * time.Microsecond)
+			continue
+		}
 		if f.b != nil && (f.b.current() != metrics.StateUp || f.b.connectionsLost() != u.lost) {
 			if err := u.outage(ctx); err != nil {
 				return u.st, err
