@@ -53,15 +53,19 @@ func TestSummaryPipeReaderLikeCat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan string, 1)
-	go func() {
-		b, _ := io.ReadAll(reader) // until every writer has closed
-		reader.Close()
-		got <- string(b)
-	}()
 	if err := checkAppendFile("--summary-file", fifo); err != nil {
 		t.Fatal(err)
 	}
+	// From here on the reader reads as cat does, until its first end of
+	// file: a pipe without a writer gives one at once (pipe(7)), so the
+	// end the check opened must still be open. (Reading before the check
+	// would see that end of file too: the check is what must not cause it.)
+	got := make(chan string, 1)
+	go func() {
+		b, _ := io.ReadAll(reader)
+		reader.Close()
+		got <- string(b)
+	}()
 	time.Sleep(50 * time.Millisecond) // a reader that saw end of file now would be gone
 	for _, md := range []string{"## one", "## two"} {
 		if err := appendFile(fifo, []byte(md)); err != nil {
