@@ -824,18 +824,13 @@ func duplicatesNote(w io.Writer, m scenario.ModeResult) {
 	if m.Duplicates == 0 && m.LateConfirms == 0 {
 		return
 	}
-	late := ""
-	if m.LateConfirms > 0 {
-		late = fmt.Sprintf("; %s late %s of an earlier copy came after the copy was sent, matched to %s by delivery tag",
-			num(m.LateConfirms), plural(m.LateConfirms, "confirm", "confirms"), plural(m.LateConfirms, "its id", "their ids"))
-	}
 	dup := m.IDs.Duplicated
 	if len(dup) == 0 {
-		if m.LateConfirms == 0 {
-			return // duplicates without id ranges (an older result): the table has the count
+		// Late confirms alone, or duplicates of a result without id ranges
+		// (an older one: the table has the count).
+		if m.LateConfirms > 0 {
+			fmt.Fprintf(w, "\nLate confirms: %s confirms of an earlier copy, after its id was published again on the same channel when its confirm timed out, matched to their ids by delivery tag.\n", num(m.LateConfirms))
 		}
-		// Late confirms alone, or a result without id ranges.
-		fmt.Fprintf(w, "\nLate confirms: %s confirms of an earlier copy, after its id was published again on the same channel when its confirm timed out, matched to their ids by delivery tag.\n", num(m.LateConfirms))
 		return
 	}
 	republished := metrics.IntersectRanges(dup, m.IDs.Republished)
@@ -844,6 +839,11 @@ func duplicatesNote(w io.Writer, m scenario.ModeResult) {
 	never := metrics.RangesLen(dup) - metrics.RangesLen(republished)
 	fmt.Fprintf(w, "\nDuplicates: %s %s delivered more than once (%s extra %s):\n", num(metrics.RangesLen(dup)), plural(metrics.RangesLen(dup), "id", "ids"), num(m.Duplicates), plural(m.Duplicates, "copy", "copies"))
 	if noDoubt > 0 {
+		late := ""
+		if m.LateConfirms > 0 {
+			late = fmt.Sprintf("; %s late %s of an earlier copy came after the copy was sent, matched to %s by delivery tag",
+				num(m.LateConfirms), plural(m.LateConfirms, "confirm", "confirms"), plural(m.LateConfirms, "its id", "their ids"))
+		}
 		fmt.Fprintf(w, "- %s republished without going in doubt (a confirm timeout under `load.on_confirm_timeout: republish`, or a `basic.nack` republished): the broker had stored the first copy too%s.\n", num(noDoubt), late)
 	}
 	if afterDoubt > 0 {

@@ -938,12 +938,8 @@ func VersionsMarkdown(w io.Writer, v *Versions) error {
 			}
 			fmt.Fprintf(w, "| %s | %s | %s |\n", cell(c.Name), code(c.Image), cell(bv))
 		}
-		if header, rows := featureRows(v); len(rows) > 0 {
-			fmt.Fprintln(w, "\n## Deprecated features and feature flags\n\nAs each broker listed them (`rabbitmqctl list_deprecated_features`, 3.13 and later; `list_feature_flags`): every deprecated feature, and the feature flags whose state differs between the images. What a version permits is read from its image, not its release notes.")
-			fmt.Fprintln(w)
-			if err := table(w, true, header, rows); err != nil {
-				return err
-			}
+		if err := featuresMarkdown(w, v); err != nil {
+			return err
 		}
 		for _, s := range v.Scenarios {
 			fmt.Fprintf(w, "\n## %s\n\n", s.Scenario)
@@ -1014,6 +1010,19 @@ func VersionsMarkdown(w io.Writer, v *Versions) error {
 		}
 		return nil
 	})
+}
+
+// featuresMarkdown writes versions.md's table of deprecated features and
+// differing feature flags (featureRows); nothing when no image's features
+// were listed.
+func featuresMarkdown(w io.Writer, v *Versions) error {
+	header, rows := featureRows(v)
+	if len(rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\n## Deprecated features and feature flags\n\nAs each broker listed them (`rabbitmqctl list_deprecated_features`, 3.13 and later; `list_feature_flags`): every deprecated feature, and the feature flags whose state differs between the images. What a version permits is read from its image, not its release notes.")
+	fmt.Fprintln(w)
+	return table(w, true, header, rows)
 }
 
 // featureRows is the deprecated features and differing feature flags of
