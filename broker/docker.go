@@ -348,10 +348,41 @@ func (c *Container) Pause(ctx context.Context, target scenario.Target) error {
 	if err := c.alter("paused and unpaused", func(r *Restore) { r.Unpause = true }); err != nil {
 		return err
 	}
-	if err := c.cli.ContainerPause(ctx, c.ID); err != nil {
+	if err := pauseRetrying(ctx, c.cli, c.ID, c.log); err != nil {
 		return fmt.Errorf("pause container %q: %w", c.Name, err)
 	}
 	return nil
+}
+
+// freezeAttempts and freezeRetry bound the tries of a pause that runc gave
+// up on. runc's cgroup freezer thaws and fails with "unable to freeze" when
+// a task of the container does not reach the frozen state in its own short
+// wait, which a broker busy with a burst can cause (moby/moby#48205,
+// docker/compose#11991): nothing was paused, and a new try a moment later
+// is the documented way on. Any other error is returned at once.
+const (
+	freezeAttempts = 5
+	freezeRetry    = 100 * time.Millisecond
+)
+
+// pauseRetrying pauses container id, trying again (at most freezeAttempts
+// times, freezeRetry apart) while the runtime says it was unable to freeze.
+func pauseRetrying(ctx context.Context, cli *client.Client, id string, log *slog.Logger) error {
+	for attempt := 1; ; attempt++ {
+		err := cli.ContainerPause(ctx, id)
+		if err == nil || attempt == freezeAttempts || !strings.Contains(err.Error(), "unable to freeze") {
+			if err != nil && attempt > 1 {
+				return fmt.Errorf("%w (after %d tries)", err, attempt)
+			}
+			return err
+		}
+		log.Info("the runtime could not freeze the container; trying again", "attempt", attempt, "err", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (then %w)", err, ctx.Err())
+		case <-time.After(freezeRetry):
+		}
+	}
 }
 
 // Unpause thaws a paused broker.

@@ -47,7 +47,16 @@ func Main(args []string, stdout, stderr io.Writer) int {
 // executeSignals runs the command line while counting interrupts on sigs.
 func executeSignals(args []string, stdout, stderr io.Writer, sigs <-chan os.Signal) int {
 	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
+	// The command is cancelled on the way out, unless it is abandoned: a
+	// first interrupt before anything started exits at once, and a
+	// cancelled command would still print its own, second account of the
+	// interruption before the process exits.
+	abandoned := false
+	defer func() {
+		if !abandoned {
+			stop()
+		}
+	}()
 	a := newAborter()
 	done := make(chan int, 1)
 	go func() { done <- Execute(context.WithValue(ctx, aborterKey{}, a), args, stdout, stderr) }()
@@ -69,6 +78,7 @@ func executeSignals(args []string, stdout, stderr io.Writer, sigs <-chan os.Sign
 		switch {
 		case n == 1 && !a.started():
 			fmt.Fprintln(stderr, erase+"rmqtorture: interrupted before any scenario started: nothing to restore, exiting")
+			abandoned = true
 			return ExitInterrupted
 		case n == 1:
 			fmt.Fprintln(stderr, erase+"rmqtorture: interrupted: stopping, finishing the fault under way, draining what was published and writing the partial report (again to stop now)")

@@ -289,6 +289,9 @@ func (b *burst) fire(ctx context.Context, fr firing) bool {
 		rec.Firing = fr.k
 	}
 	b.res.Faults = append(b.res.Faults, rec)
+	if err != nil {
+		b.in.log.Warn("fault step failed", "action", fr.fault.Action, "err", err)
+	}
 	switch {
 	case err != nil && fr.fault.Action.ClientSide():
 		// The broker is fine: the burst and the drain go on, and the run is
