@@ -897,12 +897,12 @@ func countPrefix(cases []badInput, prefix string) int {
 	return n
 }
 
-// TestReadmeBadInputCounts: the README's "Reliability" section quotes the
-// table's counts as they are.
+// TestReadmeBadInputCounts: the Reliability section of docs/reliability.md
+// (moved there from README.md) quotes the table's counts as they are.
 func TestReadmeBadInputCounts(t *testing.T) {
 	cases := badInputs(t)
 	// Line breaks fall anywhere in a paragraph.
-	readme := strings.Join(strings.Fields(readFile(t, "../README.md")), " ")
+	readme := strings.Join(strings.Fields(readFile(t, "../docs/reliability.md")), " ")
 	for _, want := range []string{
 		fmt.Sprintf("**Bad input starts nothing: %d inputs, each refused as documented.**", len(cases)),
 		fmt.Sprintf("feeds the command line %d bad scenario files", countPrefix(cases, "scenario/")),
@@ -910,7 +910,7 @@ func TestReadmeBadInputCounts(t *testing.T) {
 		fmt.Sprintf("%d bad result files", countPrefix(cases, "results/")),
 	} {
 		if !strings.Contains(readme, want) {
-			t.Errorf("README.md lacks %q: update its Reliability section", want)
+			t.Errorf("docs/reliability.md lacks %q: update its Reliability section", want)
 		}
 	}
 }

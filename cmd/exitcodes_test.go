@@ -158,7 +158,7 @@ func TestEveryExitCauseHasATrigger(t *testing.T) {
 			t.Errorf("cause %q is triggered but not in exitCauses", c)
 		}
 	}
-	// README order: by code (130 last).
+	// The docs' order: by code (130 last).
 	if !slices.IsSortedFunc(exitCauses, func(a, b exitCause) int { return a.code - b.code }) {
 		t.Error("exitCauses is not ordered by exit code")
 	}
@@ -166,33 +166,40 @@ func TestEveryExitCauseHasATrigger(t *testing.T) {
 
 var exitCodesBlock = regexp.MustCompile(`(?s)(<!-- exit-codes( [a-z]+)?: [^\n]*-->\n)(.*?)(<!-- /exit-codes -->)`)
 
-// TestReadmeExitCodes: README.md's exit code tables are the ones
-// exitCauses generates (-update rewrites them).
+// TestReadmeExitCodes: the exit code tables of the docs (docs/commands.md:
+// every cause; docs/ci.md: compare's; both moved there from README.md) are
+// the ones exitCauses generates (-update rewrites them).
 func TestReadmeExitCodes(t *testing.T) {
-	const path = "../README.md"
-	readme := readFile(t, path)
-	blocks := exitCodesBlock.FindAllStringSubmatch(readme, -1)
-	if len(blocks) < 2 {
-		t.Fatalf("%s: want the exit code table and compare's, found %d generated blocks", path, len(blocks))
-	}
-	got := exitCodesBlock.ReplaceAllStringFunc(readme, func(b string) string {
-		m := exitCodesBlock.FindStringSubmatch(b)
-		return m[1] + exitCodesMarkdown(strings.TrimSpace(m[2])) + m[4]
-	})
-	if got == readme {
-		return
-	}
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
+	found := 0
+	for _, path := range []string{"../docs/commands.md", "../docs/ci.md"} {
+		doc := readFile(t, path)
+		blocks := exitCodesBlock.FindAllStringSubmatch(doc, -1)
+		if len(blocks) == 0 {
+			t.Errorf("%s: no generated exit code table", path)
 		}
-		return
+		found += len(blocks)
+		got := exitCodesBlock.ReplaceAllStringFunc(doc, func(b string) string {
+			m := exitCodesBlock.FindStringSubmatch(b)
+			return m[1] + exitCodesMarkdown(strings.TrimSpace(m[2])) + m[4]
+		})
+		if got == doc {
+			continue
+		}
+		if *update {
+			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s: the exit code tables differ from cmd/exitcodes.go (go test ./cmd -run TestReadmeExitCodes -update rewrites them)", path)
 	}
-	t.Errorf("%s: the exit code tables differ from cmd/exitcodes.go (go test ./cmd -run TestReadmeExitCodes -update rewrites them)", path)
+	if found < 2 {
+		t.Fatalf("want the exit code table and compare's, found %d generated blocks", found)
+	}
 }
 
 // TestWorseRanksCauses: with several scenarios, fail > error > interrupted
-// > inconclusive > pass, as README.md says.
+// > inconclusive > pass, as docs/commands.md says.
 func TestWorseRanksCauses(t *testing.T) {
 	order := []Cause{CausePass, CauseInconclusive, CauseInterrupted, CauseImageMissing, CauseVerdictFail}
 	for i, a := range order {

@@ -181,16 +181,20 @@ verdict: INCONCLUSIVE
 	}
 }
 
-// TestReadmeShowsSummary: README's Output section shows the default output
-// of the stored kill-mid-burst result as it is rendered today.
+// TestReadmeShowsSummary: README's "How to read the answer" and the Output
+// section of docs/commands.md show the default output of the stored
+// kill-mid-burst result as it is rendered today.
 func TestReadmeShowsSummary(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	real, _ := realFixture(t)
-	if got := render(t, Summary, real); !strings.Contains(string(readme), "```\n"+string(got)+"```\n") {
-		t.Fatal("README.md's Output section differs from the summary of reports/testdata/kill-mid-burst.result.json: paste reports/testdata/kill-mid-burst.summary.golden into it")
+	got := render(t, Summary, real)
+	for _, path := range []string{"../README.md", "../docs/commands.md"} {
+		doc, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(doc), "```\n"+string(got)+"```\n") {
+			t.Errorf("%s differs from the summary of reports/testdata/kill-mid-burst.result.json: paste reports/testdata/kill-mid-burst.summary.golden into it", path[3:])
+		}
 	}
 }
 
