@@ -8,7 +8,7 @@ package broker
 // and the ratio rmqtorture ÷ bare per round. It asserts only correctness
 // (every message arrived, counts exact, the two clients sent the same
 // messages), never a speed: timings on a shared host are noisy, and the
-// ratios are printed for a reader (README: Performance). It means nothing
+// ratios are printed for a reader (docs/reliability.md: Performance). It means nothing
 // under the race detector and skips itself there (race_on_test.go);
 // .ci/run runs it without -race.
 //

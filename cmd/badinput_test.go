@@ -29,7 +29,8 @@ import (
 // that counts connections: a command that got as far as Docker would be
 // seen, and would fail differently) and write nothing (the folder holds
 // exactly the files the case put there, so --out and --summary-file were
-// not created). The README's "Reliability" section quotes the count.
+// not created). The "Reliability" section of docs/reliability.md quotes
+// the count.
 
 var printBadInputs = flag.Bool("print-bad-inputs", false, "print each bad input's exit code and first stderr line in table order (to write the table)")
 

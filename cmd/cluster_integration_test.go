@@ -48,7 +48,7 @@ func nodeCounts(m scenario.ModeResult) (conns, publishes, acked int) {
 // id was published again.
 func TestLeaderKillMidBurst(t *testing.T) {
 	// 6,000 orders rather than 20,000: the same kill at 50%, a third of
-	// the CI time (README's run shows the full burst). Down 15 s, not the
+	// the CI time (docs/clusters.md's run shows the full burst). Down 15 s, not the
 	// scenario's 5: the survivors' election, the publisher's failover and
 	// its first confirm took more than 5 s once on a loaded machine, and
 	// this test is about their order, not their speed.

@@ -7,11 +7,11 @@ import (
 )
 
 // Cause is why a command ends the way it does. Every error a command
-// returns carries one (see causeErr); its exit code and the README's
+// returns carries one (see causeErr); its exit code and the docs'
 // wording come from exitCauses, the one table of causes and codes.
 type Cause string
 
-// The causes, in the order the README lists them.
+// The causes, in the order the docs list them.
 const (
 	CausePass              Cause = "pass"
 	CauseVerdictFail       Cause = "verdict failed"
@@ -36,7 +36,7 @@ const (
 )
 
 // exitCause is one row of the exit code table: a cause, its exit code, the
-// commands that can end with it, and the README's words for it.
+// commands that can end with it, and the docs' words for it.
 type exitCause struct {
 	cause    Cause
 	code     int
@@ -44,8 +44,9 @@ type exitCause struct {
 	readme   string
 }
 
-// exitCauses is the table of causes → exit codes, in README order (by code,
-// then as listed). README.md's "Exit codes" tables are generated from it
+// exitCauses is the table of causes → exit codes, in the docs' order (by
+// code, then as listed). The exit code tables of docs/commands.md and
+// docs/ci.md (moved there from README.md) are generated from it
 // (TestReadmeExitCodes checks them; -update rewrites them).
 var exitCauses = []exitCause{
 	{CausePass, ExitPass, nil, "success: every verdict passed (`run`), no regression (`compare`), every mode matches its history (`check`), or the command did what it was asked"},
@@ -83,7 +84,7 @@ func codeOf(c Cause) int {
 // causeErr wraps err with its cause (and so its exit code).
 func causeErr(c Cause, err error) error { return &exitError{code: codeOf(c), cause: c, err: err} }
 
-// exitCodesMarkdown renders the exit code table for README.md: every cause
+// exitCodesMarkdown renders an exit code table of the docs: every cause
 // that command can end with (every cause when command is ""), one row each.
 func exitCodesMarkdown(command string) string {
 	var b strings.Builder

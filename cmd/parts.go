@@ -11,8 +11,8 @@ import (
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
-// A run split across processes and hosts (README "Load from many
-// processes"): `run S --load-only --part K/N --run-id ID --uri …` publishes
+// A run split across processes and hosts (docs/split-runs.md, "Load from
+// many processes"): `run S --load-only --part K/N --run-id ID --uri …` publishes
 // part K's share of every burst's ids into the queues of run ID on the
 // broker --uri names; `run S --drain-only --parts N --run-id ID --uri …`,
 // started once every part has ended, drains them; `rmqtorture check` over

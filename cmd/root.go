@@ -18,7 +18,7 @@ import (
 	"github.com/rmqtorture/rmqtorture/redact"
 )
 
-// Exit codes, documented in README.md (generated from exitCauses, which
+// Exit codes, documented in docs/commands.md (generated from exitCauses, which
 // maps every cause to one of these).
 const (
 	ExitPass         = 0   // every verdict passed

@@ -19,7 +19,7 @@ import (
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
-// Soak bounds, the README's "Reliability" section quotes them.
+// Soak bounds, the "Reliability" section of docs/reliability.md quotes them.
 const (
 	// soakGoroutineSlack and soakFDSlack allow for one keep-alive
 	// connection to the Docker Engine: the Docker client keeps an idle

@@ -33,7 +33,7 @@ const VersionsSchemaVersion = 1
 // ChangeRatio is how far a publish rate or a p99 confirm latency must move,
 // as a ratio against the reference version's, to be listed under "What
 // changed": below ×1.25 and above ×0.8 it is run-to-run noise on a shared
-// machine (the README's compare thresholds are of the same order).
+// machine (compare's thresholds in docs/ci.md are of the same order).
 const ChangeRatio = 1.25
 
 //go:embed schemas/versions.v1.schema.json

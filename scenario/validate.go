@@ -967,8 +967,8 @@ func (p *parser) validateQueueActions(sp string, s *Scenario) {
 // takes, by its path ("faults[].down": every step's down). Every duration
 // has one, so no wait in a run is unbounded: a wait within the burst is
 // bounded by 10m, a phase (the burst, the drain) by 1h. scenarios.schema.json
-// names each bound in the field's description, and README's scenario
-// reference lists them (a test keeps the three equal).
+// names each bound in the field's description, and the scenario file
+// reference (docs/scenario-file.md) lists them (a test keeps the three equal).
 var DurationBounds = map[string]time.Duration{
 	"broker.ready_timeout":       10 * time.Minute,
 	"queue.settle_before_burst":  10 * time.Minute,
