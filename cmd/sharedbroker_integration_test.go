@@ -14,10 +14,14 @@ import (
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/pkg/stdcopy"
 
 	"github.com/rmqtorture/rmqtorture/broker"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -169,7 +173,7 @@ func resetShared(t *testing.T) {
 	if why == "" {
 		return
 	}
-	t.Logf("replacing the shared broker %s: %s", ctr.Name, why)
+	t.Logf("replacing the shared broker %s: %s; its last log lines:\n%s", ctr.Name, why, logTail(ctx, t, ctr.ID, 80))
 	_ = ctr.Remove(context.Background())
 	shared.ctr = nil
 }
@@ -239,4 +243,20 @@ func resetSharedCluster(t *testing.T) {
 	t.Logf("replacing the shared cluster: %s", why)
 	_ = c.Remove(context.Background())
 	sharedCl.c = nil
+}
+
+// logTail is the last n lines of a container's log (stdout and stderr),
+// for a test's account of why it dropped a broker: a crash report or a
+// stalled queue's recovery is there, and gone once the container is.
+func logTail(ctx context.Context, t *testing.T, id string, n int) string {
+	rc, err := dockerClient(t).ContainerLogs(ctx, id, container.LogsOptions{ShowStdout: true, ShowStderr: true, Tail: strconv.Itoa(n)})
+	if err != nil {
+		return fmt.Sprintf("(log not read: %v)", err)
+	}
+	defer rc.Close()
+	var out strings.Builder
+	if _, err := stdcopy.StdCopy(&out, &out, io.LimitReader(rc, 1<<20)); err != nil {
+		fmt.Fprintf(&out, "(log cut: %v)", err)
+	}
+	return out.String()
 }
