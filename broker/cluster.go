@@ -448,7 +448,8 @@ type clusterStatus struct {
 
 // WaitFormed polls (about every second) `rabbitmqctl cluster_status
 // --formatter json` through the first node that answers until its
-// running_nodes names every node, or timeout passes. A node whose
+// running_nodes names every node, or timeout passes; a node that reports a
+// partition ends the wait at once with an *engine.PartitionError. A node whose
 // container has exited fails the wait at once; at the timeout the error
 // names the nodes that never joined, with each one's last log lines.
 // Measured on 3 nodes here: formed 18-37 s after start.
@@ -470,6 +471,11 @@ func (c *Cluster) WaitFormed(ctx context.Context, timeout time.Duration) error {
 			if err != nil {
 				last = err
 				continue
+			}
+			if len(st.Partitions) > 0 {
+				// Every node may take logins and still the cluster is
+				// split; waiting does not mend it (engine.PartitionError).
+				return &engine.PartitionError{Seen: st.Partitions}
 			}
 			if len(st.RunningNodes) >= len(running) {
 				running = st.RunningNodes
@@ -632,4 +638,40 @@ func mergeFindings(into, found []scenario.BrokerLogFinding, node string) []scena
 	}
 	slices.SortStableFunc(into, func(a, b scenario.BrokerLogFinding) int { return rank(a.Signature) - rank(b.Signature) })
 	return into
+}
+
+// Partitions asks every node's `rabbitmqctl cluster_status` (each within
+// pollTimeout of ctx) and merges what they report as partitioned: a node's
+// Erlang name → the nodes it saw partitioned from it. A node that does not
+// answer is skipped; the error comes only when none answered.
+func (c *Cluster) Partitions(ctx context.Context) (map[string][]string, error) {
+	seen := map[string][]string{}
+	answered := 0
+	var last error
+	for _, n := range c.nodes {
+		out, err := n.Exec(ctx, "rabbitmqctl", "-q", "cluster_status", "--formatter", "json")
+		var st clusterStatus
+		if err == nil {
+			err = json.Unmarshal([]byte(out), &st)
+		}
+		if err != nil {
+			last = err
+			continue
+		}
+		answered++
+		for node, others := range st.Partitions {
+			for _, o := range others {
+				if !slices.Contains(seen[node], o) {
+					seen[node] = append(seen[node], o)
+				}
+			}
+		}
+	}
+	if answered == 0 {
+		return nil, fmt.Errorf("no node of %s answered rabbitmqctl cluster_status: %w", c.Name(), last)
+	}
+	for node := range seen {
+		slices.Sort(seen[node])
+	}
+	return seen, nil
 }

@@ -55,6 +55,16 @@ var logSignatures = []logSignature{
 		meaning: "an Erlang process of the broker (a queue, a channel) crashed; its crash report follows in the log",
 		re:      regexp.MustCompile(`\*\* Generic server .* terminating`),
 	},
+	{
+		name:    "partitioned-metadata-store",
+		meaning: "the node's metadata store (Mnesia) saw a peer it had lost contact with come back: a network partition, which RabbitMQ's default partition handling (ignore) keeps until a node restarts, even after a blip of milliseconds (https://www.rabbitmq.com/docs/partitions, rabbitmq-server#17319)",
+		re:      regexp.MustCompile(`inconsistent_database, running_partitioned_network`),
+	},
+	{
+		name:    "partial-partition",
+		meaning: "a node saw a peer go down that another node still saw, and disconnected from that node too, turning a partial partition into a whole one (https://www.rabbitmq.com/docs/partitions, rabbitmq-server PR #9663)",
+		re:      regexp.MustCompile(`Partial partition detected`),
+	},
 }
 
 // ansiEscape matches a terminal escape sequence (CSI), such as the colour

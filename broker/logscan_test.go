@@ -23,7 +23,13 @@ const sampleLog = "2026-11-30 09:23:47.360577+00:00 [info] <0.230.0> ra: meta da
 	"<0.1928067.0> ** Generic server <0.1928067.0> terminating\n" +
 	"<0.1928067.0> ** Last message in was {basic_consume,false,<0.1928114.0>,<0.1928113.0>,\n" +
 	"2026-11-30 09:30:00.000000+00:00 [error] <0.9.0> Discarding message {'$gen_cast',{deliver,x}} from <0.1.0> to <0.2.0> in an old incarnation (3) of this node (4)\n" +
-	"2026-11-30 09:30:01.000000+00:00 [info] <0.466.0> Queue rmqt.x.classic in vhost / dropped 5 persistent messages and 0 transient messages after unclean shutdown\n"
+	"2026-11-30 09:30:01.000000+00:00 [info] <0.466.0> Queue rmqt.x.classic in vhost / dropped 5 persistent messages and 0 transient messages after unclean shutdown\n" +
+	// A distribution blip between rmq1 and rmq2 (erlang:disconnect_node),
+	// RabbitMQ 4.0.5, 3 nodes.
+	"\x1b[38;5;160m2026-12-04 20:45:28.191674+00:00 [error] <0.349.0> Mnesia(rabbit@rmq1): ** ERROR ** mnesia_event got {inconsistent_database, running_partitioned_network, rabbit@rmq2}\x1b[0m\n" +
+	"\x1b[38;5;160m2026-12-04 20:45:28.198522+00:00 [error] <0.503.0> Partial partition detected:\x1b[0m\n" +
+	"\x1b[38;5;160m2026-12-04 20:45:28.198522+00:00 [error] <0.503.0>  * We saw DOWN from rabbit@rmq2\x1b[0m\n" +
+	"\x1b[38;5;160m2026-12-04 20:45:29.247869+00:00 [error] <0.349.0> Mnesia(rabbit@rmq1): ** ERROR ** mnesia_event got {inconsistent_database, running_partitioned_network, rabbit@rmq3}\x1b[0m\n"
 
 func TestScanBrokerLog(t *testing.T) {
 	got, err := ScanBrokerLog(strings.NewReader(sampleLog))
@@ -47,6 +53,8 @@ func TestScanBrokerLog(t *testing.T) {
 		{"dropped-after-unclean-shutdown", 3, "2026-11-30 09:24:08.646976+00:00 [warning] <0.466.0> Queue rmqt.9572920c.confirm-window in vhost / dropped 0/0/0 persistent messages and 0 transient messages after unclean shutdown", 8, true},
 		{"discarding-message", 1, "2026-11-30 09:30:00.000000+00:00 [error] <0.9.0> Discarding message {'$gen_cast',{deliver,x}} from <0.1.0> to <0.2.0> in an old incarnation (3) of this node (4)", 0, true},
 		{"process-crashed", 1, "<0.1928067.0> ** Generic server <0.1928067.0> terminating", 0, true},
+		{"partitioned-metadata-store", 2, "2026-12-04 20:45:28.191674+00:00 [error] <0.349.0> Mnesia(rabbit@rmq1): ** ERROR ** mnesia_event got {inconsistent_database, running_partitioned_network, rabbit@rmq2}", 0, true},
+		{"partial-partition", 1, "2026-12-04 20:45:28.198522+00:00 [error] <0.503.0> Partial partition detected:", 0, true},
 	}
 	if !reflect.DeepEqual(rows, want) {
 		t.Fatalf("findings\n got %+v\nwant %+v", rows, want)

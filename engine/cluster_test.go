@@ -21,6 +21,8 @@ type fakeCluster struct {
 	leader int
 	down   map[int]bool
 	polls  int
+	// partitions is what Partitions reports (nil: none).
+	partitions map[string][]string
 }
 
 func newFakeCluster() *fakeCluster {
@@ -64,6 +66,12 @@ func (c *fakeCluster) Partition(context.Context, scenario.Target, scenario.Parti
 	return "", nil
 }
 func (c *fakeCluster) Heal(context.Context) (string, error) { return "", nil }
+
+func (c *fakeCluster) Partitions(context.Context) (map[string][]string, error) {
+	c.cmu.Lock()
+	defer c.cmu.Unlock()
+	return c.partitions, nil
+}
 
 func (c *fakeCluster) mark(t scenario.Target, down bool) {
 	c.cmu.Lock()

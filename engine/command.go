@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -71,7 +72,12 @@ func (in *injector) recoverCommand(ctx context.Context, f *scenario.Fault, rec *
 	timeout := in.s.Broker.ReadyTimeout.D()
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout+commandSlack)
 	defer cancel()
-	if err := in.ports.Commands.WaitReady(rctx, f.Ready, timeout); err != nil {
+	var partitioned *PartitionError
+	if err := in.ports.Commands.WaitReady(rctx, f.Ready, timeout); errors.As(err, &partitioned) {
+		// Every node takes logins: the partition is the broker's finding,
+		// and the burst and the drain go on through the nodes.
+		in.partitionSeen(partitioned, f.Action)
+	} else if err != nil {
 		in.event(time.Time{}, metrics.EvBrokerNotReady, f.Action, err.Error())
 		return detail, fmt.Errorf("broker not back after the command step: %w", err)
 	}

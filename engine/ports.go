@@ -115,6 +115,11 @@ type Cluster interface {
 	// node restarted: RabbitMQ's default partition handling does not merge
 	// the sides by itself), "" when nothing did.
 	Heal(ctx context.Context) (detail string, err error)
+	// Partitions returns what the nodes that answer report as partitioned
+	// (`rabbitmqctl cluster_status` "partitions": a node's Erlang name →
+	// the nodes it saw partitioned from it), merged; empty when none
+	// does. It fails only when no node answered.
+	Partitions(ctx context.Context) (map[string][]string, error)
 }
 
 // Ports are the fault ports a Runner drives. A nil port fails the steps that

@@ -364,6 +364,7 @@ func (b *burst) awaitFaults(ctx context.Context) {
 		b.cond.FaultMissed = errors.New(strings.Join(b.in.afterBurst, "; "))
 	}
 	b.res.Notes = append(b.res.Notes, b.in.notes...)
+	b.partitionedAtDrain(ctx)
 	measure(&b.res, b.stats, b.timeline, b.start)
 	b.res.Notes = append(b.res.Notes, backlogNotes(b.res.Faults, b.s.Load.Messages)...)
 }

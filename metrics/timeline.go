@@ -45,6 +45,11 @@ const (
 	// holds a member again, one leader and the rest followers.
 	EvLeader     EventKind = "leader"
 	EvReplicated EventKind = "replicated"
+	// EvPartitioned: a node of the cluster reported a network partition
+	// (rabbitmqctl cluster_status) while every node took logins: after a
+	// step's readiness wait, or as the drain began. Detail names who sees
+	// whom partitioned.
+	EvPartitioned EventKind = "partitioned"
 )
 
 // Progress values of first-progress events (Event.Progress).

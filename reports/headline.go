@@ -37,7 +37,7 @@ func Headline(w io.Writer, r *scenario.Result) error {
 
 // Summary writes the default terminal output of run: the Headline, then a
 // compact table of the ledger and speed (summaryTable), then the broker log
-// findings; every line at most Width display columns. Table writes every
+// findings and, per mode, a partition that outlived the faults; every line at most Width display columns. Table writes every
 // column. It returns the first error writing to w.
 func Summary(w io.Writer, r *scenario.Result) error {
 	return sticky(w, func(w io.Writer) error {
@@ -51,6 +51,13 @@ func Summary(w io.Writer, r *scenario.Result) error {
 				line += fmt.Sprintf(" (%s dropped messages)", num(f.Messages))
 			}
 			writeWrapped(w, "", line+": "+f.Meaning, 2)
+		}
+		for _, m := range r.Modes {
+			if len(m.PartitionedAtDrain) > 0 {
+				writeWrapped(w, "", fmt.Sprintf("partition: %s: the cluster was still partitioned when the drain began (%s); "+
+					"RabbitMQ's default partition handling keeps the sides apart until a node restarts (rabbitmq-server#17319)",
+					m.Mode, scenario.PartitionText(m.PartitionedAtDrain)), 2)
+			}
 		}
 		return nil
 	})

@@ -235,3 +235,22 @@ func TestLanding(t *testing.T) {
 		t.Errorf("old result: %q", got)
 	}
 }
+
+// A mode whose cluster was still partitioned when the drain began says so
+// in the default output, naming who sees whom; one that was whole says
+// nothing of partitions.
+func TestSummaryNamesAPartitionAtDrain(t *testing.T) {
+	r := fullResult()
+	r.Modes[1].PartitionedAtDrain = map[string][]string{"rabbit@rmq1": {"rabbit@rmq2", "rabbit@rmq3"}, "rabbit@rmq2": {"rabbit@rmq1"}}
+	flat := strings.Join(strings.Fields(string(render(t, Summary, r))), " ")
+	want := "partition: " + string(r.Modes[1].Mode) + ": the cluster was still partitioned when the drain began (rabbit@rmq1 sees rabbit@rmq2, rabbit@rmq3 partitioned; " +
+		"rabbit@rmq2 sees rabbit@rmq1 partitioned); RabbitMQ's default partition handling keeps the sides apart until a node restarts (rabbitmq-server#17319)"
+	if !strings.Contains(flat, want) || strings.Count(flat, "partition: ") != 1 {
+		t.Fatalf("summary lacks %q once:\n%s", want, flat)
+	}
+	for i, l := range strings.Split(string(render(t, Summary, r)), "\n") {
+		if n := twwidth.Width(l); n > 100 {
+			t.Errorf("line %d is %d columns: %q", i+1, n, l)
+		}
+	}
+}

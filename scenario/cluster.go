@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -309,4 +310,15 @@ func takesGrace() []string {
 		}
 	}
 	return out
+}
+
+// PartitionText describes a partition map in node order: "rabbit@rmq1
+// sees rabbit@rmq2 partitioned; rabbit@rmq2 sees rabbit@rmq1 partitioned".
+func PartitionText(seen map[string][]string) string {
+	var parts []string
+	for _, node := range slices.Sorted(maps.Keys(seen)) {
+		others := slices.Sorted(slices.Values(seen[node]))
+		parts = append(parts, fmt.Sprintf("%s sees %s partitioned", node, strings.Join(others, ", ")))
+	}
+	return strings.Join(parts, "; ")
 }

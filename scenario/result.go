@@ -222,9 +222,16 @@ type ModeResult struct {
 	// Consumers is what the live consumers measured (null without them).
 	Consumers *ConsumerStats `json:"consumers,omitempty"`
 
-	Faults []FaultRecord   `json:"faults,omitempty"`
-	IDs    metrics.IDSets  `json:"ids"`
-	Events []metrics.Event `json:"events"`
+	Faults []FaultRecord `json:"faults,omitempty"`
+	// PartitionedAtDrain (clusters) is what the nodes reported as
+	// partitioned when the drain began, by Erlang node name → the nodes it
+	// saw partitioned from it (rabbitmqctl cluster_status; see
+	// https://www.rabbitmq.com/docs/partitions#detecting); absent when no
+	// node did. A partition that outlived the faults is a finding about
+	// the broker (rabbitmq-server#17319).
+	PartitionedAtDrain map[string][]string `json:"partitioned_at_drain,omitempty"`
+	IDs                metrics.IDSets      `json:"ids"`
+	Events             []metrics.Event     `json:"events"`
 
 	Notes   []string `json:"notes,omitempty"` // facts worth knowing that do not change the verdict
 	Verdict Verdict  `json:"verdict"`

@@ -1,0 +1,96 @@
+package cmd
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/scenario"
+)
+
+// blipScenario cuts the Erlang distribution link between rmq1 and rmq2
+// for an instant (erlang:disconnect_node on rmq1, through rabbitmqctl eval
+// in rmq1's container) at 30 % of a paced burst (200 msg/s, 10 s) to a
+// quorum queue: the link comes back at once, but the metadata store
+// (Mnesia) stays partitioned under the default partition handling
+// (rabbitmq-server#17319).
+const blipScenario = `version: 1
+scenarios:
+  - name: blip
+    broker: {nodes: 3}
+    queue:
+      type: quorum
+      settle_before_burst: 2s
+    load:
+      messages: 2000
+      rate: 200
+      modes: [confirm-window]
+      window: 50
+    faults:
+      - action: command
+        published_percent: 30
+        inject: [sh, -c, 'docker exec "${RMQT_CONTAINERS%%,*}" rabbitmqctl eval "erlang:disconnect_node(rabbit@rmq2)."']
+        timeout: 30s
+`
+
+// TestBlipLeavesAPartition: a partition that outlives a blip is the
+// broker's finding, not "broker not back". Every node takes logins, so the
+// step is recovered; the partition is recorded as the drain begins
+// (partitioned_at_drain, a partitioned event, a note, a line in the
+// default output, the log signature), the drain reads through the nodes,
+// and the quorum queue's ledger is judged: every confirmed order is
+// delivered, a pass.
+func TestBlipLeavesAPartition(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test: needs Docker and the broker image")
+	}
+	file := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(file, []byte(blipScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", "blip", "-f", file, "--out", t.TempDir(), "--allow-commands"}
+	if img := os.Getenv("RMQT_IMAGE"); img != "" {
+		args = append(args, "--image", img)
+	}
+	code, stdout, stderr := runCLI(t, args...)
+	t.Log("\n" + stdout)
+	if code != ExitPass {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	r := readResult(t, stdout)
+	checkNoContainerLeft(t, r.RunID)
+	m := r.Modes[0]
+	if m.Faults[0].Error != "" || m.Lost != 0 || m.Unverified != 0 || m.Confirmed != 2000 || m.Delivered != 2000 {
+		t.Fatalf("fault %+v, counts %+v: want the step recovered and every confirmed order delivered", m.Faults[0], m.Counts)
+	}
+	// rmq1 cut its link to rmq2: each of the two sees the other
+	// partitioned (RabbitMQ's partial-partition handling usually cuts rmq3
+	// off too).
+	p := m.PartitionedAtDrain
+	if !slices.Contains(p["rabbit@rmq1"], "rabbit@rmq2") || !slices.Contains(p["rabbit@rmq2"], "rabbit@rmq1") {
+		t.Fatalf("partitioned_at_drain %v: want rmq1 and rmq2 each seeing the other", p)
+	}
+	drainAt := slices.IndexFunc(m.Events, func(e metrics.Event) bool { return e.Kind == metrics.EvDrainStart })
+	atDrain := slices.IndexFunc(m.Events, func(e metrics.Event) bool {
+		return e.Kind == metrics.EvPartitioned && e.Detail == "still partitioned as the drain begins: "+scenario.PartitionText(p)
+	})
+	if atDrain < 0 || drainAt < atDrain {
+		t.Fatalf("events %+v: want the partition recorded before the drain", m.Events)
+	}
+	if !slices.ContainsFunc(m.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "the cluster was still partitioned when the drain began")
+	}) {
+		t.Fatalf("notes %q", m.Notes)
+	}
+	if !slices.ContainsFunc(r.BrokerLogFindings, func(f scenario.BrokerLogFinding) bool {
+		return f.Signature == "partitioned-metadata-store" && f.Count >= 2
+	}) {
+		t.Fatalf("broker log findings %+v: want the Mnesia partition on both sides", r.BrokerLogFindings)
+	}
+	if flat := strings.Join(strings.Fields(stdout), " "); !strings.Contains(flat, "partition: confirm-window: the cluster was still partitioned when the drain began ("+scenario.PartitionText(p)+")") {
+		t.Fatalf("stdout does not name the partition:\n%s", stdout)
+	}
+}
