@@ -446,22 +446,9 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 	if o.split.on() && len(runs) > 1 {
 		return usageErr(fmt.Errorf("--load-only and --drain-only run one scenario (the run id names one run's queues), got %d", len(runs)))
 	}
-	var plans []scenario.Scenario
-	for _, p := range runs {
-		sc := planScenario(p.scenario, p.image)
-		// apply prints its warnings on stderr; result.json carries them too.
-		warnings, err := o.apply(c, g.file, &sc)
-		if err != nil {
-			return usageErr(err)
-		}
-		if err := o.checkCommands(c.ErrOrStderr(), g.file, &sc); err != nil {
-			return usageErr(err)
-		}
-		if o.hostPort != 0 && sc.Broker.Nodes > 1 {
-			return usageErr(fmt.Errorf("--port %d: scenario %q runs %d nodes, each with its own AMQP port: --port names one broker's; leave it out for a cluster", o.hostPort, sc.Name, sc.Broker.Nodes))
-		}
-		plans = append(plans, sc)
-		o.warnings = append(o.warnings, warnings)
+	plans, err := o.plan(c, g, runs)
+	if err != nil {
+		return err
 	}
 
 	// Every output and the port are checked before Docker is contacted.
@@ -532,6 +519,30 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 		}
 	}
 	return runOutcome(worst)
+}
+
+// plan turns each run into the scenario it will run, with the flags
+// applied and checked (exit 2 on any refusal), and keeps each one's
+// warnings in o.warnings.
+func (o *runOpts) plan(c *cobra.Command, g *globalOpts, runs []planned) ([]scenario.Scenario, error) {
+	var plans []scenario.Scenario
+	for _, p := range runs {
+		sc := planScenario(p.scenario, p.image)
+		// apply prints its warnings on stderr; result.json carries them too.
+		warnings, err := o.apply(c, g.file, &sc)
+		if err != nil {
+			return nil, usageErr(err)
+		}
+		if err := o.checkCommands(c.ErrOrStderr(), g.file, &sc); err != nil {
+			return nil, usageErr(err)
+		}
+		if o.hostPort != 0 && sc.Broker.Nodes > 1 {
+			return nil, usageErr(fmt.Errorf("--port %d: scenario %q runs %d nodes, each with its own AMQP port: --port names one broker's; leave it out for a cluster", o.hostPort, sc.Name, sc.Broker.Nodes))
+		}
+		plans = append(plans, sc)
+		o.warnings = append(o.warnings, warnings)
+	}
+	return plans, nil
 }
 
 // haveImages makes sure, when there are several runs, that every image

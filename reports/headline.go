@@ -419,37 +419,9 @@ func writeHeadline(w io.Writer, r *scenario.Result) {
 		writeModeLine(w, "", 2, accounting, cost)
 	}
 	if fastest > 0 {
-		before := " before the first fault"
-		if !hadFault(r) {
-			before = ""
-		}
-		latency := "confirm latency"
-		if intendedLatency(r) {
-			// Not the broker's confirm time: a publisher behind its rate
-			// schedule adds its delay (coordinated omission).
-			latency = "confirm latency from each order's intended send time on the rate schedule"
-		}
-		legend := "msg/s: publish rate" + before + ", as % of the fastest mode's; p99: " + latency
-		if matrix {
-			legend = "counts: summed over a cell's runs; msg/s (publish rate" + before + ", % of the fastest cell's) and p99 " + latency + ": the median of its runs"
-		}
-		writeWrapped(w, "", "("+legend+")", 2)
+		writeWrapped(w, "", "("+legend(r, matrix)+")", 2)
 	}
-	failed := r.Verdict.Status == scenario.Fail
-	for i, g := range gs {
-		if f := figs[i]; !g.mode.ConfirmMode() && f.missing > 0 {
-			var text string
-			if len(g.runs) > 1 {
-				text = fmt.Sprintf("%s: orders missing %s (%s of %s, %s): published without an error, never delivered", g.label, runsText(f.missingRuns, len(g.runs)), num(f.missing), num(f.sent), percent(float64(f.missing), float64(f.sent)))
-			} else {
-				text = fmt.Sprintf("%s: %s of %s orders (%s) missing: published without an error, never delivered", g.label, num(f.missing), num(f.sent), percent(float64(f.missing), float64(f.sent)))
-			}
-			if !failed {
-				text += " (--fail-on-missing fails the run on it)"
-			}
-			writeWrapped(w, "warning: ", text, 2)
-		}
-	}
+	missingWarnings(w, gs, figs, r.Verdict.Status == scenario.Fail)
 	for _, warning := range r.Warnings {
 		writeWrapped(w, "warning: ", warning, 2)
 	}
@@ -467,6 +439,47 @@ func writeHeadline(w io.Writer, r *scenario.Result) {
 	fmt.Fprintln(w, verdict)
 	for _, reason := range r.Verdict.Reasons {
 		writeWrapped(w, "  - ", reason, 4)
+	}
+}
+
+// legend explains the headline's msg/s and p99 figures (per cell when
+// matrix).
+func legend(r *scenario.Result, matrix bool) string {
+	before := " before the first fault"
+	if !hadFault(r) {
+		before = ""
+	}
+	latency := "confirm latency"
+	if intendedLatency(r) {
+		// Not the broker's confirm time: a publisher behind its rate
+		// schedule adds its delay (coordinated omission).
+		latency = "confirm latency from each order's intended send time on the rate schedule"
+	}
+	if matrix {
+		return "counts: summed over a cell's runs; msg/s (publish rate" + before + ", % of the fastest cell's) and p99 " + latency + ": the median of its runs"
+	}
+	return "msg/s: publish rate" + before + ", as % of the fastest mode's; p99: " + latency
+}
+
+// missingWarnings warns of every group that lost fire-and-forget orders
+// silently (figs[i] are gs[i]'s figures), pointing at --fail-on-missing
+// unless the run failed already.
+func missingWarnings(w io.Writer, gs []runGroup, figs []figures, failed bool) {
+	for i, g := range gs {
+		f := figs[i]
+		if g.mode.ConfirmMode() || f.missing == 0 {
+			continue
+		}
+		var text string
+		if len(g.runs) > 1 {
+			text = fmt.Sprintf("%s: orders missing %s (%s of %s, %s): published without an error, never delivered", g.label, runsText(f.missingRuns, len(g.runs)), num(f.missing), num(f.sent), percent(float64(f.missing), float64(f.sent)))
+		} else {
+			text = fmt.Sprintf("%s: %s of %s orders (%s) missing: published without an error, never delivered", g.label, num(f.missing), num(f.sent), percent(float64(f.missing), float64(f.sent)))
+		}
+		if !failed {
+			text += " (--fail-on-missing fails the run on it)"
+		}
+		writeWrapped(w, "warning: ", text, 2)
 	}
 }
 
