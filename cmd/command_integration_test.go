@@ -42,7 +42,7 @@ scenarios:
 // TestCommandKillMidBurst: a command step that kills and restarts the
 // broker with `docker kill` and `docker start` gives the classes the
 // built-in kill gives: confirmed lost 0, every in-doubt id republished and
-// every duplicate from a republish, fire-and-forget orders missing, a
+// every duplicate from a republish, fire-and-forget orders delivered or missing (none confirmed), a
 // pass; both commands' output (the container's name, as docker prints it)
 // is in result.json, and stderr said beforehand what would run.
 func TestCommandKillMidBurst(t *testing.T) {
@@ -88,8 +88,13 @@ func TestCommandKillMidBurst(t *testing.T) {
 			}
 			switch m.Mode {
 			case scenario.FireAndForget:
-				if m.Confirmed != 0 || m.UnconfirmedMissing == 0 || m.UnconfirmedDelivered+m.UnconfirmedMissing != n || m.Duplicates != 0 {
-					t.Fatalf("fire-and-forget: want orders missing after a kill mid-burst, none duplicated: %+v", m.Counts)
+				// Any number missing is what fire-and-forget promises: at
+				// 2,000 msg/s the broker may have taken in every write
+				// before the kill (a SIGKILL keeps the page cache), and the
+				// 2026-12-04 CI rehearsal saw 0 missing. Nothing is confirmed
+				// or published twice.
+				if m.Confirmed != 0 || m.UnconfirmedDelivered+m.UnconfirmedMissing != n || m.Duplicates != 0 {
+					t.Fatalf("fire-and-forget: want every order delivered or missing, none confirmed or duplicated: %+v", m.Counts)
 				}
 			case scenario.ConfirmWindow:
 				if m.Lost != 0 || m.Confirmed != n || m.Delivered != n || m.InDoubt != 0 {
