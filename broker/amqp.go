@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -161,24 +162,31 @@ func (a *AMQP) withChannelOn(ctx context.Context, name string, node int, fn func
 // type bound to it, and refuses a queue that already holds messages: a stale
 // queue makes every count a lie. On a cluster the queue is declared through
 // a connection to q.Node and its ".also" companion through one to
-// q.AlsoBindNode (node 1 when unset), to those nodes only: a classic
+// q.AlsoBindNode (node 1 when unset), and its dead-letter queue through
+// one to q.DeadLetterNode (q.Node when unset), to those nodes only: a classic
 // queue lives on the node it was declared through, as queue_leader_locator
 // defaults to client-local, "the node the client is connected to"
 // (https://www.rabbitmq.com/docs/4.0/clustering#replica-placement).
 func (a *AMQP) Declare(ctx context.Context, q engine.QueueSpec) error {
 	alsoApart := q.AlsoBindType != "" && max(q.AlsoBindNode, 1) != max(q.Node, 1)
+	// The dead-letter queue first, through its own node when it has one:
+	// the queue under test points at it.
+	dlqApart := q.DeadLetterQueue != "" && q.DeadLetterNode != 0 && q.DeadLetterNode != max(q.Node, 1)
+	if dlqApart {
+		if err := a.withChannelOn(ctx, "setup", q.DeadLetterNode, func(ch *amqp.Channel) error { return declareDeadLetter(ch, q) }); err != nil {
+			return err
+		}
+	}
 	err := a.withChannelOn(ctx, "setup", q.Node, func(ch *amqp.Channel) error {
 		if err := ch.ExchangeDeclare(Exchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
 			return fmt.Errorf("declare exchange %q: %w", Exchange, err)
 		}
 		args := setArguments(amqp.Table{"x-queue-type": string(q.Type)}, q.Arguments)
 		if q.DeadLetterQueue != "" {
-			if err := ch.ExchangeDeclare(DeadLetterExchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
-				return fmt.Errorf("declare exchange %q: %w", DeadLetterExchange, err)
-			}
-			dlq := setArguments(amqp.Table{"x-queue-type": string(q.Type)}, q.DeadLetterArguments)
-			if err := declareBoundTo(ch, DeadLetterExchange, q.DeadLetterQueue, q.DeadLetterQueue, true, dlq, q.Shared); err != nil {
-				return err
+			if !dlqApart {
+				if err := declareDeadLetter(ch, q); err != nil {
+					return err
+				}
 			}
 			args["x-dead-letter-exchange"] = DeadLetterExchange
 			args["x-dead-letter-routing-key"] = q.DeadLetterQueue
@@ -204,6 +212,17 @@ func (a *AMQP) Declare(ctx context.Context, q engine.QueueSpec) error {
 		return err
 	}
 	return a.withChannelOn(ctx, "setup", q.AlsoBindNode, func(ch *amqp.Channel) error { return declareAlso(ch, q) })
+}
+
+// declareDeadLetter declares the dead-letter exchange and q's dead-letter
+// queue bound to it, of q.DeadLetterType (q.Type when unset).
+func declareDeadLetter(ch *amqp.Channel, q engine.QueueSpec) error {
+	if err := ch.ExchangeDeclare(DeadLetterExchange, amqp.ExchangeDirect, true, false, false, false, nil); err != nil {
+		return fmt.Errorf("declare exchange %q: %w", DeadLetterExchange, err)
+	}
+	t := cmp.Or(q.DeadLetterType, q.Type)
+	dlq := setArguments(amqp.Table{"x-queue-type": string(t)}, q.DeadLetterArguments)
+	return declareBoundTo(ch, DeadLetterExchange, q.DeadLetterQueue, q.DeadLetterQueue, true, dlq, q.Shared)
 }
 
 // declareAlso declares q's ".also" companion, bound with q's routing key.

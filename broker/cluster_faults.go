@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -334,18 +333,9 @@ func (c *Cluster) whole(ctx context.Context, within time.Duration) (bool, error)
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	for {
-		split := false
-		for _, n := range c.nodes {
-			out, err := n.Exec(ctx, "rabbitmqctl", "-q", "cluster_status", "--formatter", "json")
-			var st clusterStatus
-			if err == nil {
-				err = json.Unmarshal([]byte(out), &st)
-			}
-			if err != nil || len(st.Partitions) > 0 { // an unanswered node proves nothing yet
-				split = true
-				break
-			}
-		}
+		sts, _ := c.statuses(ctx)
+		// An unanswered node proves nothing yet.
+		split := slices.ContainsFunc(sts, func(st *clusterStatus) bool { return st == nil || len(st.Partitions) > 0 })
 		if !split {
 			return true, nil
 		}

@@ -218,7 +218,7 @@ func rejudge(rp *metrics.Replay) (scenario.ModeResult, error) {
 		return scenario.ModeResult{}, err
 	}
 	obs := scenario.Observed{BlockedMS: t.BlockedMS, ChannelCloses: t.ChannelCloses, LostAllowed: t.LostAllowed,
-		DeadLetterLossAllowed: t.DeadLetterLossAllowed, DeadLetterGuarantee: t.DeadLetterGuarantee, FalseAcks: t.FalseAcks, DeadLetterReasons: t.DeadLetterReasons}
+		DeadLetterLossAllowed: t.DeadLetterLossAllowed, DeadLetterGuarantee: t.DeadLetterGuarantee, FalseAcks: t.FalseAcks, AssertionsFailed: t.AssertionsFailed, DeadLetterReasons: t.DeadLetterReasons}
 	if len(t.Consumers) > 0 {
 		obs.Consumers = &scenario.ConsumerStats{}
 		if err := json.Unmarshal(t.Consumers, obs.Consumers); err != nil {

@@ -16,7 +16,8 @@ import (
 // in rmq1's container) at 30 % of a paced burst (200 msg/s, 10 s) to a
 // quorum queue: the link comes back at once, but the metadata store
 // (Mnesia) stays partitioned under the default partition handling
-// (rabbitmq-server#17319).
+// (rabbitmq-server#17319). At 60 % an assert-whole step asks for the
+// cluster whole within 5 s.
 const blipScenario = `version: 1
 scenarios:
   - name: blip
@@ -34,6 +35,9 @@ scenarios:
         published_percent: 30
         inject: [sh, -c, 'docker exec "${RMQT_CONTAINERS%%,*}" rabbitmqctl eval "erlang:disconnect_node(rabbit@rmq2)."']
         timeout: 30s
+      - action: assert-whole
+        published_percent: 60
+        timeout: 5s
 `
 
 // TestBlipLeavesAPartition: a partition that outlives a blip is the
@@ -42,7 +46,8 @@ scenarios:
 // (partitioned_at_drain, a partitioned event, a note, a line in the
 // default output, the log signature), the drain reads through the nodes,
 // and the quorum queue's ledger is judged: every confirmed order is
-// delivered, a pass.
+// delivered. The assert-whole step fails the run on the partition, and
+// only on it.
 func TestBlipLeavesAPartition(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs Docker and the broker image")
@@ -57,12 +62,18 @@ func TestBlipLeavesAPartition(t *testing.T) {
 	}
 	code, stdout, stderr := runCLI(t, args...)
 	t.Log("\n" + stdout)
-	if code != ExitPass {
-		t.Fatalf("exit %d\n%s", code, stderr)
+	if code != ExitFail {
+		t.Fatalf("exit %d, want %d\n%s", code, ExitFail, stderr)
 	}
 	r := readResult(t, stdout)
 	checkNoContainerLeft(t, r.RunID)
 	m := r.Modes[0]
+	a := m.Faults[1]
+	want := "assert-whole (60% published): the cluster is not whole after 5s: the cluster is partitioned: rabbit@rmq1 sees "
+	if a.Action != scenario.AssertWhole || !strings.HasPrefix(a.Error, want[len("assert-whole (60% published): "):]) ||
+		len(m.Verdict.Reasons) != 1 || !strings.HasPrefix(m.Verdict.Reasons[0], want) {
+		t.Fatalf("assert-whole %+v, verdict %+v: want the step failed on the partition and the run failed on it alone", a, m.Verdict)
+	}
 	if m.Faults[0].Error != "" || m.Lost != 0 || m.Unverified != 0 || m.Confirmed != 2000 || m.Delivered != 2000 {
 		t.Fatalf("fault %+v, counts %+v: want the step recovered and every confirmed order delivered", m.Faults[0], m.Counts)
 	}

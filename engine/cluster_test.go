@@ -73,6 +73,17 @@ func (c *fakeCluster) Partitions(context.Context) (map[string][]string, error) {
 	return c.partitions, nil
 }
 
+// WaitWhole is whole at once, or a partition at once when partitions is
+// set (the fake does not wait out the timeout).
+func (c *fakeCluster) WaitWhole(context.Context, time.Duration) error {
+	c.cmu.Lock()
+	defer c.cmu.Unlock()
+	if len(c.partitions) > 0 {
+		return &PartitionError{Seen: c.partitions}
+	}
+	return nil
+}
+
 func (c *fakeCluster) mark(t scenario.Target, down bool) {
 	c.cmu.Lock()
 	defer c.cmu.Unlock()

@@ -70,7 +70,7 @@ func (h *burstHistory) finish(res *scenario.ModeResult, cond scenario.Conditions
 		FaultMissed: errText(cond.FaultMissed), DrainIncomplete: errText(cond.DrainIncomplete),
 		BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, LostAllowed: res.LostAllowed,
 		DeadLetterRule: h.ledger.DeadLetterRule(), DeadLetterLossAllowed: res.DeadLetterLossAllowed, DeadLetterGuarantee: res.DeadLetterGuarantee,
-		FalseAcks: falseAcks(res.Faults), DeadLetterReasons: res.DeadLetterReasons}
+		FalseAcks: falseAcks(res.Faults), AssertionsFailed: AssertionsFailed(res.Faults), DeadLetterReasons: res.DeadLetterReasons}
 	var err error
 	if res.Consumers != nil {
 		t.Consumers, err = json.Marshal(res.Consumers)

@@ -147,6 +147,7 @@ var (
 		scenario.Command: func(in *injector, ctx context.Context, f *scenario.Fault, rec *scenario.FaultRecord) (string, error) {
 			return in.runCommand(ctx, f, rec, "inject", f.Inject)
 		},
+		scenario.AssertWhole: assertWhole,
 		scenario.CrashConsumer: func(in *injector, _ context.Context, f *scenario.Fault, rec *scenario.FaultRecord) (string, error) {
 			if in.consumers == nil {
 				return string(f.Action), errors.New("no live consumers to crash")
@@ -243,6 +244,9 @@ func (in *injector) inject(ctx context.Context, f *scenario.Fault, trigger strin
 	if err := in.aim(f, &rec); err != nil {
 		rec.Error = err.Error()
 		return rec, fmt.Errorf("fault %s: %w", f.Action, err)
+	}
+	if f.Action.Asserts() {
+		return in.assert(fctx, f, rec, at)
 	}
 	if in.cluster != nil && !f.Action.ClientSide() {
 		in.cluster.faultBegins()

@@ -145,7 +145,7 @@ func conclude(res *scenario.ModeResult, s *scenario.Scenario, ledger *metrics.Le
 	if removed {
 		res.LostAllowedReason = "removed by the scenario"
 	}
-	res.Verdict = scenario.Judge(res.Mode, counts, scenario.Observed{FalseAcks: falseAcks(res.Faults), BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, LostAllowed: res.LostAllowed,
+	res.Verdict = scenario.Judge(res.Mode, counts, scenario.Observed{FalseAcks: falseAcks(res.Faults), AssertionsFailed: AssertionsFailed(res.Faults), BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, LostAllowed: res.LostAllowed,
 		Consumers: res.Consumers, DeadLetterLossAllowed: res.DeadLetterLossAllowed, DeadLetterGuarantee: res.DeadLetterGuarantee, DeadLetterReasons: res.DeadLetterReasons}, s.Expect, cond)
 	if !removed {
 		res.Notes = append(res.Notes, lossNotes(counts, allowed)...)

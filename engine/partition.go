@@ -66,3 +66,50 @@ func (in *injector) partitionSeen(pe *PartitionError, a scenario.Action) {
 	in.log.Warn("every node takes logins, but the cluster is partitioned", "after", a, "partitions", text)
 	in.notes = append(in.notes, fmt.Sprintf("after the %s step every node took AMQP logins but the cluster reported a partition (%s, by rabbitmqctl cluster_status)", a, text))
 }
+
+// assert plays a step that checks the broker rather than acts on it
+// (assert-whole): no fault is in effect meanwhile, nothing is undone, and
+// its record's call_ms is how long the check took. A check that fails is
+// recorded (the record's error, a fault event saying so) and returned: the
+// runner goes on with the burst, and the judge fails the run on it
+// (AssertionsFailed).
+func (in *injector) assert(ctx context.Context, f *scenario.Fault, rec scenario.FaultRecord, at time.Time) (scenario.FaultRecord, error) {
+	apply := playbook[f.Action]
+	detail, err := apply(in, ctx, f, &rec)
+	rec.CallMS = metrics.Millis(time.Since(at))
+	if err != nil {
+		rec.Error = err.Error()
+		in.event(time.Time{}, metrics.EvFault, f.Action, "failed: "+rec.Error)
+		in.log.Warn("assertion failed", "action", f.Action, "err", err)
+		return rec, err
+	}
+	in.event(time.Time{}, metrics.EvFault, f.Action, detail)
+	in.log.Info("assertion held", "action", f.Action, "took", time.Since(at).Round(time.Millisecond))
+	return rec, nil
+}
+
+// assertWhole waits (within the step's timeout) until every node of the
+// cluster answers, lists every node as running and reports no partition.
+func assertWhole(in *injector, ctx context.Context, f *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
+	if in.ports.Cluster == nil {
+		return "", errNoPort
+	}
+	start := time.Now()
+	if err := in.ports.Cluster.WaitWhole(ctx, f.Timeout.D()); err != nil {
+		return "", fmt.Errorf("the cluster is not whole after %s: %w", f.Timeout.D(), err)
+	}
+	return fmt.Sprintf("the cluster is whole (every node running, no partition), seen after %s", time.Since(start).Round(time.Millisecond)), nil
+}
+
+// AssertionsFailed lists the steps that check the broker (assert-whole)
+// and failed, in the order they fired, one reason each: what the judge
+// fails the run on (scenario.Observed.AssertionsFailed).
+func AssertionsFailed(faults []scenario.FaultRecord) []string {
+	var out []string
+	for _, f := range faults {
+		if f.Action.Asserts() && f.Error != "" {
+			out = append(out, fmt.Sprintf("%s (%s): %s", f.Action, f.Trigger, f.Error))
+		}
+	}
+	return out
+}

@@ -107,3 +107,52 @@ scenarios:
 		t.Fatalf("err %v", err)
 	}
 }
+
+// An assert-whole step that finds the cluster partitioned fails the run
+// with what the nodes reported, and only that: nothing was undone, no
+// fault was in effect, the drain went on and the ledger holds. One that
+// finds it whole records that it held.
+func TestAssertWholeFailsTheRunAndTheBurstGoesOn(t *testing.T) {
+	f := mustParse(t, `version: 1
+scenarios:
+  - name: t
+    broker: {nodes: 3}
+    queue: {settle_before_burst: 0s}
+    load: {messages: 100, modes: [confirm-window], window: 10}
+    faults: [{action: assert-whole, after_burst: 0s, timeout: 2s}]
+`)
+	for _, tc := range []struct {
+		name       string
+		partitions map[string][]string
+		status     scenario.Status
+		reasons    []string
+		detail     string
+	}{
+		{"partitioned", split, scenario.Fail,
+			[]string{"assert-whole (0s after the last publish): the cluster is not whole after 2s: the cluster is partitioned: rabbit@rmq1 sees rabbit@rmq2 partitioned; rabbit@rmq2 sees rabbit@rmq1 partitioned"},
+			"failed: the cluster is not whole after 2s: the cluster is partitioned: rabbit@rmq1 sees rabbit@rmq2 partitioned; rabbit@rmq2 sees rabbit@rmq1 partitioned"},
+		{"whole", nil, scenario.Pass, nil, "the cluster is whole (every node running, no partition), seen after "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newFakeCluster()
+			c.partitions = tc.partitions
+			r := &Runner{Ports: PortsOf(c), Traffic: &fakeTraffic{b: c.fakeBroker}, Log: newRunner(nil, nil).Log, RunID: "t1"}
+			res, down := r.RunMode(context.Background(), &f.Scenarios[0], scenario.ConfirmWindow)
+			if down || res.Verdict.Status != tc.status || !reflect.DeepEqual(res.Verdict.Reasons, tc.reasons) {
+				t.Fatalf("down %v verdict %+v, want %s %q", down, res.Verdict, tc.status, tc.reasons)
+			}
+			if res.Lost != 0 || res.Unverified != 0 || res.Delivered != 100 || len(c.ops) != 0 {
+				t.Fatalf("counts %+v, broker ops %v: want the drain whole and nothing done to the broker", res.Counts, c.ops)
+			}
+			var details []string
+			for _, e := range res.Events {
+				if e.Action == string(scenario.AssertWhole) && e.Kind == metrics.EvFault {
+					details = append(details, e.Detail)
+				}
+			}
+			if len(details) != 1 || !strings.HasPrefix(details[0], tc.detail) {
+				t.Fatalf("assert-whole events %q, want %q", details, tc.detail)
+			}
+		})
+	}
+}

@@ -32,6 +32,11 @@ type QueueSpec struct {
 	RetryDelay time.Duration
 	// DeadLetterArguments are the dead-letter queue's own x-arguments.
 	DeadLetterArguments map[string]any
+	// DeadLetterType is the dead-letter queue's type ("": Type);
+	// DeadLetterNode (a cluster; 1-based, 0: Node) the node it is declared
+	// through (queue.dead_letter_type, queue.dead_letter_node).
+	DeadLetterType scenario.QueueType
+	DeadLetterNode int
 	// Shared: the parts of a split run declare the queue each in turn, so
 	// it may already hold the messages of other parts (Runner.Part).
 	Shared bool
@@ -344,6 +349,7 @@ func queueSpec(s *scenario.Scenario, queue string) QueueSpec {
 	if s.Queue.DeadLetterQueue {
 		spec.DeadLetterQueue = queue + ".dlq"
 		spec.DeadLetterArguments = s.Queue.DeadLetterArguments
+		spec.DeadLetterType, spec.DeadLetterNode = s.Queue.DeadLetterType, s.Queue.DeadLetterNode
 	}
 	if s.Consumers.Enabled() && s.Consumers.OnDelivery == scenario.ConsumerRetry {
 		spec.RetryQueue, spec.RetryDelay = queue+".retry", s.Consumers.RetryDelay.D()

@@ -120,6 +120,11 @@ type Cluster interface {
 	// the nodes it saw partitioned from it), merged; empty when none
 	// does. It fails only when no node answered.
 	Partitions(ctx context.Context) (map[string][]string, error)
+	// WaitWhole polls (about every second, within timeout) until every
+	// node answers `rabbitmqctl cluster_status`, lists every node as
+	// running and reports no partition. Its error says what was seen last:
+	// a *PartitionError when a node reported a partition.
+	WaitWhole(ctx context.Context, timeout time.Duration) error
 }
 
 // Ports are the fault ports a Runner drives. A nil port fails the steps that

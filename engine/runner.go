@@ -293,6 +293,10 @@ func (b *burst) fire(ctx context.Context, fr firing) bool {
 		b.in.log.Warn("fault step failed", "action", fr.fault.Action, "err", err)
 	}
 	switch {
+	case err != nil && fr.fault.Action.Asserts():
+		// A finding, judged from the record (AssertionsFailed): the
+		// broker is as it was, and the timeline goes on.
+		return true
 	case err != nil && fr.fault.Action.ClientSide():
 		// The broker is fine: the burst and the drain go on, and the run is
 		// inconclusive, not a lost broker.

@@ -158,6 +158,9 @@ type HistoryTrailer struct {
 	// FalseAcks counts basic.acks received while a majority of a
 	// cluster's nodes was down (quorum-loss steps).
 	FalseAcks int `json:"false_acks,omitempty"`
+	// AssertionsFailed lists the steps that check the broker
+	// (assert-whole) and failed, one reason each.
+	AssertionsFailed []string `json:"assertions_failed,omitempty"`
 	// DeadLetterReasons counts the ids taken from the dead-letter queue by
 	// the reason of their latest x-death entry.
 	DeadLetterReasons map[string]int `json:"dead_letter_reasons,omitempty"`

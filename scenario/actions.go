@@ -96,7 +96,19 @@ const (
 	// rmqtorture cannot know what the command did: the timeline shows the
 	// step, its recovery and the first AMQP login after it.
 	Command Action = "command"
+	// AssertWhole asserts that the cluster is whole at its point of the
+	// timeline: within Timeout, every node answers `rabbitmqctl
+	// cluster_status`, lists every node as running and reports no
+	// partition (https://www.rabbitmq.com/docs/partitions#detecting). A
+	// cluster still split then fails the run with what each node
+	// reported; the burst and the drain go on. It changes nothing on the
+	// broker. Cluster only.
+	AssertWhole Action = "assert-whole"
 )
+
+// DefaultAssertWholeTimeout is how long an assert-whole step that sets no
+// timeout waits for the cluster to be whole.
+const DefaultAssertWholeTimeout = 30 * time.Second
 
 // DefaultCommandTimeout bounds each command of a command step that sets no
 // timeout.
@@ -162,6 +174,10 @@ type ActionSpec struct {
 	// DefaultTarget is what the step acts on in a cluster when it names no
 	// target ("" : every node, TargetAll).
 	DefaultTarget TargetKind
+	// Asserts marks the steps that check the broker rather than act on
+	// it (assert-whole): their failure is a finding that fails the run,
+	// and the burst and the drain go on.
+	Asserts bool
 	// OnPublishing marks the faults that test the publishing path (the
 	// broker, its node or its connections go away or block them): one
 	// that takes effect when the burst is over and settled tested nothing
@@ -193,11 +209,12 @@ var (
 		RollingRestart:           {Params: []Param{ParamGrace}, Leaves: "up", FromTrigger: true, Repeatable: true, ClusterOnly: true, DefaultTarget: TargetAll, OnPublishing: true},
 		QuorumLoss:               {Params: graceDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, ClusterOnly: true, DefaultTarget: TargetMajority, OnPublishing: true},
 		Command:                  {Params: []Param{ParamInject, ParamRecover, ParamTimeout, ParamReady, ParamState, ParamDown}, Recovers: true, Leaves: "as its command left it", FromTrigger: true, Repeatable: true},
+		AssertWhole:              {Params: []Param{ParamTimeout}, Leaves: "up", Repeatable: true, ClusterOnly: true, Asserts: true},
 	}
 )
 
 // Actions lists every fault action.
-var Actions = []Action{Kill, Stop, Restart, Pause, Disconnect, Start, Unpause, Reconnect, MemoryAlarm, CloseConnections, PublishToMissingExchange, CrashConsumer, DeleteQueue, PurgeQueue, DiskAlarm, Partition, RollingRestart, QuorumLoss, Command}
+var Actions = []Action{Kill, Stop, Restart, Pause, Disconnect, Start, Unpause, Reconnect, MemoryAlarm, CloseConnections, PublishToMissingExchange, CrashConsumer, DeleteQueue, PurgeQueue, DiskAlarm, Partition, RollingRestart, QuorumLoss, Command, AssertWhole}
 
 // Spec returns what the action is, and false for an unknown action.
 func (a Action) Spec() (ActionSpec, bool) {
@@ -212,6 +229,10 @@ func (a Action) Known() bool { _, ok := actionTable[a]; return ok }
 // and has a recovery after Down: kill and stop (start), pause (unpause),
 // disconnect (reconnect), memory-alarm (restore the watermark).
 func (a Action) Recovers() bool { return actionTable[a].Recovers }
+
+// Asserts reports whether the step checks the broker rather than acts on
+// it (assert-whole): its failure fails the run, the burst goes on.
+func (a Action) Asserts() bool { return actionTable[a].Asserts }
 
 // ClientSide reports whether the action is played by rmqtorture's own
 // clients (crash-consumer, publish-to-missing-exchange) rather than on the

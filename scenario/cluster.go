@@ -104,15 +104,16 @@ func (p *parser) validateNodes(sp string, s *Scenario) {
 	}
 }
 
-// validateQueueNodes checks queue.node and queue.also_bind_node: a node
-// of the cluster, and also_bind_node only with the queue it places.
+// validateQueueNodes checks queue.node, queue.also_bind_node and
+// queue.dead_letter_node: a node of the cluster, and also_bind_node only
+// with the queue it places (dead_letter_node: validateDeadLetterArguments).
 func (p *parser) validateQueueNodes(sp string, s *Scenario) {
 	qp := sp + ".queue"
 	n := s.Broker.Nodes
 	for _, k := range []struct {
 		key  string
 		node int
-	}{{"node", s.Queue.Node}, {"also_bind_node", s.Queue.AlsoBindNode}} {
+	}{{"node", s.Queue.Node}, {"also_bind_node", s.Queue.AlsoBindNode}, {"dead_letter_node", s.Queue.DeadLetterNode}} {
 		path := qp + "." + k.key
 		switch {
 		case !p.has(path):

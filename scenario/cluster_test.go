@@ -112,7 +112,7 @@ func TestParseClusterErrors(t *testing.T) {
 				"s.yaml:10:58: scenarios[0].faults[3].manual_recovery: only kill, stop, pause, disconnect, quorum-loss can be recovered by a later step",
 				"s.yaml:11:18: scenarios[0].faults[4].action: close-connections needs every node running, but nodes are stopped here (recover them with start first)",
 				"s.yaml:11:55: scenarios[0].faults[4].down: close-connections has nothing to recover; down applies to kill, stop, pause, disconnect, memory-alarm, crash-consumer, delete-queue, disk-alarm, partition, quorum-loss, command",
-				"s.yaml:12:9: scenarios[0].faults[5].action: missing; every step names its action (kill, stop, restart, pause, disconnect, start, unpause, reconnect, memory-alarm, close-connections, publish-to-missing-exchange, crash-consumer, delete-queue, purge-queue, disk-alarm, partition, rolling-restart, quorum-loss, command)",
+				"s.yaml:12:9: scenarios[0].faults[5].action: missing; every step names its action (kill, stop, restart, pause, disconnect, start, unpause, reconnect, memory-alarm, close-connections, publish-to-missing-exchange, crash-consumer, delete-queue, purge-queue, disk-alarm, partition, rolling-restart, quorum-loss, command, assert-whole)",
 				"s.yaml:12:9: scenarios[0].faults[5]: nodes would stay stopped at the end: add a start step",
 			}},
 		{"a recovery step with nothing to recover on a cluster",

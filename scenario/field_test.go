@@ -24,6 +24,18 @@ func TestParseFieldCaseErrors(t *testing.T) {
 				"s.yaml:8:78: scenarios[1].queue.also_bind_node: must be within 1–3 (broker.nodes), got 0",
 				"s.yaml:12:38: scenarios[2].queue.also_bind_node: places the second queue queue.also_bind_type declares, and there is none: set also_bind_type (quorum or classic)",
 			}},
+		{"the dead-letter queue's type and node without a dead-letter queue, on a single broker, out of range, of a type that cannot be one",
+			head + "    queue: {dead_letter_type: classic, dead_letter_node: 1}\n    load: {messages: 10}\n" +
+				"  - name: b\n    broker: {nodes: 3}\n    queue: {dead_letter_queue: true, dead_letter_node: 4}\n    load: {messages: 10}\n" +
+				"  - name: c\n    queue: {dead_letter_queue: true, dead_letter_type: stream}\n    load: {messages: 10}\n" +
+				"  - name: d\n    queue: {dead_letter_queue: true, dead_letter_node: 2}\n    load: {messages: 10}\n",
+			[]string{
+				"s.yaml:4:31: scenarios[0].queue.dead_letter_type: there is no dead-letter queue to declare: set queue.dead_letter_queue: true",
+				"s.yaml:4:58: scenarios[0].queue.dead_letter_node: there is no dead-letter queue to declare: set queue.dead_letter_queue: true",
+				"s.yaml:8:56: scenarios[1].queue.dead_letter_node: must be within 1–3 (broker.nodes), got 4",
+				"s.yaml:11:56: scenarios[2].queue.dead_letter_type: \"stream\" is not a queue type (quorum, classic)",
+				"s.yaml:14:56: scenarios[3].queue.dead_letter_node: needs broker.nodes 3 or 5: a single broker holds every queue",
+			}},
 		{"republishing nacked messages on a stream",
 			head + "    queue: {type: stream}\n    load: {messages: 10, modes: [confirm-window], republish: nacked-and-in-doubt}\n",
 			[]string{"s.yaml:5:62: scenarios[0].load.republish: not supported with queue.type: stream: the stream publisher publishes in-doubt messages again, not refused ones (use in-doubt or none)"}},

@@ -45,6 +45,9 @@ type Observed struct {
 	// cluster's nodes was down (QuorumLossOutcome.Acked): a quorum queue
 	// cannot have committed those messages.
 	FalseAcks int
+	// AssertionsFailed lists the steps that check the broker rather than
+	// act on it (assert-whole) and failed, one reason each.
+	AssertionsFailed []string
 	// DeadLetterReasons counts the ids taken from the dead-letter queue by
 	// the reason of their latest x-death entry (ModeResult.DeadLetterReasons).
 	DeadLetterReasons map[string]int
@@ -122,6 +125,7 @@ var checks = []check{
 	{"unexpected", true, checkUnexpected},
 	{"resurrected", true, checkResurrected},
 	{"false ack", true, checkFalseAcks},
+	{"assertion", true, checkAssertions},
 	{"limits", true, checkLimits},
 	{"mode expectations", true, checkModeExpectations},
 	{"channel closed with", true, checkChannelClosedWith},
@@ -140,6 +144,12 @@ func checkLost(in judgeInput) []string {
 		return nil
 	}
 	return []string{printer.Sprintf("%d confirmed messages lost: basic.ack received, never delivered", in.c.Lost)}
+}
+
+// checkAssertions fails every step that checked the broker and found it
+// not as asserted (assert-whole: the cluster not whole).
+func checkAssertions(in judgeInput) []string {
+	return in.obs.AssertionsFailed
 }
 
 // checkFalseAcks fails basic.acks received while a majority of the

@@ -138,3 +138,17 @@ func TestJudgeXDeathCountAtPark(t *testing.T) {
 		t.Fatalf("no consumers: %+v", got)
 	}
 }
+
+// A failed assertion (assert-whole) fails the burst with its reason, after
+// a loss and before an inconclusive condition; none passes.
+func TestJudgeAssertions(t *testing.T) {
+	failed := []string{"assert-whole (60% published): the cluster is not whole after 5s: the cluster is partitioned: rabbit@rmq1 sees rabbit@rmq2 partitioned"}
+	got := Judge(ConfirmWindow, metrics.Counts{Sent: 5, Confirmed: 4, Lost: 1}, Observed{AssertionsFailed: failed}, Expect{}, Conditions{Unsent: 2})
+	want := Verdict{Fail, []string{"1 confirmed messages lost: basic.ack received, never delivered", failed[0], "2 orders were never published"}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	if got := Judge(ConfirmWindow, metrics.Counts{Sent: 5, Confirmed: 5}, Observed{}, Expect{}, Conditions{}); got.Status != Pass {
+		t.Errorf("no assertion failed: got %+v", got)
+	}
+}

@@ -414,6 +414,9 @@ func (d defaulter) faults(s *Scenario) {
 		if f.Action == Command {
 			d.dur(fp+"timeout", &f.Timeout, DefaultCommandTimeout)
 		}
+		if f.Action == AssertWhole {
+			d.dur(fp+"timeout", &f.Timeout, DefaultAssertWholeTimeout)
+		}
 		if n := d.p.nodes[d.prefix+fp+"action"]; n != nil {
 			f.Line = n.Line
 		}

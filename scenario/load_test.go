@@ -59,7 +59,7 @@ func TestParseErrors(t *testing.T) {
 			[]string{"s.yaml:5:40: scenarios[0].faults[0].published: must be within 0–10 (load.messages), got 11"}},
 		{"unknown action",
 			head + "    load: {messages: 10}\n    faults: [{action: explode, after: 1s}]\n",
-			[]string{"s.yaml:5:23: scenarios[0].faults[0].action: \"explode\" is not a fault action (kill, stop, restart, pause, disconnect, start, unpause, reconnect, memory-alarm, close-connections, publish-to-missing-exchange, crash-consumer, delete-queue, purge-queue, disk-alarm, partition, rolling-restart, quorum-loss, command)"}},
+			[]string{"s.yaml:5:23: scenarios[0].faults[0].action: \"explode\" is not a fault action (kill, stop, restart, pause, disconnect, start, unpause, reconnect, memory-alarm, close-connections, publish-to-missing-exchange, crash-consumer, delete-queue, purge-queue, disk-alarm, partition, rolling-restart, quorum-loss, command, assert-whole)"}},
 		{"signal and down where they make no sense",
 			head + "    load: {messages: 10}\n    faults: [{action: close-connections, signal: SIGKILL, down: 1s, after: 1s}]\n",
 			[]string{

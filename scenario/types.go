@@ -460,6 +460,17 @@ type Queue struct {
 	// burst the dead-letter queue is drained too; what it holds counts as
 	// dead-lettered, not lost.
 	DeadLetterQueue bool `yaml:"dead_letter_queue,omitempty"`
+	// DeadLetterType (with DeadLetterQueue) is the dead-letter queue's own
+	// type, quorum or classic; unset, the type of the queue under test. A
+	// classic dead-letter queue behind a quorum queue is a common shape,
+	// and where a quorum one lives matters when its node goes down
+	// (rabbitmq-server#12625).
+	DeadLetterType QueueType `yaml:"dead_letter_type,omitempty"`
+	// DeadLetterNode (a cluster only; 1-based, with DeadLetterQueue) is the
+	// node the dead-letter queue is declared through: a classic one lives
+	// there, a quorum one gets it as its suggested leader. Unset: the node
+	// the queue under test is declared through.
+	DeadLetterNode int `yaml:"dead_letter_node,omitempty"`
 	// SettleBeforeBurst is the pause between declaring the queue and the first
 	// publish (default 2s). On RabbitMQ 4.0.5 a kill within ~0.5 s of declaring a
 	// quorum queue loses its confirmed messages (rabbitmq-server#15725).

@@ -287,15 +287,31 @@ func (p *parser) validateFault(fp string, s *Scenario, f Fault) {
 	}
 }
 
+// validateAssertWhole checks an assert-whole step: it looks at the whole
+// cluster, so it names no node, and its timeout is at least 1s.
+func (p *parser) validateAssertWhole(fp string, f Fault) {
+	for _, k := range []string{"target", "node"} {
+		if p.has(fp + "." + k) {
+			p.fail(fp+"."+k, "assert-whole asks every node of the cluster: leave %s out", k)
+		}
+	}
+	if p.has(fp+".timeout") && f.Timeout < Duration(time.Second) {
+		p.fail(fp+".timeout", "must be at least 1s, got %s", f.Timeout.D())
+	}
+}
+
 // validateCommand checks a command step's commands, timeout and ready
 // URIs, and that no other step sets them. A ready URI is never quoted: it
 // may hold a password.
 func (p *parser) validateCommand(fp string, f Fault) {
 	if f.Action != Command {
 		for _, k := range []Param{ParamInject, ParamRecover, ParamTimeout, ParamReady, ParamState} {
-			if p.has(fp + "." + string(k)) {
+			if p.has(fp+"."+string(k)) && !f.Action.Takes(k) {
 				p.fail(fp+"."+string(k), "only command takes %s, not %s", k, f.Action)
 			}
+		}
+		if f.Action == AssertWhole {
+			p.validateAssertWhole(fp, f)
 		}
 		return
 	}
@@ -785,6 +801,11 @@ func reserved(key string, list []string) bool {
 func (p *parser) validateDeadLetterArguments(sp string, s *Scenario) {
 	q := s.Queue
 	ap := sp + ".queue.dead_letter_arguments"
+	for _, k := range []string{"dead_letter_type", "dead_letter_node"} {
+		if p.has(sp+".queue."+k) && !q.DeadLetterQueue {
+			p.fail(sp+".queue."+k, "there is no dead-letter queue to declare: set queue.dead_letter_queue: true")
+		}
+	}
 	if len(q.DeadLetterArguments) > 0 && !q.DeadLetterQueue {
 		p.fail(ap, "there is no dead-letter queue to declare with them: set queue.dead_letter_queue: true")
 		return
