@@ -50,19 +50,7 @@ func TestCommandKillMidBurst(t *testing.T) {
 		t.Skip("integration test: needs Docker and the broker image")
 	}
 	const n = 4000
-	file := filepath.Join(t.TempDir(), "s.yaml")
-	if err := os.WriteFile(file, []byte(commandKillScenario), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"run", "command-kill", "-f", file, "--out", t.TempDir(), "--allow-commands"}
-	if img := os.Getenv("RMQT_IMAGE"); img != "" {
-		args = append(args, "--image", img)
-	}
-	code, stdout, stderr := runCLI(t, args...)
-	t.Log("\n" + stdout)
-	if code != ExitPass {
-		t.Fatalf("exit %d\n%s", code, stderr)
-	}
+	stdout, stderr := runOwnCommandScenario(t, commandKillScenario, "command-kill", ExitPass)
 	want := `rmqtorture will run, for scenario "command-kill" faults[0]: inject ` + "`sh -c 'docker kill --signal KILL \"$RMQT_CONTAINER\"'`" +
 		", then after 3s recover `sh -c 'docker start \"$RMQT_CONTAINER\"'` (each within 30s)"
 	if !strings.Contains(stderr, want+"\n") {
@@ -104,6 +92,28 @@ func TestCommandKillMidBurst(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runOwnCommandScenario runs scenario name of the scenario file text
+// with --allow-commands on a broker of its own (a command step may leave
+// it altered: never the shared one), requires exit code want, and returns
+// what the run printed.
+func runOwnCommandScenario(t *testing.T, text, name string, want int) (stdout, stderr string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "s.yaml")
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"run", name, "-f", file, "--out", t.TempDir(), "--allow-commands"}
+	if img := os.Getenv("RMQT_IMAGE"); img != "" {
+		args = append(args, "--image", img)
+	}
+	code, stdout, stderr := runCLI(t, args...)
+	t.Log("\n" + stdout)
+	if code != want {
+		t.Fatalf("exit %d, want %d\n%s", code, want, stderr)
+	}
+	return stdout, stderr
 }
 
 // checkCommandFault: one command step, applied without error, whose two

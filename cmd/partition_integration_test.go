@@ -1,8 +1,6 @@
 package cmd
 
 import (
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -52,19 +50,7 @@ func TestBlipLeavesAPartition(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs Docker and the broker image")
 	}
-	file := filepath.Join(t.TempDir(), "s.yaml")
-	if err := os.WriteFile(file, []byte(blipScenario), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := []string{"run", "blip", "-f", file, "--out", t.TempDir(), "--allow-commands"}
-	if img := os.Getenv("RMQT_IMAGE"); img != "" {
-		args = append(args, "--image", img)
-	}
-	code, stdout, stderr := runCLI(t, args...)
-	t.Log("\n" + stdout)
-	if code != ExitFail {
-		t.Fatalf("exit %d, want %d\n%s", code, ExitFail, stderr)
-	}
+	stdout, _ := runOwnCommandScenario(t, blipScenario, "blip", ExitFail)
 	r := readResult(t, stdout)
 	checkNoContainerLeft(t, r.RunID)
 	m := r.Modes[0]
