@@ -166,6 +166,19 @@ func TestLeaderIsolated(t *testing.T) {
 		if len(fault) != 1 || len(healed) != 1 || fault[0].AtMS+*f.Recovery.ReplicatedMS < healed[0].AtMS-1 {
 			t.Fatalf("%s: replicated %.0f ms after the fault (at %v), before the heal ended (%v)", m.Mode, *f.Recovery.ReplicatedMS, fault, healed)
 		}
+		// Whole again: after the links came back, a probe's confirm came
+		// through each node, before the heal was done (the probes are
+		// part of it), and the drain counted none of them.
+		cs := f.ConfirmsThroughNodes
+		if len(cs) != 3 {
+			t.Fatalf("%s: confirms through nodes %+v, want one per node", m.Mode, cs)
+		}
+		for i, c := range cs {
+			if c.Node != scenario.NodeName(i+1) || c.ConfirmMS == nil || c.Error != "" ||
+				f.AtMS+*c.ConfirmMS < f.AtMS+f.DownMS || f.AtMS+*c.ConfirmMS > healed[0].AtMS+1 {
+				t.Fatalf("%s: %s's probe %+v: want its confirm between the end of the down (%.0f ms) and the heal's end (%.0f ms)", m.Mode, scenario.NodeName(i+1), c, f.AtMS+f.DownMS, healed[0].AtMS)
+			}
+		}
 		// The confirm timeout (20 s) ends the wait on the isolated node;
 		// each connection can leave at most a window in doubt.
 		if m.WentInDoubt < 1 || m.WentInDoubt > (m.Reconnects+1)*max(m.Window, 1) || m.Republished < m.WentInDoubt || m.Duplicates != m.DuplicatesFromRepublish {

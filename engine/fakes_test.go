@@ -210,6 +210,20 @@ type fakeTraffic struct {
 	// giveUpAfter > 0: the publisher gives up (an error, as at
 	// load.reconnect_timeout) when the broker stays away this long.
 	giveUpAfter time.Duration
+	// probes are the probe ids published through each node (Prober);
+	// probeErr[node] is the error a probe through node gets.
+	probes   map[int][]string
+	probeErr map[int]error
+}
+
+func (f *fakeTraffic) ConfirmThrough(_ context.Context, node int, _, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.probes == nil {
+		f.probes = map[int][]string{}
+	}
+	f.probes[node] = append(f.probes[node], id)
+	return f.probeErr[node]
 }
 
 func (f *fakeTraffic) Declare(_ context.Context, q QueueSpec) error {

@@ -52,6 +52,11 @@ type injector struct {
 	queue     string
 	ledger    *metrics.Ledger
 	redeclare func(ctx context.Context) error
+	// probe publishes one probe message (id) to the queue through node
+	// and awaits its confirm (nil: the traffic cannot; see Prober); heals
+	// counts the partitions healed, for the probes' ids.
+	probe func(ctx context.Context, node int, id string) error
+	heals int
 	// nextOnStart: the next step fires after_start, so a container start
 	// does not wait for AMQP logins; startedAt is when it last started.
 	nextOnStart bool
@@ -158,7 +163,7 @@ var (
 		},
 	}
 	unplay = map[scenario.Action]undo{
-		scenario.Partition: func(in *injector, ctx context.Context, _ *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
+		scenario.Partition: func(in *injector, ctx context.Context, _ *scenario.Fault, rec *scenario.FaultRecord) (string, error) {
 			if in.ports.Cluster == nil {
 				return "", errNoPort
 			}
@@ -169,6 +174,9 @@ var (
 			more, err := in.ports.Cluster.Heal(ctx)
 			if more != "" {
 				more = "; " + more
+			}
+			if err == nil {
+				more += in.confirmThroughEach(ctx, rec)
 			}
 			return "partition healed: every inter-node link restored" + more, err
 		},

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
@@ -112,4 +113,44 @@ func AssertionsFailed(faults []scenario.FaultRecord) []string {
 		}
 	}
 	return out
+}
+
+// probeTimeout bounds the wait for one probe's confirm: a quorum queue
+// whose members are still catching up after a heal may take seconds.
+const probeTimeout = 30 * time.Second
+
+// confirmThroughEach publishes one probe through each node once a
+// partition has healed and records per node when its publisher confirm
+// came, in ms after the step's trigger, or why none did
+// (rec.ConfirmsThroughNodes): the cluster is whole again when a confirm
+// goes through every node, not only when no node reports the partition
+// (a cut-off node's publishes can wait for a confirm long after). It
+// returns what to add to the heal's detail.
+func (in *injector) confirmThroughEach(ctx context.Context, rec *scenario.FaultRecord) string {
+	if in.probe == nil || in.cluster == nil {
+		return ""
+	}
+	in.heals++
+	trigger := in.start.Add(time.Duration(rec.AtMS * float64(time.Millisecond)))
+	var failed []string
+	for n := 1; n <= in.cluster.size(); n++ {
+		pctx, cancel := context.WithTimeout(ctx, probeTimeout)
+		err := in.probe(pctx, n, metrics.ProbeID(in.heals, n))
+		cancel()
+		c := scenario.NodeConfirm{Node: scenario.NodeName(n)}
+		if err != nil {
+			c.Error = err.Error()
+			failed = append(failed, fmt.Sprintf("%s (%v)", c.Node, err))
+		} else {
+			v := metrics.Millis(time.Since(trigger))
+			c.ConfirmMS = &v
+		}
+		rec.ConfirmsThroughNodes = append(rec.ConfirmsThroughNodes, c)
+	}
+	if len(failed) > 0 {
+		in.log.Warn("no confirm through some nodes after the heal", "nodes", strings.Join(failed, "; "))
+		return "; no confirm through " + strings.Join(failed, "; ")
+	}
+	last := rec.ConfirmsThroughNodes[len(rec.ConfirmsThroughNodes)-1].ConfirmMS
+	return fmt.Sprintf("; a confirm went through each node by %.0f ms after the fault", *last)
 }

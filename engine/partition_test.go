@@ -156,3 +156,48 @@ scenarios:
 		})
 	}
 }
+
+// After a partition heals, one probe goes through each node, in node
+// order, and each node's confirm is recorded: whole again means a confirm
+// through every node. A node whose probe gets no confirm is named in the
+// heal's detail, with why.
+func TestPartitionHealConfirmsThroughEachNode(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		errs   map[int]error
+		detail string
+	}{
+		{"every node confirms", nil, "; a confirm went through each node by "},
+		{"rmq3 does not", map[int]error{3: errors.New("basic.nack for the probe")}, "; no confirm through rmq3 (basic.nack for the probe)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newFakeCluster()
+			tr := &fakeTraffic{b: c.fakeBroker, probeErr: tc.errs}
+			r := &Runner{Ports: PortsOf(c), Traffic: tr, Log: newRunner(nil, nil).Log, RunID: "t1"}
+			res, _ := r.RunMode(context.Background(), clusterScenario(scenario.Partition, 100*time.Millisecond), scenario.ConfirmWindow)
+			if res.Lost != 0 || res.Unexpected != 0 {
+				t.Fatalf("counts %+v: a probe is no order", res.Counts)
+			}
+			want := map[int][]string{1: {"rmqt-probe-1-1"}, 2: {"rmqt-probe-1-2"}, 3: {"rmqt-probe-1-3"}}
+			if !reflect.DeepEqual(tr.probes, want) {
+				t.Fatalf("probes %v, want %v", tr.probes, want)
+			}
+			got := res.Faults[0].ConfirmsThroughNodes
+			if len(got) != 3 || got[0].Node != "rmq1" || got[0].ConfirmMS == nil || got[0].Error != "" {
+				t.Fatalf("confirms %+v", got)
+			}
+			if failed := tc.errs[3] != nil; (got[2].ConfirmMS == nil) != failed || (got[2].Error != "") != failed {
+				t.Fatalf("rmq3's confirm %+v", got[2])
+			}
+			var cleared string
+			for _, e := range res.Events {
+				if e.Kind == metrics.EvFaultCleared {
+					cleared = e.Detail
+				}
+			}
+			if !strings.Contains(cleared, tc.detail) {
+				t.Fatalf("heal detail %q lacks %q", cleared, tc.detail)
+			}
+		})
+	}
+}

@@ -174,6 +174,17 @@ type LiveConsumers interface {
 	Stop() scenario.ConsumerStats
 }
 
+// Prober is Traffic that can publish one probe message through a chosen
+// node of a cluster: after a partition heals, a confirm through every
+// node is what "whole again" means.
+type Prober interface {
+	// ConfirmThrough publishes one persistent message, message id id
+	// (metrics.ProbeID), through a connection to node (1-based) to queue,
+	// mandatory, and waits within ctx for its publisher confirm; a
+	// basic.return or basic.nack is an error. The ledger counts no probe.
+	ConfirmThrough(ctx context.Context, node int, queue, id string) error
+}
+
 // Traffic publishes, drains and manages the queue under test over AMQP.
 type Traffic interface {
 	Declare(ctx context.Context, q QueueSpec) error

@@ -382,8 +382,11 @@ func (l *Ledger) DeliveredAttempt(id string, redelivered bool, attempt int) {
 
 // delivery records one delivery of id in the series and runs fn with the
 // ledger locked, or counts it as unexpected when this burst never
-// published id.
+// published id. A probe (IsProbeID) is no order and is not recorded.
 func (l *Ledger) delivery(id string, rec HistoryRecord, fn func(seq int)) {
+	if IsProbeID(id) {
+		return // rmqtorture's own probe, not an order
+	}
 	seq, ok := l.ParseID(id)
 	l.mu.Lock()
 	defer l.mu.Unlock()

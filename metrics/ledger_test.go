@@ -115,14 +115,16 @@ func TestReconcileClasses(t *testing.T) {
 func TestUnexpectedDeliveries(t *testing.T) {
 	l := NewLedger("r1-", 10)
 	l.Published(3, true)
-	for _, id := range []string{"other-3", "r1-10", "r1-03", "r1--1", "", "r1-4", "r1-3"} {
+	for _, id := range []string{"other-3", "r1-10", "r1-03", "r1--1", "", "r1-4", "r1-3", ProbeID(1, 2)} {
 		l.Delivered(id, false)
 	}
+	l.DeadLettered(ProbeID(2, 1))
 	c, _, err := l.Reconcile(true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Six ids are foreign, out of range, non-canonical or never published; r1-3 was published.
+	// A probe is no order: neither unexpected nor delivered.
 	if c.Unexpected != 6 || c.Deliveries != 1 {
 		t.Errorf("unexpected=%d deliveries=%d, want 6 and 1", c.Unexpected, c.Deliveries)
 	}

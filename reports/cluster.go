@@ -39,7 +39,25 @@ func clusterFaultLine(f scenario.FaultRecord) string {
 	if q := f.QuorumLoss; q != nil {
 		parts = append(parts, quorumLossText(q))
 	}
+	if len(f.ConfirmsThroughNodes) > 0 {
+		parts = append(parts, confirmsText(f.ConfirmsThroughNodes))
+	}
 	return strings.Join(parts, "; ")
+}
+
+// confirmsText says when, after a partition healed, a probe's confirm came
+// through each node: "after the heal a confirm came through rmq1 at
+// 31,204 ms, rmq2 at 31,260 ms, rmq3: none (basic.nack for the probe)".
+func confirmsText(cs []scenario.NodeConfirm) string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		if c.ConfirmMS != nil {
+			out[i] = fmt.Sprintf("%s at %s ms", c.Node, ms(*c.ConfirmMS))
+		} else {
+			out[i] = fmt.Sprintf("%s: none (%s)", c.Node, c.Error)
+		}
+	}
+	return "after the heal a confirm came through " + strings.Join(out, ", ")
 }
 
 // nodeRecoveryLine times each node a rolling restart restarted: "rmq1

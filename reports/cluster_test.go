@@ -82,3 +82,12 @@ func TestNodeRecoveryLine(t *testing.T) {
 		t.Errorf("%q\nwant %q", got, want)
 	}
 }
+
+// A healed partition's probes: each node's confirm time, or why none came.
+func TestConfirmsText(t *testing.T) {
+	v1, v2 := 31204.4, 31260.0
+	got := confirmsText([]scenario.NodeConfirm{{Node: "rmq1", ConfirmMS: &v1}, {Node: "rmq2", ConfirmMS: &v2}, {Node: "rmq3", Error: "basic.nack for the probe"}})
+	if want := "after the heal a confirm came through rmq1 at 31,204 ms, rmq2 at 31,260 ms, rmq3: none (basic.nack for the probe)"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}

@@ -334,6 +334,11 @@ type FaultRecord struct {
 	// in the order restarted: one Recovery cannot hold them (the first
 	// node's times said nothing of a 66 s restart of three).
 	NodeRecoveries []NodeRecovery `json:"node_recoveries,omitempty"`
+	// ConfirmsThroughNodes (partition) are the probes sent once the
+	// partition healed, one through each node, in node order: when its
+	// publisher confirm came, or why none did. Whole again means a
+	// confirm goes through every node.
+	ConfirmsThroughNodes []NodeConfirm `json:"confirms_through_nodes,omitempty"`
 	// QuorumLoss (quorum-loss, and any step that left no majority) is what
 	// the broker did with the publishes made while a majority was down.
 	QuorumLoss *QuorumLossOutcome `json:"quorum_loss,omitempty"`
@@ -344,6 +349,16 @@ type FaultRecord struct {
 	// commands leave, marked in the series until AMQP logins succeed
 	// again ("": none).
 	State metrics.BrokerState `json:"state,omitempty"`
+}
+
+// NodeConfirm is one probe message published through one node after a
+// partition healed: its publisher confirm came ConfirmMS after the step's
+// trigger, or it did not (Error: the basic.nack, basic.return, closed
+// channel or timeout).
+type NodeConfirm struct {
+	Node      string   `json:"node"`
+	ConfirmMS *float64 `json:"confirm_ms,omitempty"`
+	Error     string   `json:"error,omitempty"`
 }
 
 // NodeRecovery is one node's restart within a step that restarts several
