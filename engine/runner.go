@@ -258,7 +258,9 @@ func (b *burst) armFaults(ctx context.Context) {
 		queue: b.spec.Name, ledger: b.ledger, redeclare: func(ctx context.Context) error { return b.r.Traffic.Declare(ctx, b.spec) },
 		burst: b.gaveUpCtx, cluster: b.view, pick: picker(b.r.Seed)}
 	if p, ok := b.r.Traffic.(Prober); ok && b.view != nil {
-		b.in.probe = func(ctx context.Context, node int, id string) error { return p.ConfirmThrough(ctx, node, b.spec.Name, id) }
+		b.in.probe = func(ctx context.Context, node int, id string) error {
+			return p.ConfirmThrough(ctx, node, b.spec.Name, id)
+		}
 	}
 	b.sched.started = func() time.Time { return b.in.startedAt } // read on the fault goroutine, which sets it
 	if len(b.s.Faults) == 0 {
