@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -206,11 +208,46 @@ func hostIP(addr string) string {
 	return addr
 }
 
-// freePort asks the kernel for a free port on addr (empty: DefaultAddress).
-// An address that is not this machine's (a remote engine's host) cannot be
-// asked: a port free on 127.0.0.1 is taken instead, and should it be in
-// use over there, the engine refuses to start the container and says so.
+// The host ports rmqtorture picks for the brokers it creates lie below
+// Linux's default ephemeral range (32768–60999,
+// /proc/sys/net/ipv4/ip_local_port_range). The Docker Engine gives a
+// container that asks for any host port one from that range, and client
+// sockets take their local ports there: a port picked inside it could be
+// handed to another container between the pick and the start ("Bind for
+// 127.0.0.1:46041 failed: port is already allocated", seen when two test
+// shards started brokers at once).
+const (
+	pickPortLow  = 20000
+	pickPortHigh = 32767
+	pickTries    = 64
+)
+
+// freePort picks a port free on addr (empty: DefaultAddress) in
+// [pickPortLow, pickPortHigh], at random, trying at most pickTries; when
+// none is free it asks the kernel for one. An address that is not this
+// machine's (a remote engine's host) cannot be asked: a port free on
+// 127.0.0.1 is taken instead, and should it be in use over there, the
+// engine refuses to start the container and says so.
 func freePort(addr string) (int, error) {
+	host := hostIP(addr)
+	for range pickTries {
+		port := pickPortLow + mrand.IntN(pickPortHigh-pickPortLow+1)
+		l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+		if errors.Is(err, syscall.EADDRNOTAVAIL) && host != DefaultAddress {
+			host = DefaultAddress
+			continue
+		}
+		if err == nil {
+			l.Close()
+			return port, nil
+		}
+	}
+	return kernelPort(addr)
+}
+
+// kernelPort asks the kernel for a free port on addr (one of the ephemeral
+// range), as freePort's last resort.
+func kernelPort(addr string) (int, error) {
 	l, err := net.Listen("tcp", net.JoinHostPort(hostIP(addr), "0"))
 	if errors.Is(err, syscall.EADDRNOTAVAIL) {
 		l, err = net.Listen("tcp", net.JoinHostPort(DefaultAddress, "0"))
