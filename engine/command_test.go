@@ -52,6 +52,17 @@ func (c *fakeCommands) WaitReady(ctx context.Context, uris []string, timeout tim
 	return c.b.WaitReady(ctx, scenario.BrokerTarget(), timeout)
 }
 
+// commandKillStart is a 50-order confirm-window burst with one command
+// step that kills the fake broker with 10 in flight and starts it 50 ms
+// later (fakeCommands).
+const commandKillStart = `version: 1
+scenarios:
+  - name: t
+    queue: {settle_before_burst: 0s}
+    load: {messages: 50, window: 10, modes: [confirm-window]}
+    faults: [{action: command, inject: [kill, broker], recover: [start, broker], in_flight: 10, down: 50ms, timeout: 7s}]
+`
+
 // A command step that kills and starts the broker is played like kill: the
 // inject command at the trigger, the recover command after down, then the
 // wait for AMQP logins; the publisher's in-doubt window is republished and
@@ -59,13 +70,7 @@ func (c *fakeCommands) WaitReady(ctx context.Context, uris []string, timeout tim
 // has the fault, broker-started, broker-ready and fault-cleared events, and
 // the recovery is timed from them. The series marks no broker state.
 func TestCommandStepKillsAndRecoversLikeKill(t *testing.T) {
-	f := mustParse(t, `version: 1
-scenarios:
-  - name: t
-    queue: {settle_before_burst: 0s}
-    load: {messages: 50, window: 10, modes: [confirm-window]}
-    faults: [{action: command, inject: [kill, broker], recover: [start, broker], in_flight: 10, down: 50ms, timeout: 7s}]
-`)
+	f := mustParse(t, commandKillStart)
 	b := &fakeBroker{}
 	cmds := &fakeCommands{b: b}
 	r := newRunner(b, &fakeTraffic{b: b, holdAt: 10})

@@ -74,13 +74,7 @@ func (c *partitionedCommands) WaitReady(ctx context.Context, uris []string, time
 // is on the timeline and in the notes, the drain goes on, and the verdict
 // is judged.
 func TestCommandStepPartitionIsAFindingNotABrokerDown(t *testing.T) {
-	f := mustParse(t, `version: 1
-scenarios:
-  - name: t
-    queue: {settle_before_burst: 0s}
-    load: {messages: 50, window: 10, modes: [confirm-window]}
-    faults: [{action: command, inject: [kill, broker], recover: [start, broker], in_flight: 10, down: 50ms, timeout: 7s}]
-`)
+	f := mustParse(t, commandKillStart)
 	b := &fakeBroker{}
 	cmds := &partitionedCommands{fakeCommands{b: b}}
 	r := newRunner(b, &fakeTraffic{b: b, holdAt: 10})
