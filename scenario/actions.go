@@ -3,116 +3,16 @@ package scenario
 import (
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
 )
 
 // Action is a fault action applied to a target (today: the broker
 // container). What each action is (its parameters, its recovery, the state
-// it leaves) is said once, in the table below; every other part of
-// rmqtorture asks the table.
+// it leaves, its defaults and checks) is said once, in its own file
+// (action_kill.go, …), as an ActionSpec registered in the table below;
+// every other part of rmqtorture asks the table, never compares names.
 type Action string
-
-const (
-	// Kill sends a signal (default SIGKILL) to the broker container, then
-	// starts it again after Down.
-	Kill Action = "kill"
-	// MemoryAlarm sets the broker's memory high watermark far below its use
-	// (rabbitmqctl set_vm_memory_high_watermark through the Docker exec API),
-	// which blocks every publishing connection (connection.blocked), and
-	// restores the previous watermark after Down.
-	MemoryAlarm Action = "memory-alarm"
-	// CloseConnections makes the target node close every client connection
-	// it holds (rabbitmqctl close_all_connections --global), as an operator
-	// would; on a cluster, the other nodes' connections stay open.
-	CloseConnections Action = "close-connections"
-	// PublishToMissingExchange makes the publisher send its next message to an
-	// exchange that does not exist: the broker closes the channel with 404
-	// NOT_FOUND (rabbitmq/amqp091-go#14). A client-side fault.
-	PublishToMissingExchange Action = "publish-to-missing-exchange"
-	// Stop stops the broker gracefully (SIGTERM, SIGKILL after Grace; the
-	// node closes connections with 320 CONNECTION_FORCED), then starts it
-	// again after Down.
-	Stop Action = "stop"
-	// Restart stops the broker gracefully and starts it at once (docker
-	// restart); no Down.
-	Restart Action = "restart"
-	// Pause freezes the broker (cgroup freezer): connections hang rather than
-	// fail; unpaused after Down.
-	Pause Action = "pause"
-	// Disconnect removes the broker from its Docker network: every client
-	// link fails at once while the node keeps running; reconnected after Down.
-	Disconnect Action = "disconnect"
-	// Start, Unpause and Reconnect are the explicit recoveries of a step with
-	// manual_recovery (kill or stop, pause, disconnect).
-	Start     Action = "start"
-	Unpause   Action = "unpause"
-	Reconnect Action = "reconnect"
-	// CrashConsumer makes the first live consumer crash before its ack: it
-	// stops processing and closes its connection with the deliveries it
-	// processed still unacknowledged, so the broker requeues them and hands
-	// them out again flagged redelivered. It comes back after Down. A
-	// client-side fault; needs consumers.
-	CrashConsumer Action = "crash-consumer"
-	// DeleteQueue deletes the queue under test while the broker runs
-	// (queue.delete, as an operator or a clean-up job would) and declares it
-	// again after Down, as an application that re-declares its topology
-	// would. Until then every publish is unroutable (basic.return with
-	// mandatory). The confirmed messages it removed are the scenario's own
-	// doing, never durability loss (rabbitmq-server#1877: confirms for
-	// messages to a deleted queue).
-	DeleteQueue Action = "delete-queue"
-	// PurgeQueue removes every message of the queue under test (queue.purge)
-	// while the burst goes on; like DeleteQueue, what it removed is counted
-	// apart from durability loss.
-	PurgeQueue Action = "purge-queue"
-	// DiskAlarm raises the broker's disk free limit above the free disk
-	// space (rabbit_disk_monitor:set_disk_free_limit through rabbitmqctl
-	// eval, read first), which blocks every publishing connection
-	// (connection.blocked; https://www.rabbitmq.com/docs/disk-alarms,
-	// rabbitmq-server#880), and restores the limit read after Down.
-	DiskAlarm Action = "disk-alarm"
-	// Partition cuts inter-node links of a cluster in the step's shape
-	// (isolate, halves, majorities-ring, bridge) while every node keeps
-	// its client port, and heals them after Down. Cluster only.
-	Partition Action = "partition"
-	// RollingRestart stops and starts each node in turn (graceful, Grace),
-	// waiting after each until it accepts AMQP and the queue under test has
-	// all its members again (https://www.rabbitmq.com/docs/upgrade#rolling-upgrade).
-	// Cluster only; no Down.
-	RollingRestart Action = "rolling-restart"
-	// QuorumLoss stops a majority of the nodes (the queue's leader first)
-	// for Down, then starts them again: a quorum queue can confirm nothing
-	// meanwhile. Cluster only.
-	QuorumLoss Action = "quorum-loss"
-	// Command runs the user's own command to inject the fault (Inject: a
-	// program and its arguments, no shell) and, after Down, another to
-	// recover (Recover), then waits until the broker accepts AMQP logins
-	// (Ready, default the run's broker). It runs arbitrary programs: a run
-	// refuses it without --allow-commands. Its effect is timed from the
-	// command's start (a `docker kill` lands while it runs); the series
-	// marks no broker state for it unless the step says which (State), as
-	// rmqtorture cannot know what the command did: the timeline shows the
-	// step, its recovery and the first AMQP login after it.
-	Command Action = "command"
-	// AssertWhole asserts that the cluster is whole at its point of the
-	// timeline: within Timeout, every node answers `rabbitmqctl
-	// cluster_status`, lists every node as running and reports no
-	// partition (https://www.rabbitmq.com/docs/partitions#detecting). A
-	// cluster still split then fails the run with what each node
-	// reported; the burst and the drain go on. It changes nothing on the
-	// broker. Cluster only.
-	AssertWhole Action = "assert-whole"
-)
-
-// DefaultAssertWholeTimeout is how long an assert-whole step that sets no
-// timeout waits for the cluster to be whole.
-const DefaultAssertWholeTimeout = 30 * time.Second
-
-// DefaultCommandTimeout bounds each command of a command step that sets no
-// timeout.
-const DefaultCommandTimeout = 60 * time.Second
 
 // Param is a parameter a fault step may take beyond its trigger.
 type Param string
@@ -135,6 +35,8 @@ const (
 
 // ActionSpec is what one fault action is.
 type ActionSpec struct {
+	// Name is the action, as scenario files spell it.
+	Name Action
 	// Params are the parameters the action takes.
 	Params []Param
 	// RecoveredBy is the explicit recovery step that undoes the action
@@ -183,38 +85,101 @@ type ActionSpec struct {
 	// that takes effect when the burst is over and settled tested nothing
 	// of it (FaultAfterBurst).
 	OnPublishing bool
+	// StartsContainer marks the actions that end by starting the broker's
+	// container themselves (start, restart); a step recovered by one after
+	// down does too (Fault.StartsContainer).
+	StartsContainer bool
+	// BrokerDown marks the actions that take the broker (or nodes) down,
+	// cut them off or alarm them for Down and bring them back themselves:
+	// the ones whose down the --down flag sets (SetDown). Not the
+	// client-side ones, nor delete-queue (the broker stays up).
+	BrokerDown bool
+	// Once says why only one step of the action runs per scenario ("" when
+	// any number may): it neither repeats nor appears twice.
+	Once string
+	// CrashesConsumer marks the actions that crash a live consumer before
+	// its ack: they need consumers that ack, and their record counts the
+	// deliveries left unacknowledged (FaultRecord.UnackedAtCrash).
+	CrashesConsumer bool
+	// AMQPOnly marks the actions on AMQP 0.9.1 connections: refused with
+	// queue.type: stream.
+	AMQPOnly bool
+	// UserCommand marks the actions that run programs the scenario names:
+	// a run needs --allow-commands, and they are the only steps a run
+	// against a broker named by --uri plays.
+	UserCommand bool
+	// DowntimeFromConnections marks the actions whose effect on logins is
+	// not known beforehand: their downtime is timed from a publisher's
+	// lost connection to its next one.
+	DowntimeFromConnections bool
+	// StopsMajority marks the actions that stop a majority of the nodes:
+	// their record gets what was confirmed meanwhile (QuorumLossOutcome).
+	StopsMajority bool
+	// DeletesQueue marks the actions that delete the queue under test: on
+	// a quorum queue, the count the broker reports removed bounds nothing.
+	DeletesQueue bool
+	// While names the broker's state while the fault is in effect, for
+	// close reasons and timeline details ("while the broker was being
+	// killed"); see Action.While.
+	While string
+
+	// defaults fills the step's action-specific defaults (fp: its path,
+	// "faults[0].") after the generic ones (down, grace).
+	defaults func(d defaulter, fp string, f *Fault)
+	// validate checks a step of the action on its own (fp: its path),
+	// after its parameters, before its trigger.
+	validate func(p *parser, fp string, f Fault)
+	// validateTarget checks the step on a cluster of n nodes against t,
+	// its target, chosen by the field at tp.
+	validateTarget func(p *parser, fp, tp string, n int, f Fault, t Target)
+	// validateQueue checks the step against the queue and its consumers
+	// (fp: the path of its action).
+	validateQueue func(p *parser, fp string, s *Scenario)
 }
 
-var (
-	downOnly    = []Param{ParamDown}
-	graceDown   = []Param{ParamGrace, ParamDown}
-	signalDown  = []Param{ParamSignal, ParamDown}
-	actionTable = map[Action]ActionSpec{
-		Kill:                     {Params: signalDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, DefaultTarget: TargetLeader, OnPublishing: true},
-		Stop:                     {Params: graceDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, DefaultTarget: TargetLeader, OnPublishing: true},
-		Restart:                  {Params: []Param{ParamGrace}, Leaves: "up", State: metrics.StateDown, FromTrigger: true, Repeatable: true, DefaultTarget: TargetLeader, OnPublishing: true},
-		Pause:                    {Params: downOnly, RecoveredBy: Unpause, Recovers: true, Leaves: "paused", State: metrics.StatePaused, Repeatable: true, DefaultTarget: TargetLeader, OnPublishing: true},
-		Disconnect:               {Params: downOnly, RecoveredBy: Reconnect, Recovers: true, Leaves: "disconnected", State: metrics.StateDisconnected, Repeatable: true, DefaultTarget: TargetLeader, OnPublishing: true},
-		Start:                    {IsRecovery: true, Leaves: "up"},
-		Unpause:                  {IsRecovery: true, Leaves: "up"},
-		Reconnect:                {IsRecovery: true, Leaves: "up"},
-		MemoryAlarm:              {Params: downOnly, Recovers: true, Leaves: "alarmed", Repeatable: true, OnPublishing: true},
-		CloseConnections:         {Leaves: "up", Repeatable: true, OnPublishing: true},
-		PublishToMissingExchange: {Leaves: "up", ClientSide: true},
-		CrashConsumer:            {Params: downOnly, Leaves: "up", ClientSide: true, Repeatable: true},
-		DeleteQueue:              {Params: downOnly, Recovers: true, Leaves: "queue deleted", Repeatable: true, RemovesMessages: true},
-		PurgeQueue:               {Leaves: "up", Repeatable: true, RemovesMessages: true},
-		DiskAlarm:                {Params: downOnly, Recovers: true, Leaves: "alarmed", Repeatable: true, OnPublishing: true},
-		Partition:                {Params: []Param{ParamShape, ParamDown}, Recovers: true, Leaves: "partitioned", Repeatable: true, ClusterOnly: true, DefaultTarget: TargetLeader, OnPublishing: true},
-		RollingRestart:           {Params: []Param{ParamGrace}, Leaves: "up", FromTrigger: true, Repeatable: true, ClusterOnly: true, DefaultTarget: TargetAll, OnPublishing: true},
-		QuorumLoss:               {Params: graceDown, RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true, Repeatable: true, ClusterOnly: true, DefaultTarget: TargetMajority, OnPublishing: true},
-		Command:                  {Params: []Param{ParamInject, ParamRecover, ParamTimeout, ParamReady, ParamState, ParamDown}, Recovers: true, Leaves: "as its command left it", FromTrigger: true, Repeatable: true},
-		AssertWhole:              {Params: []Param{ParamTimeout}, Leaves: "up", Repeatable: true, ClusterOnly: true, Asserts: true},
-	}
-)
+// actionSpecs is every fault action, one line each, in the order messages
+// list actions (validation's "one of …", the docs' sections). Each
+// action's constant, spec, defaults, checks and effect text live in its
+// own file (action_kill.go, …); this list registers it.
+var actionSpecs = []ActionSpec{
+	killSpec,
+	stopSpec,
+	restartSpec,
+	pauseSpec,
+	disconnectSpec,
+	startSpec,
+	unpauseSpec,
+	reconnectSpec,
+	memoryAlarmSpec,
+	closeConnectionsSpec,
+	publishToMissingExchangeSpec,
+	crashConsumerSpec,
+	deleteQueueSpec,
+	purgeQueueSpec,
+	diskAlarmSpec,
+	partitionSpec,
+	rollingRestartSpec,
+	quorumLossSpec,
+	commandSpec,
+	assertWholeSpec,
+}
 
-// Actions lists every fault action.
-var Actions = []Action{Kill, Stop, Restart, Pause, Disconnect, Start, Unpause, Reconnect, MemoryAlarm, CloseConnections, PublishToMissingExchange, CrashConsumer, DeleteQueue, PurgeQueue, DiskAlarm, Partition, RollingRestart, QuorumLoss, Command, AssertWhole}
+var actionTable = func() map[Action]ActionSpec {
+	t := make(map[Action]ActionSpec, len(actionSpecs))
+	for _, s := range actionSpecs {
+		t[s.Name] = s
+	}
+	return t
+}()
+
+// Actions lists every fault action, in table order.
+var Actions = func() []Action {
+	out := make([]Action, len(actionSpecs))
+	for i, s := range actionSpecs {
+		out[i] = s.Name
+	}
+	return out
+}()
 
 // Spec returns what the action is, and false for an unknown action.
 func (a Action) Spec() (ActionSpec, bool) {
@@ -296,13 +261,14 @@ func (a Action) ActsOnContainer() bool { _, _, ok := a.LeavesState(); return ok 
 // the broker's container: start, restart, and kill or stop recovered after
 // down (not by a later step).
 func (f Fault) StartsContainer() bool {
+	s := actionTable[f.Action]
 	switch {
-	case f.Action == Start || f.Action == Restart:
+	case s.StartsContainer:
 		return true
 	case f.ManualRecovery:
 		return false
 	}
-	return actionTable[f.Action].RecoveredBy == Start
+	return actionTable[s.RecoveredBy].StartsContainer
 }
 
 // RecoverableLater lists the actions a later step can recover
@@ -317,11 +283,12 @@ func RecoverableLater() []string {
 	return out
 }
 
-// TakesDown lists the actions that take down, in table order, for messages.
-func TakesDown() []string {
+// taking lists the actions that take parameter k, in table order, for
+// messages.
+func taking(k Param) []string {
 	var out []string
 	for _, a := range Actions {
-		if a.Takes(ParamDown) {
+		if a.Takes(k) {
 			out = append(out, string(a))
 		}
 	}

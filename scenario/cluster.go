@@ -185,8 +185,8 @@ func (p *parser) validateTarget(fp string, s *Scenario, f Fault) {
 	}
 	n := s.Broker.Nodes
 	hasTarget, hasNode := p.has(fp+".target"), p.has(fp+".node")
-	if p.has(fp+".shape") && f.Action != Partition {
-		p.fail(fp+".shape", "only partition takes a shape, not %s", f.Action)
+	if p.has(fp+".shape") && !f.Action.Takes(ParamShape) {
+		p.fail(fp+".shape", "only %s takes a shape, not %s", andList(taking(ParamShape)), f.Action)
 	}
 	if why := untargeted(f.Action, spec); why != "" {
 		for _, k := range []string{"target", "node"} {
@@ -231,13 +231,8 @@ func (p *parser) validateTarget(fp string, s *Scenario, f Fault) {
 			}
 		}
 	}
-	switch f.Action {
-	case QuorumLoss:
-		if t.Kind != TargetMajority && t.Kind != TargetAll {
-			p.fail(tp, "quorum-loss stops a majority of the nodes: its target is majority (the default) or all, not %s", t.Kind)
-		}
-	case Partition:
-		p.validatePartition(fp, tp, n, f, t)
+	if spec.validateTarget != nil {
+		spec.validateTarget(p, fp, tp, n, f, t)
 	}
 }
 
@@ -255,27 +250,6 @@ func untargeted(a Action, spec ActionSpec) string {
 		return "acts on the queue, wherever it lives"
 	}
 	return ""
-}
-
-// validatePartition checks a partition's shape against the cluster size
-// and its target (at path tp): isolate and halves cut the target's nodes
-// off from the others, so the target must leave nodes on both sides and,
-// for halves, be the smaller side.
-func (p *parser) validatePartition(fp, tp string, n int, f Fault, t Target) {
-	if f.Shape == PartitionMajoritiesRing && n < 5 {
-		p.fail(fp+".shape", "majorities-ring needs broker.nodes 5: on %d nodes each node's two ring neighbours are all the others, so nothing would be cut", n)
-	}
-	if f.Shape != PartitionIsolate && f.Shape != PartitionHalves {
-		return
-	}
-	switch t.Kind {
-	case TargetAll:
-		p.fail(tp, "partition %s cuts the target's nodes off from the others, and all leaves no others: nothing would be cut (use leader, the default, follower, node, random or minority)", f.Shape)
-	case TargetMajority:
-		if f.Shape == PartitionHalves {
-			p.fail(tp, "partition halves puts the target on the smaller side, and a majority is not: use minority, or shape isolate to cut a majority off from the rest")
-		}
-	}
 }
 
 // forBroker keeps the actions of names (action names, in table order) that
@@ -300,17 +274,6 @@ func andList(names []string) string {
 		return strings.Join(names, "")
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
-}
-
-// takesGrace lists the actions that take a grace period, in table order.
-func takesGrace() []string {
-	var out []string
-	for _, a := range Actions {
-		if a.Takes(ParamGrace) {
-			out = append(out, string(a))
-		}
-	}
-	return out
 }
 
 // PartitionText describes a partition map in node order: "rabbit@rmq1

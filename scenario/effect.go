@@ -11,21 +11,8 @@ func (a Action) EffectDuringCall() bool { return actionTable[a].FromTrigger }
 // effect, for close reasons and timeline details: "while the broker was
 // being killed".
 func (a Action) While() string {
-	switch a {
-	case Kill:
-		return "while the broker was being killed"
-	case Stop:
-		return "while the broker was being stopped"
-	case Restart:
-		return "while the broker was being restarted"
-	case Pause:
-		return "while the broker was paused"
-	case Disconnect:
-		return "while the broker was cut from its network"
-	case MemoryAlarm:
-		return "while the broker was under a memory alarm"
-	case CloseConnections:
-		return "while the broker was closing every client connection"
+	if s := actionTable[a]; s.While != "" {
+		return s.While
 	}
 	return "while a " + string(a) + " fault was in effect"
 }

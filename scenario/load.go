@@ -396,26 +396,14 @@ func (d defaulter) faults(s *Scenario) {
 	for j := range s.Faults {
 		f := &s.Faults[j]
 		fp := fmt.Sprintf("faults[%d].", j)
-		if !d.at(fp+"signal") && f.Action == Kill {
-			f.Signal = "SIGKILL"
-		}
 		if f.Action.Recovers() && !f.ManualRecovery {
 			d.dur(fp+"down", &f.Down, 5*time.Second)
 		}
 		if f.Action.Takes(ParamGrace) { // stop, restart, rolling-restart, quorum-loss
 			d.dur(fp+"grace", &f.Grace, 10*time.Second)
 		}
-		if f.Action == Partition && !d.at(fp+"shape") {
-			f.Shape = PartitionIsolate
-		}
-		if f.Action == CrashConsumer {
-			d.dur(fp+"down", &f.Down, 2*time.Second)
-		}
-		if f.Action == Command {
-			d.dur(fp+"timeout", &f.Timeout, DefaultCommandTimeout)
-		}
-		if f.Action == AssertWhole {
-			d.dur(fp+"timeout", &f.Timeout, DefaultAssertWholeTimeout)
+		if own := actionTable[f.Action].defaults; own != nil {
+			own(d, fp, f)
 		}
 		if n := d.p.nodes[d.prefix+fp+"action"]; n != nil {
 			f.Line = n.Line

@@ -26,16 +26,6 @@ func (s *Scenario) SetConsumers(n int) {
 	}
 }
 
-// FirstKill is the index of the scenario's first kill step, or -1.
-func (s *Scenario) FirstKill() int {
-	for i, f := range s.Faults {
-		if f.Action == Kill {
-			return i
-		}
-	}
-	return -1
-}
-
 // SetTrigger makes fault i fire at a share of the burst (percent, 0–100)
 // or at a publish count, replacing its own trigger.
 func (s *Scenario) SetTrigger(i int, percent *float64, count *int) {
@@ -52,7 +42,7 @@ func (s *Scenario) SetDown(d Duration) int {
 	n := 0
 	for i := range s.Faults {
 		f := &s.Faults[i]
-		if f.Action.Takes(ParamDown) && !f.Action.ClientSide() && f.Action != DeleteQueue && !f.ManualRecovery {
+		if actionTable[f.Action].BrokerDown && !f.ManualRecovery {
 			f.Down = d
 			n++
 		}

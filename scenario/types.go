@@ -683,7 +683,7 @@ type Fault struct {
 // runs programs of the scenario's choosing (--allow-commands).
 func (s *Scenario) RunsCommands() bool {
 	for _, f := range s.Faults {
-		if f.Action == Command {
+		if actionTable[f.Action].UserCommand {
 			return true
 		}
 	}

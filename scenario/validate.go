@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -242,8 +240,8 @@ func (p *parser) validateConsumers(sp string, s *Scenario) {
 	p.validateHoldAndBound(cp, s)
 	if c.OnDelivery != ConsumerAck {
 		for j, f := range s.Faults {
-			if f.Action == CrashConsumer {
-				p.fail(fmt.Sprintf("%s.faults[%d].action", sp, j), "crash-consumer crashes before an ack: it needs consumers.on_delivery: ack")
+			if actionTable[f.Action].CrashesConsumer {
+				p.fail(fmt.Sprintf("%s.faults[%d].action", sp, j), "%s crashes before an ack: it needs consumers.on_delivery: ack", f.Action)
 			}
 		}
 	}
@@ -256,14 +254,14 @@ func (p *parser) validateFault(fp string, s *Scenario, f Fault) {
 	if f.Action == "" {
 		p.fail(fp+".action", "missing; every step names its action (%s)", strings.Join(forBroker(actionNames(), s.Broker.Nodes), ", "))
 	}
-	if f.Action != Kill && p.has(fp+".signal") {
-		p.fail(fp+".signal", "only kill takes a signal, not %s", f.Action)
+	if !f.Action.Takes(ParamSignal) && p.has(fp+".signal") {
+		p.fail(fp+".signal", "only %s takes a signal, not %s", andList(taking(ParamSignal)), f.Action)
 	}
 	if known && !f.Action.Takes(ParamDown) && p.has(fp+".down") {
-		p.fail(fp+".down", "%s has nothing to recover; down applies to %s", f.Action, strings.Join(forBroker(TakesDown(), s.Broker.Nodes), ", "))
+		p.fail(fp+".down", "%s has nothing to recover; down applies to %s", f.Action, strings.Join(forBroker(taking(ParamDown), s.Broker.Nodes), ", "))
 	}
-	if f.Action == CrashConsumer && s.Consumers.Count == 0 {
-		p.fail(fp+".action", "crash-consumer needs live consumers: set consumers.count")
+	if actionTable[f.Action].CrashesConsumer && s.Consumers.Count == 0 {
+		p.fail(fp+".action", "%s needs live consumers: set consumers.count", f.Action)
 	}
 	p.validateRepeat(fp, f)
 	if f.Jitter < 0 {
@@ -276,96 +274,28 @@ func (p *parser) validateFault(fp string, s *Scenario, f Fault) {
 		p.fail(fp+".manual_recovery", "only %s can be recovered by a later step", strings.Join(forBroker(RecoverableLater(), s.Broker.Nodes), ", "))
 	}
 	if p.has(fp+".grace") && !f.Action.Takes(ParamGrace) {
-		p.fail(fp+".grace", "only %s take a grace period, not %s", andList(forBroker(takesGrace(), s.Broker.Nodes)), f.Action)
+		p.fail(fp+".grace", "only %s take a grace period, not %s", andList(forBroker(taking(ParamGrace), s.Broker.Nodes)), f.Action)
 	} else if p.has(fp+".grace") && f.Grace < 0 {
 		p.fail(fp+".grace", "must not be negative")
 	}
-	p.validateCommand(fp, f)
+	p.validateOwnParams(fp, f)
 	p.validateTrigger(fp, s, f)
 	if f.Down < 0 {
 		p.fail(fp+".down", "must not be negative")
 	}
 }
 
-// validateAssertWhole checks an assert-whole step: it looks at the whole
-// cluster, so it names no node, and its timeout is at least 1s.
-func (p *parser) validateAssertWhole(fp string, f Fault) {
-	for _, k := range []string{"target", "node"} {
-		if p.has(fp + "." + k) {
-			p.fail(fp+"."+k, "assert-whole asks every node of the cluster: leave %s out", k)
+// validateOwnParams refuses the command's parameters on a step whose
+// action does not take them, then runs the action's own checks.
+func (p *parser) validateOwnParams(fp string, f Fault) {
+	for _, k := range []Param{ParamInject, ParamRecover, ParamTimeout, ParamReady, ParamState} {
+		if p.has(fp+"."+string(k)) && !f.Action.Takes(k) {
+			p.fail(fp+"."+string(k), "only command takes %s, not %s", k, f.Action)
 		}
 	}
-	if p.has(fp+".timeout") && f.Timeout < Duration(time.Second) {
-		p.fail(fp+".timeout", "must be at least 1s, got %s", f.Timeout.D())
+	if own := actionTable[f.Action].validate; own != nil {
+		own(p, fp, f)
 	}
-}
-
-// validateCommand checks a command step's commands, timeout and ready
-// URIs, and that no other step sets them. A ready URI is never quoted: it
-// may hold a password.
-func (p *parser) validateCommand(fp string, f Fault) {
-	if f.Action != Command {
-		for _, k := range []Param{ParamInject, ParamRecover, ParamTimeout, ParamReady, ParamState} {
-			if p.has(fp+"."+string(k)) && !f.Action.Takes(k) {
-				p.fail(fp+"."+string(k), "only command takes %s, not %s", k, f.Action)
-			}
-		}
-		if f.Action == AssertWhole {
-			p.validateAssertWhole(fp, f)
-		}
-		return
-	}
-	if !p.has(fp + ".inject") {
-		p.fail(fp+".inject", "missing; a command step names the command that injects its fault, e.g. [docker, kill, --signal, KILL, my-broker]")
-	}
-	for _, k := range []string{"target", "node"} {
-		if p.has(fp + "." + k) {
-			p.fail(fp+"."+k, "a command step acts on what its commands name, not on a node rmqtorture picks: leave %s out", k)
-		}
-	}
-	for _, c := range []struct {
-		key  Param
-		argv []string
-	}{{ParamInject, f.Inject}, {ParamRecover, f.Recover}} {
-		path := fp + "." + string(c.key)
-		switch {
-		case !p.has(path):
-		case len(c.argv) == 0:
-			p.fail(path, "empty; give a program and its arguments, e.g. [docker, start, my-broker] (no shell: write [sh, -c, \"…\"] for one)")
-		case strings.TrimSpace(c.argv[0]) == "":
-			p.fail(path+"[0]", "empty; the first item is the program to run")
-		}
-	}
-	if p.has(fp+".timeout") && f.Timeout < Duration(time.Second) {
-		p.fail(fp+".timeout", "must be at least 1s, got %s", f.Timeout.D())
-	}
-	for i, raw := range f.Ready {
-		if problem := amqpURIProblem(raw); problem != "" {
-			p.fail(fmt.Sprintf("%s.ready[%d]", fp, i), "not an AMQP URI: %s", problem)
-		}
-	}
-}
-
-// amqpURIProblem says what keeps raw from being an AMQP URI
-// (amqp://user:password@host:port/vhost, or amqps://), "" when nothing
-// does, in words that quote no part of it but the scheme and port.
-func amqpURIProblem(raw string) string {
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		// url.Parse quotes the whole URL in its error.
-		return "it does not parse as a URL (a password with a reserved character such as @, :, /, ? or # must be percent-encoded)"
-	case u.Scheme != "amqp" && u.Scheme != "amqps":
-		return fmt.Sprintf("the scheme is %q; use amqp:// (or amqps:// for TLS)", u.Scheme)
-	case u.Hostname() == "":
-		return "it names no host"
-	}
-	if port := u.Port(); port != "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return fmt.Sprintf("port %q is not within 1–65535", port)
-		}
-	}
-	return ""
 }
 
 // validateRepeat checks every and count, which go together.
@@ -381,10 +311,10 @@ func (p *parser) validateRepeat(fp string, f Fault) {
 		p.fail(fp+".every", "every needs count (how many times the step fires, at least 2)")
 	case *f.Every < Duration(time.Millisecond):
 		p.fail(fp+".every", "must be at least 1ms, got %s", f.Every.D())
-	case f.Action == Start || f.Action == Unpause || f.Action == Reconnect || f.ManualRecovery:
+	case f.Action.IsRecovery() || f.ManualRecovery:
 		p.fail(fp+".every", "a recovery step or a step with manual_recovery cannot repeat")
-	case f.Action == PublishToMissingExchange:
-		p.fail(fp+".every", "publish-to-missing-exchange cannot repeat (one misrouted message per scenario)")
+	case actionTable[f.Action].Once != "":
+		p.fail(fp+".every", "%s cannot repeat (%s)", f.Action, actionTable[f.Action].Once)
 	}
 }
 
@@ -467,16 +397,14 @@ func (p *parser) validateTimeline(sp string, s *Scenario) {
 // recovery be due before its fault.
 func (p *parser) validateTriggerKinds(sp string, s *Scenario) {
 	kinds := map[string]bool{}
-	misroutes := 0
+	steps := map[Action]int{}
 	for j, f := range s.Faults {
 		fp := fmt.Sprintf("%s.faults[%d]", sp, j)
-		switch f.Action {
-		case Start, Unpause, Reconnect:
+		if f.Action.IsRecovery() {
 			continue
-		case PublishToMissingExchange:
-			if misroutes++; misroutes > 1 {
-				p.fail(fp+".action", "only one publish-to-missing-exchange step per scenario")
-			}
+		}
+		if steps[f.Action]++; steps[f.Action] > 1 && actionTable[f.Action].Once != "" {
+			p.fail(fp+".action", "only one %s step per scenario", f.Action)
 		}
 		switch {
 		case f.After != nil:
@@ -517,17 +445,17 @@ func (p *parser) validateStates(sp string, s *Scenario) {
 		if !slices.Contains(Actions, f.Action) {
 			continue
 		}
-		switch f.Action {
-		case Start, Unpause, Reconnect:
+		switch {
+		case f.Action.IsRecovery():
 			if timed := afterOf(left); (timed == "after" && f.After == nil) || (timed == "after_burst" && f.AfterBurst == nil) {
-				why := w.pick(": nothing is published while the broker is "+recoveredState(f.Action), ", as the step it recovers is, so it cannot come due before that step")
+				why := w.pick(": nothing is published while the broker is "+f.Action.RecoveredState(), ", as the step it recovers is, so it cannot come due before that step")
 				if timed == "after_burst" {
 					why = ", as the step it recovers is: both count from the last publish, so it cannot come due before that step"
 				}
 				p.fail(fp, "%s must be triggered by %s%s", f.Action, timed, why)
 			}
 			if f.Action != pending {
-				p.fail(fp+".action", "%s needs %s left %s by an earlier step with manual_recovery, but %s here", f.Action, w.pick("a broker", "nodes"), recoveredState(f.Action), w.is(state))
+				p.fail(fp+".action", "%s needs %s left %s by an earlier step with manual_recovery, but %s here", f.Action, w.pick("a broker", "nodes"), f.Action.RecoveredState(), w.is(state))
 			} else {
 				state, pending = "up", ""
 			}
@@ -612,16 +540,6 @@ func (p *parser) validateOrder(sp string, s *Scenario) {
 			lastEnd += f.Down.D()
 		}
 	}
-}
-
-func recoveredState(a Action) string {
-	switch a {
-	case Start:
-		return "stopped"
-	case Unpause:
-		return "paused"
-	}
-	return "disconnected"
 }
 
 func (p *parser) validateMatrix(sp string, s *Scenario) {
@@ -913,7 +831,7 @@ func (p *parser) validateStream(sp string, s *Scenario) {
 	}
 	p.validateStreamLoad(sp, s)
 	for j, f := range s.Faults {
-		if f.Action == PublishToMissingExchange || f.Action == CloseConnections {
+		if actionTable[f.Action].AMQPOnly {
 			p.fail(fmt.Sprintf("%s.faults[%d].action", sp, j), "%s acts on AMQP 0.9.1 connections; it is not supported with queue.type: stream", f.Action)
 		}
 	}
@@ -965,21 +883,12 @@ func (p *parser) validateAfterStart(fp string, s *Scenario, j int) {
 	}
 }
 
-// validateQueueActions checks delete-queue: it re-declares only the queue
-// under test after down, so companions that hold messages of their own
-// (a second bound queue, a dead-letter queue) would be refused as stale,
-// and live consumers lose their subscription with the queue (basic.cancel).
+// validateQueueActions checks each step against the queue and its
+// consumers, by its action's own rule (delete-queue's).
 func (p *parser) validateQueueActions(sp string, s *Scenario) {
 	for j, f := range s.Faults {
-		if f.Action != DeleteQueue {
-			continue
-		}
-		fp := fmt.Sprintf("%s.faults[%d].action", sp, j)
-		switch {
-		case s.Consumers.Enabled():
-			p.fail(fp, "delete-queue cancels live consumers' subscriptions (basic.cancel) and they do not subscribe again: use purge-queue, or no consumers")
-		case s.Queue.AlsoBindType != "" || s.Queue.DeadLetterQueue:
-			p.fail(fp, "delete-queue re-declares only the queue under test: it cannot be combined with queue.also_bind_type or queue.dead_letter_queue")
+		if own := actionTable[f.Action].validateQueue; own != nil {
+			own(p, fmt.Sprintf("%s.faults[%d].action", sp, j), s)
 		}
 	}
 }
