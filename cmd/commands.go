@@ -24,7 +24,7 @@ const allowCommandsFlag = "allow-commands"
 // (passwords redacted).
 func (o *runOpts) checkCommands(w io.Writer, file string, s *scenario.Scenario) error {
 	for j, f := range s.Faults {
-		if f.Action != scenario.Command {
+		if spec, _ := f.Action.Spec(); !spec.UserCommand {
 			continue
 		}
 		if !o.allowCommands {

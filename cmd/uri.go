@@ -88,7 +88,7 @@ func (o *runOpts) uriScenario(s *scenario.Scenario) ([]string, error) {
 		// target. The built-in steps act on a container rmqtorture
 		// started or was named.
 		for j, f := range s.Faults {
-			if f.Action != scenario.Command {
+			if spec, _ := f.Action.Spec(); !spec.UserCommand {
 				return nil, fmt.Errorf("--uri: scenario %q: faults[%d] is a %s step, which acts on a broker container rmqtorture started or was named; with --uri only command steps run (make it a command step, or run without --uri)", s.Name, j, f.Action)
 			}
 		}

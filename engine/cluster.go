@@ -270,7 +270,7 @@ func quorumLossOutcomes(faults []scenario.FaultRecord, events []metrics.Event, d
 	}
 	for i := range faults {
 		f := &faults[i]
-		if f.Action != scenario.QuorumLoss || f.Error != "" {
+		if spec, _ := f.Action.Spec(); !spec.StopsMajority || f.Error != "" {
 			continue
 		}
 		from := f.AtMS + f.CallMS

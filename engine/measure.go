@@ -85,7 +85,7 @@ func brokerDowntime(events []metrics.Event, fault time.Time) *float64 {
 		}
 		return nil
 	}
-	if action != scenario.Command && action != scenario.Partition && action != scenario.RollingRestart {
+	if spec, _ := action.Spec(); !spec.DowntimeFromConnections {
 		return nil
 	}
 	for i, e := range events[first:end] {

@@ -57,7 +57,7 @@ func removalSteps(faults []scenario.FaultRecord, quorum bool) (could func(seq in
 		// step's call was under way (acks for messages routed to a queue
 		// being deleted, rabbitmq-server#1877): no more lost ids can be the
 		// step's doing.
-		if quorum && f.Action == scenario.DeleteQueue {
+		if spec, _ := f.Action.Spec(); quorum && spec.DeletesQueue {
 			unbounded = true
 			parts = append(parts, fmt.Sprintf("%s (the broker reported %d messages removed: %s)", f.Action, *f.RemovedMessages, quorumDeleteCount))
 			continue

@@ -103,7 +103,7 @@ func faultExtra(f scenario.FaultRecord) string {
 	if f.JitterMS > 0 {
 		parts = append(parts, fmt.Sprintf("jitter %s ms", ms(f.JitterMS)))
 	}
-	if f.Action == scenario.CrashConsumer {
+	if spec, _ := f.Action.Spec(); spec.CrashesConsumer {
 		parts = append(parts, fmt.Sprintf("%s processed deliveries left unacknowledged", num(f.UnackedAtCrash)))
 	}
 	if len(parts) == 0 {
