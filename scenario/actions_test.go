@@ -1,7 +1,13 @@
 package scenario
 
 import (
+	"fmt"
+	"go/ast"
+	goparser "go/parser"
+	"go/token"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -9,17 +15,8 @@ import (
 	"github.com/rmqtorture/rmqtorture/metrics"
 )
 
-// Every action listed has a row in the table, and the lookups other code
-// relies on answer from it.
+// The lookups other code relies on answer from the table.
 func TestActionTable(t *testing.T) {
-	for _, a := range Actions {
-		if !a.Known() {
-			t.Errorf("%s has no row in the action table", a)
-		}
-	}
-	if len(actionTable) != len(Actions) {
-		t.Errorf("table has %d rows, Actions lists %d", len(actionTable), len(Actions))
-	}
 	type want struct {
 		recovery          Action
 		leaves            string
@@ -167,4 +164,90 @@ func TestFaultAfterBurst(t *testing.T) {
 	if want := []Action{Kill, Stop, Restart, Pause, Disconnect, MemoryAlarm, CloseConnections, DiskAlarm, Partition, RollingRestart, QuorumLoss}; !slices.Equal(on, want) {
 		t.Errorf("actions on the publishing path %v, want %v", on, want)
 	}
+}
+
+// TestEveryFaultActionHasItsPieces: each action of Actions is one file,
+// action_<name>.go (dashes as underscores), that declares its constant and
+// its spec, with its effect text, registered in actionSpecs (actions.go);
+// and it has a section of its own in docs/faults.md. An action file's
+// constant that Actions does not list, an action listed twice and a
+// section of docs/faults.md that names no action fail too.
+func TestEveryFaultActionHasItsPieces(t *testing.T) {
+	consts, specs := actionFiles(t)
+	heads := faultHeadings(t)
+	for _, a := range Actions {
+		file := "action_" + strings.ReplaceAll(string(a), "-", "_") + ".go"
+		c, ok := consts[string(a)]
+		switch {
+		case !ok || c.file != file:
+			t.Errorf("%s: no file %s declares its constant (found in %q)", a, file, c.file)
+		case specs[c.name] != file:
+			t.Errorf("%s: %s declares no ActionSpec{Name: %s, …} (found in %q)", a, file, c.name, specs[c.name])
+		}
+		if s, ok := a.Spec(); !ok || s.Name != a {
+			t.Errorf("%s: its spec is not registered in actionSpecs (actions.go)", a)
+		} else if s.While == "" {
+			t.Errorf("%s: its spec has no effect text (While)", a)
+		}
+		if !heads[string(a)] {
+			t.Errorf("docs/faults.md has no heading \"### %s\" for the fault action %s", a, a)
+		}
+		delete(consts, string(a))
+		delete(heads, string(a))
+	}
+	for v, c := range consts {
+		t.Errorf("%s declares the action %q, which Actions does not list: add its spec to actionSpecs (actions.go)", c.file, v)
+	}
+	for h := range heads {
+		t.Errorf("docs/faults.md has a section \"### %s\", which is no fault action (scenario.Actions)", h)
+	}
+	if len(actionTable) != len(Actions) || len(slices.Compact(slices.Sorted(slices.Values(Actions)))) != len(Actions) {
+		t.Errorf("the table holds %d actions, Actions lists %d: an action is registered twice", len(actionTable), len(Actions))
+	}
+}
+
+type actionConst struct{ name, file string }
+
+// actionFiles reads the action files (action_*.go): the Action constants
+// each declares, by value, and the file of each ActionSpec literal, by the
+// constant its Name holds.
+func actionFiles(t *testing.T) (consts map[string]actionConst, specs map[string]string) {
+	t.Helper()
+	files, err := filepath.Glob("action_*.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no action files: %v", err)
+	}
+	consts, specs = map[string]actionConst{}, map[string]string{}
+	for _, file := range files {
+		if strings.HasSuffix(file, "_test.go") {
+			continue
+		}
+		f, err := goparser.ParseFile(token.NewFileSet(), file, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.ValueSpec:
+				if typ, ok := n.Type.(*ast.Ident); ok && typ.Name == "Action" && len(n.Values) == len(n.Names) {
+					for i, v := range n.Values {
+						if lit, ok := v.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+							s, _ := strconv.Unquote(lit.Value)
+							consts[s] = actionConst{n.Names[i].Name, file}
+						}
+					}
+				}
+			case *ast.CompositeLit:
+				if typ, ok := n.Type.(*ast.Ident); ok && typ.Name == "ActionSpec" {
+					for _, e := range n.Elts {
+						if kv, ok := e.(*ast.KeyValueExpr); ok && fmt.Sprint(kv.Key) == "Name" {
+							specs[fmt.Sprint(kv.Value)] = file
+						}
+					}
+				}
+			}
+			return true
+		})
+	}
+	return consts, specs
 }
