@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -183,5 +185,29 @@ func TestFaultInEffectOnlyForBrokerFaults(t *testing.T) {
 	}
 	if _, ok, e := c.fault.InEffect(); ok || !e.Equal(ended) {
 		t.Fatal("a client-side fault set the broker fault state")
+	}
+}
+
+// TestPlaybookCoversTheTable: the engine's one table keyed by action plays
+// every action of the scenario's table: each fault step has a play, each
+// action recovered in place (no recovery step) an unplay, each recovery
+// step its recoverWith, and none holds an action the table does not know.
+func TestPlaybookCoversTheTable(t *testing.T) {
+	for _, a := range scenario.Actions {
+		rec, _ := a.Recovery()
+		_, plays := playbook[a]
+		_, undoes := unplay[a]
+		_, recovers := recoverWith[a]
+		want := [3]bool{!a.IsRecovery(), a.Recovers() && rec == "", a.IsRecovery()}
+		if got := [3]bool{plays, undoes, recovers}; got != want {
+			t.Errorf("%s: in playbook, unplay, recoverWith %v, want %v", a, got, want)
+		}
+	}
+	for _, keys := range [][]scenario.Action{slices.Collect(maps.Keys(playbook)), slices.Collect(maps.Keys(unplay)), slices.Collect(maps.Keys(recoverWith))} {
+		for _, a := range keys {
+			if !a.Known() {
+				t.Errorf("the engine plays %s, which the action table does not know", a)
+			}
+		}
 	}
 }
