@@ -15,7 +15,8 @@ import (
 
 // The docs tests keep README.md and docs/ true to the code: every key a
 // scenario file may hold is in the scenario file reference, every fault
-// action has its own section, every relative link and anchor resolves, and
+// action has its own section (checked with the rest of its pieces, in
+// TestEveryFaultActionHasItsPieces), every relative link and anchor resolves, and
 // every page opens with a table of contents of its own sections. They need
 // no Docker, so they run in every tier (scripts/test.sh -short and the gate).
 
