@@ -11,6 +11,7 @@ import (
 	"github.com/docker/docker/client"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -52,7 +53,7 @@ func TestOrderBody(t *testing.T) {
 func TestRoute(t *testing.T) {
 	p := testPublisher(10, scenario.RepublishNone)
 	p.p.UnroutableEvery = 3
-	s := session{epoch: 4, publisher: 1, connection: 2}
+	s := traffic.Session{Epoch: 4, Publisher: 1, Connection: 2}
 	var keys []string
 	for seq := range 7 {
 		ex, key := p.route(s, seq)

@@ -15,6 +15,7 @@ import (
 	streamamqp "github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -93,8 +94,8 @@ func testStreamEpoch(n, window int, republish scenario.Republish) *streamEpoch {
 	p := &streamPublisher{s: &Stream{AMQP: &AMQP{Log: quiet}},
 		p: engine.PublishPlan{Queue: "q", Mode: scenario.ConfirmWindow, Messages: n, Window: window, Republish: republish,
 			Ledger: metrics.NewLedger("t-", n), Latency: metrics.NewLatency(), Timeline: metrics.NewTimeline(time.Now())},
-		tracker: metrics.NewConfirmTracker(), settled: make(chan struct{})}
-	return &streamEpoch{p: p, s: session{epoch: 3, publisher: 1, connection: 2}, slots: make(chan struct{}, window), done: make(chan struct{})}
+		tracker: metrics.NewConfirmTracker()}
+	return &streamEpoch{p: p, s: traffic.Session{Epoch: 3, Publisher: 1, Connection: 2}, slots: make(chan struct{}, window), done: make(chan struct{})}
 }
 
 // track publishes seq under its publishing id holding a slot, as
@@ -103,7 +104,7 @@ func trackStream(t *testing.T, ep *streamEpoch, seqs ...int) {
 	t.Helper()
 	for _, seq := range seqs {
 		ep.slots <- struct{}{}
-		if tracked, err := ep.p.tracker.Track(ep.s.epoch, uint64(seq)+1, seq, time.Now()); !tracked || err != nil {
+		if tracked, err := ep.p.tracker.Track(ep.s.Epoch, uint64(seq)+1, seq, time.Now()); !tracked || err != nil {
 			t.Fatalf("track %d: %v %v", seq, tracked, err)
 		}
 		ep.p.p.Ledger.Published(seq, true)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
 	streamamqp "github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/engine"
 )
 
@@ -26,29 +28,13 @@ import (
 // deadline, which is returned as an error: the drain is then incomplete.
 func (s *Stream) Drain(ctx context.Context, d engine.DrainPlan) error {
 	st := &streamDrain{d: d}
-	var last error
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("deadline passed while draining stream %q (last error: %v)", d.Queue, last)
-			case <-time.After(250 * time.Millisecond):
-			}
-		}
-		done, err := s.drainOnce(ctx, st)
-		if done {
-			return nil
-		}
-		if errors.Is(err, errNoStreamPort) {
-			return err // no retry brings a port
-		}
-		last = err
-		if ctx.Err() != nil {
-			return fmt.Errorf("deadline passed while draining stream %q (last error: %v)", d.Queue, last)
-		}
+	return traffic.RetryDrain(ctx, "stream "+strconv.Quote(d.Queue), func() (bool, error) { return s.drainOnce(ctx, st) }, noPort, func(err error) {
 		s.Log.Debug("stream drain retry", "stream", d.Queue, "err", err)
-	}
+	})
 }
+
+// noPort: no retry brings a stream port.
+func noPort(err error) bool { return errors.Is(err, errNoStreamPort) }
 
 // streamDrain is what the drain has read so far, across consumers.
 type streamDrain struct {
