@@ -32,13 +32,13 @@ type Order struct {
 // padField is the JSON a non-empty Padding adds besides its value.
 const padField = len(`,"padding":""`)
 
-// orderBody returns the body of order seq: its JSON, deterministic, ~90
+// OrderBody returns the body of order seq: its JSON, deterministic, ~90
 // bytes; or, when exact, exactly size bytes (ruby-amqp/bunny#615): padded
 // with the Padding field (trailing JSON whitespace when not even one
 // character of it would fit), or the JSON cut to size below its own length,
 // 0 included. isJSON is false for a cut body. Nothing reads the id from the
 // body: it travels as message_id.
-func orderBody(id string, seq, size int, exact bool) (body []byte, isJSON bool) {
+func OrderBody(id string, seq, size int, exact bool) (body []byte, isJSON bool) {
 	return appendOrderBody(nil, id, seq, size, exact)
 }
 

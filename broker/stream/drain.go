@@ -1,9 +1,10 @@
-package broker
+package stream
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rmqtorture/rmqtorture/broker"
 	"strconv"
 	"sync"
 	"time"
@@ -26,7 +27,7 @@ import (
 // after a restart), closes, or reads nothing for d.LostWait before the end
 // is opened again from the offset after the last one read, until ctx's
 // deadline, which is returned as an error: the drain is then incomplete.
-func (s *Stream) Drain(ctx context.Context, d engine.DrainPlan) error {
+func (s *Traffic) Drain(ctx context.Context, d engine.DrainPlan) error {
 	st := &streamDrain{d: d}
 	return traffic.RetryDrain(ctx, "stream "+strconv.Quote(d.Queue), func() (bool, error) { return s.drainOnce(ctx, st) }, noPort, func(err error) {
 		s.Log.Debug("stream drain retry", "stream", d.Queue, "err", err)
@@ -104,7 +105,7 @@ func streamMessageID(m *streamamqp.Message) (id string, attempt int) {
 	default:
 		id = fmt.Sprint(v)
 	}
-	switch v := m.ApplicationProperties[AttemptHeader].(type) {
+	switch v := m.ApplicationProperties[broker.AttemptHeader].(type) {
 	case int32:
 		attempt = int(v)
 	case int64:
@@ -118,7 +119,7 @@ func streamMessageID(m *streamamqp.Message) (id string, attempt int) {
 // drainOnce reads on one consumer from where the last one stopped. It
 // returns true when the drain is complete (or the stream is gone), false
 // and the error otherwise, for Drain to retry.
-func (s *Stream) drainOnce(ctx context.Context, st *streamDrain) (bool, error) {
+func (s *Traffic) drainOnce(ctx context.Context, st *streamDrain) (bool, error) {
 	env, err := s.environment()
 	if err != nil {
 		return false, err

@@ -1,9 +1,10 @@
-package broker
+package stream
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rmqtorture/rmqtorture/broker"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,7 +51,7 @@ const streamFFBuffer = 4096
 // Without queue.deduplication the producer has no name and the broker
 // stores every copy: a republished id that had been stored is a duplicate.
 type streamPublisher struct {
-	s       *Stream
+	s       *Traffic
 	p       engine.PublishPlan
 	tracker *metrics.ConfirmTracker
 	statsMu sync.Mutex
@@ -73,7 +74,7 @@ type streamPublisher struct {
 // modes, settled (or left in doubt under republish: none); an error when it
 // could not reconnect within plan.ReconnectTimeout; ctx's error when
 // cancelled.
-func (s *Stream) Publish(ctx context.Context, plan engine.PublishPlan) (engine.PublishStats, error) {
+func (s *Traffic) Publish(ctx context.Context, plan engine.PublishPlan) (engine.PublishStats, error) {
 	p := &streamPublisher{s: s, p: plan, tracker: metrics.NewConfirmTracker().ReportTo(plan.Ledger)}
 	if plan.Rate > 0 {
 		p.sched = traffic.NewPacer(plan.Messages, func(k int64) time.Duration {
@@ -212,7 +213,7 @@ func (p *streamPublisher) dial(conn int) (*streamEpoch, error) {
 // property, and seq+1 as its publishing id.
 func (p *streamPublisher) message(seq, attempt int) *streamamqp.AMQP10 {
 	id := p.p.Ledger.MessageID(seq)
-	body, isJSON := orderBody(id, seq, p.p.MessageSizeBytes, p.p.MessageSizeSet || p.p.MessageSizeBytes > 0)
+	body, isJSON := broker.OrderBody(id, seq, p.p.MessageSizeBytes, p.p.MessageSizeSet || p.p.MessageSizeBytes > 0)
 	contentType := "application/json"
 	if !isJSON {
 		contentType = "application/octet-stream" // cut below the order's JSON
@@ -220,7 +221,7 @@ func (p *streamPublisher) message(seq, attempt int) *streamamqp.AMQP10 {
 	m := streamamqp.NewMessage(body)
 	m.Properties = &streamamqp.MessageProperties{MessageID: id, ContentType: contentType, CreationTime: time.Now()}
 	if attempt > 0 {
-		m.ApplicationProperties = map[string]any{AttemptHeader: int32(attempt)}
+		m.ApplicationProperties = map[string]any{broker.AttemptHeader: int32(attempt)}
 	}
 	m.SetPublishingId(int64(seq) + 1)
 	return m

@@ -1,17 +1,16 @@
-package broker
+package stream
 
 import (
 	"context"
-	"fmt"
+	"github.com/rmqtorture/rmqtorture/broker"
+	"io"
+	"log/slog"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/go-connections/nat"
 	streamamqp "github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 
@@ -21,52 +20,10 @@ import (
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
-// A container created with streams enables the plugin at start, publishes
-// 5552 on 127.0.0.1 and advertises that very port; without streams nothing
-// changes.
-func TestEnableStreams(t *testing.T) {
-	newCfg := func() (*container.Config, *container.HostConfig) {
-		return &container.Config{ExposedPorts: nat.PortSet{amqpPort: {}}},
-			&container.HostConfig{PortBindings: nat.PortMap{amqpPort: {{HostIP: "127.0.0.1", HostPort: "1"}}}}
-	}
-	cfg, host := newCfg()
-	if p, err := enableStreams(CreateOptions{}, cfg, host); p != 0 || err != nil || len(cfg.ExposedPorts) != 1 || len(host.PortBindings) != 1 || cfg.Env != nil {
-		t.Fatalf("streams off changed the container: port %d err %v %+v %+v", p, err, cfg, host)
-	}
-	cfg, host = newCfg()
-	p, err := enableStreams(CreateOptions{Streams: true}, cfg, host)
-	if err != nil || p <= 0 {
-		t.Fatalf("port %d err %v", p, err)
-	}
-	if _, ok := cfg.ExposedPorts[streamPort]; !ok {
-		t.Errorf("5552 not exposed: %v", cfg.ExposedPorts)
-	}
-	if got, want := host.PortBindings[streamPort], []nat.PortBinding{{HostIP: "127.0.0.1", HostPort: strconv.Itoa(p)}}; !reflect.DeepEqual(got, want) {
-		t.Errorf("binding %v, want %v", got, want)
-	}
-	want := []string{"RABBITMQ_ENABLED_PLUGINS=rabbitmq_stream",
-		fmt.Sprintf(`RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-rabbitmq_stream advertised_host "127.0.0.1" -rabbitmq_stream advertised_port %d`, p)}
-	if !reflect.DeepEqual(cfg.Env, want) {
-		t.Errorf("env %q, want %q", cfg.Env, want)
-	}
-}
-
-// An attached container's stream port is read like its AMQP port; none
-// published leaves StreamAddr empty, and a stream traffic then fails with
-// a hint instead of dialling nothing.
-func TestReadStreamPort(t *testing.T) {
-	c := &Container{Name: "b"}
-	info := container.InspectResponse{NetworkSettings: &container.NetworkSettings{}}
-	info.NetworkSettings.Ports = nat.PortMap{amqpPort: {{HostIP: "127.0.0.1", HostPort: "5999"}},
-		streamPort: {{HostIP: "::1", HostPort: "2"}, {HostIP: "0.0.0.0", HostPort: "6001"}}}
-	if err := c.readPort(info); err != nil || c.StreamAddr() != "127.0.0.1:6001" {
-		t.Fatalf("%v %q", err, c.StreamAddr())
-	}
-	delete(info.NetworkSettings.Ports, streamPort)
-	if err := c.readPort(info); err != nil || c.StreamAddr() != "" {
-		t.Fatalf("no stream port: %v %q", err, c.StreamAddr())
-	}
-	s := &Stream{AMQP: &AMQP{URL: c.URL, Log: quiet}, Addr: c.StreamAddr}
+// With no stream port published (an empty StreamAddr) a stream traffic
+// fails with a hint instead of dialling nothing.
+func TestStreamWithoutAPort(t *testing.T) {
+	s := &Traffic{AMQP: &broker.AMQP{URL: func() string { return "amqp://guest:guest@127.0.0.1:5999/" }, Log: quiet}, Addr: func() string { return "" }}
 	if _, err := s.environment(); err != errNoStreamPort {
 		t.Errorf("environment without a stream port: %v", err)
 	}
@@ -82,6 +39,8 @@ func TestReadStreamPort(t *testing.T) {
 	}
 }
 
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
 func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
@@ -91,7 +50,7 @@ func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 // testStreamEpoch is a stream publisher of n orders and one epoch with no
 // connection: enough for the bookkeeping of its confirmations.
 func testStreamEpoch(n, window int, republish scenario.Republish) *streamEpoch {
-	p := &streamPublisher{s: &Stream{AMQP: &AMQP{Log: quiet}},
+	p := &streamPublisher{s: &Traffic{AMQP: &broker.AMQP{Log: quiet}},
 		p: engine.PublishPlan{Queue: "q", Mode: scenario.ConfirmWindow, Messages: n, Window: window, Republish: republish,
 			Ledger: metrics.NewLedger("t-", n), Latency: metrics.NewLatency(), Timeline: metrics.NewTimeline(time.Now())},
 		tracker: metrics.NewConfirmTracker()}
