@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -297,25 +299,9 @@ const drainAckEvery = 250
 // without a leader right after a restart) are retried until ctx's deadline,
 // which is returned as an error: the drain is then incomplete.
 func (a *AMQP) Drain(ctx context.Context, d engine.DrainPlan) error {
-	var last error
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("deadline passed while draining %q (last error: %v)", d.Queue, last)
-			case <-time.After(250 * time.Millisecond):
-			}
-		}
-		done, err := a.drainOnce(ctx, d)
-		if done {
-			return nil
-		}
-		last = err
-		if ctx.Err() != nil {
-			return fmt.Errorf("deadline passed while draining %q (last error: %v)", d.Queue, last)
-		}
+	return traffic.RetryDrain(ctx, strconv.Quote(d.Queue), func() (bool, error) { return a.drainOnce(ctx, d) }, nil, func(err error) {
 		a.Log.Debug("drain retry", "queue", d.Queue, "err", err)
-	}
+	})
 }
 
 // drainOnce makes one attempt at draining d.Queue on a fresh connection. It

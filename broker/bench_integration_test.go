@@ -626,7 +626,7 @@ func TestRatioSpread(t *testing.T) {
 func TestBareBodyIsOrderBody(t *testing.T) {
 	for _, seq := range []int{0, 1, 996, 997, 1001, 99_999} {
 		id := benchPrefix + strconv.Itoa(seq)
-		if want, _ := orderBody(id, seq, 0, false); string(bareBody(id, seq)) != string(want) {
+		if want, _ := OrderBody(id, seq, 0, false); string(bareBody(id, seq)) != string(want) {
 			t.Errorf("order %d: bare body %s, rmqtorture's %s", seq, bareBody(id, seq), want)
 		}
 	}

@@ -2,7 +2,7 @@ package broker
 
 import (
 	"context"
-	"sync/atomic"
+	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"testing"
 	"time"
 
@@ -12,7 +12,8 @@ import (
 // A burst shape makes pace hold each call until its burst's start and let
 // the calls of one burst go at once: intended times step by the period.
 func TestPaceFollowsTheBurstShape(t *testing.T) {
-	p := &publisher{p: engine.PublishPlan{BurstMessages: 2, BurstEvery: 30 * time.Millisecond}, intended: make([]atomic.Int64, 5)}
+	plan := engine.PublishPlan{BurstMessages: 2, BurstEvery: 30 * time.Millisecond}
+	p := &publisher{p: plan, sched: traffic.NewPacer(5, plan.DueAfter)}
 	began := time.Now()
 	for seq := range 5 {
 		if err := p.pace(context.Background(), seq); err != nil {
@@ -22,9 +23,9 @@ func TestPaceFollowsTheBurstShape(t *testing.T) {
 	if took := time.Since(began); took < 60*time.Millisecond {
 		t.Errorf("5 calls in bursts of 2 every 30ms took %s, want at least 60ms", took)
 	}
-	start := p.schedStart.UnixNano()
+	start := p.sched.Start().UnixNano()
 	for seq, want := range []time.Duration{0, 0, 30 * time.Millisecond, 30 * time.Millisecond, 60 * time.Millisecond} {
-		if got := time.Duration(p.intended[seq].Load() - start); got != want {
+		if got := time.Duration(p.sched.Intended(seq) - start); got != want {
 			t.Errorf("order %d intended at +%s, want +%s", seq, got, want)
 		}
 	}

@@ -9,37 +9,10 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
-
-// session identifies one publisher connection on the timeline: its epoch
-// (the key of its delivery tags), the publisher (index+1) and which of that
-// publisher's connections it is (1 for the first).
-type session struct {
-	epoch      metrics.Epoch
-	publisher  int
-	connection int
-	node       int // the cluster node the connection went to (0: a single broker)
-}
-
-// event returns a timeline event of kind for this session, with a human
-// detail; code reads the typed fields only.
-func (s session) event(kind metrics.EventKind, detail string) metrics.Event {
-	return metrics.Event{Kind: kind, Epoch: s.epoch, Publisher: s.publisher, Connection: s.connection, Node: s.node, Detail: detail}
-}
-
-// firstConfirm records the epoch's first confirm (first-progress), once:
-// done is the epoch's own flag.
-func (s session) firstConfirm(tl *metrics.Timeline, done *bool) {
-	if *done {
-		return
-	}
-	*done = true
-	e := s.event(metrics.EvFirstProgress, fmt.Sprintf("epoch %d: first confirm", s.epoch))
-	e.Progress = metrics.ProgressConfirm
-	tl.Record(e)
-}
 
 // confirmReader is the only place one confirm-mode epoch's publisher
 // confirms are matched to messages. The publish loop tracks each message
@@ -57,7 +30,7 @@ func (s session) firstConfirm(tl *metrics.Timeline, done *bool) {
 //     is in doubt, never nacked.
 type confirmReader struct {
 	p     *publisher
-	s     session
+	s     traffic.Session
 	slots chan struct{} // the window: one slot per tracked message, released when it settles
 	// trackMu orders Track+Published against CloseEpoch: a message is in
 	// the tracker and the ledger, or in neither.
@@ -75,7 +48,7 @@ type confirmReader struct {
 	msgs messageBuilder
 }
 
-func newConfirmReader(p *publisher, s session, window int) *confirmReader {
+func newConfirmReader(p *publisher, s traffic.Session, window int) *confirmReader {
 	r := &confirmReader{p: p, s: s, slots: make(chan struct{}, window), done: make(chan struct{})}
 	if p.p.OnConfirmTimeout == scenario.OnTimeoutRepublish {
 		r.timeouts = newConfirmTimeouts(p.p.ConfirmTimeout)
@@ -160,11 +133,11 @@ func (r *confirmReader) returned(ret amqp.Return) { recordReturn(r.p.p.Ledger, r
 func (r *confirmReader) track(tag uint64, seq int, at time.Time) (attempt int, tracked bool, err error) {
 	r.trackMu.Lock()
 	defer r.trackMu.Unlock()
-	tracked, err = r.p.tracker.Track(r.s.epoch, tag, seq, at)
+	tracked, err = r.p.tracker.Track(r.s.Epoch, tag, seq, at)
 	if tracked {
 		attempt = r.p.p.Ledger.Published(seq, true)
 		if r.timeouts != nil {
-			r.p.tracker.SetAttempt(r.s.epoch, tag, attempt)
+			r.p.tracker.SetAttempt(r.s.Epoch, tag, attempt)
 			r.timeouts.original(seq, at)
 		}
 	}
@@ -176,7 +149,7 @@ func (r *confirmReader) track(tag uint64, seq int, at time.Time) (attempt int, t
 // queued again under republish: in-doubt, and its slot released. Nothing
 // happens when the reader already settled it.
 func (r *confirmReader) publishFailed(tag uint64, seq int) {
-	if _, still := r.p.tracker.Settle(r.s.epoch, tag); !still {
+	if _, still := r.p.tracker.Settle(r.s.Epoch, tag); !still {
 		return
 	}
 	r.p.p.Ledger.PublishFailed(seq, true)
@@ -208,13 +181,13 @@ func (r *confirmReader) confirmAll(cs []amqp.Confirmation) {
 	p.statsMu.Lock()
 	p.stats.Acked += acked
 	for range acked {
-		p.stats.AckedOn(r.s.node)
+		p.stats.AckedOn(r.s.Node)
 	}
 	p.stats.LastConfirm = now
 	p.statsMu.Unlock()
 	p.signalSettled()
 	r.lastConfirm.Store(now.UnixNano())
-	r.s.firstConfirm(p.p.Timeline, &r.confirmed)
+	r.s.FirstConfirm(p.p.Timeline, &r.confirmed)
 }
 
 // settle settles the message of one basic.ack or basic.nack received at
@@ -235,7 +208,7 @@ func (r *confirmReader) settle(c amqp.Confirmation, now time.Time) (matched, ack
 		// is still in flight.
 		r.trackMu.Lock()
 	}
-	pend, ok := p.tracker.Settle(r.s.epoch, c.DeliveryTag)
+	pend, ok := p.tracker.Settle(r.s.Epoch, c.DeliveryTag)
 	settled := false
 	var err error
 	if ok {
@@ -247,7 +220,7 @@ func (r *confirmReader) settle(c amqp.Confirmation, now time.Time) (matched, ack
 		r.trackMu.Unlock()
 	}
 	if !ok {
-		p.a.Log.Warn("confirm for an unknown delivery tag ignored", "epoch", r.s.epoch, "tag", c.DeliveryTag)
+		p.a.Log.Warn("confirm for an unknown delivery tag ignored", "epoch", r.s.Epoch, "tag", c.DeliveryTag)
 		return false, false
 	}
 	if settled || err != nil {
@@ -258,11 +231,7 @@ func (r *confirmReader) settle(c amqp.Confirmation, now time.Time) (matched, ack
 	}
 	if settled {
 		p.p.Latency.Record(now.Sub(pend.PublishedAt))
-		if p.p.IntendedLatency != nil && p.intended != nil {
-			if due := p.intended[pend.Seq].Load(); due != 0 {
-				p.p.IntendedLatency.Record(now.Sub(time.Unix(0, due)))
-			}
-		}
+		p.sched.RecordIntended(p.p.IntendedLatency, pend.Seq, now)
 		if !c.Ack {
 			p.nacked(pend.Seq)
 		}
@@ -275,7 +244,7 @@ func (r *confirmReader) settle(c amqp.Confirmation, now time.Time) (matched, ack
 func (r *confirmReader) channelClosed() {
 	p := r.p
 	r.trackMu.Lock()
-	pending := p.tracker.CloseEpoch(r.s.epoch)
+	pending := p.tracker.CloseEpoch(r.s.Epoch)
 	r.trackMu.Unlock()
 	now := time.Now()
 	ids := 0
@@ -289,7 +258,7 @@ func (r *confirmReader) channelClosed() {
 		p.markPastDeadline(now, pend.Seq)
 	}
 	if !r.closing.Load() || len(pending) > 0 {
-		p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, inDoubtText(r.s.epoch, ids, len(pending))))
+		p.p.Timeline.Record(r.s.Event(metrics.EvConnectionLost, inDoubtText(r.s.Epoch, ids, len(pending))))
 	}
 	p.signalSettled()
 }
@@ -400,11 +369,11 @@ func (r *confirmReader) trackCopy(tag uint64, seq int) (attempt int, ok bool, er
 		return 0, false, nil
 	}
 	now := time.Now()
-	if ok, err = r.p.tracker.Track(r.s.epoch, tag, seq, now); !ok || err != nil {
+	if ok, err = r.p.tracker.Track(r.s.Epoch, tag, seq, now); !ok || err != nil {
 		return 0, false, err
 	}
 	attempt = r.p.p.Ledger.Published(seq, true)
-	r.p.tracker.SetAttempt(r.s.epoch, tag, attempt)
+	r.p.tracker.SetAttempt(r.s.Epoch, tag, attempt)
 	r.timeouts.mu.Lock()
 	r.timeouts.copies[tag] = now
 	r.timeouts.mu.Unlock()
@@ -414,7 +383,7 @@ func (r *confirmReader) trackCopy(tag uint64, seq int) (attempt int, ok bool, er
 // republishTimedOut publishes on ch a copy of every id whose confirm has
 // not come within confirm_timeout, keeping the connection. It runs on the
 // publish loop's goroutine: delivery tags follow the channel's publish
-// order. A failed publish ends the epoch (errEpochOver); the copy's tag
+// order. A failed publish ends the epoch (traffic.ErrEpochOver); the copy's tag
 // stays tracked, so the closing channel puts its id in doubt once.
 func (r *confirmReader) republishTimedOut(ctx context.Context, ch *amqp.Channel, w *watcher) error {
 	p, n := r.p, 0
@@ -433,14 +402,14 @@ func (r *confirmReader) republishTimedOut(ctx context.Context, ch *amqp.Channel,
 		w.progress()
 		if err != nil {
 			w.callFailed(err)
-			p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, "publish of a copy after a confirm timeout: "+err.Error()))
-			return errEpochOver
+			p.p.Timeline.Record(r.s.Event(metrics.EvConnectionLost, "publish of a copy after a confirm timeout: "+err.Error()))
+			return traffic.ErrEpochOver
 		}
 		p.published(r.s, time.Now())
 		n++
 	}
 	if n > 0 {
-		p.p.Timeline.Record(r.s.event(metrics.EvConfirmTimeout, fmt.Sprintf("epoch %d: %d messages unconfirmed after %s published again on the same channel", r.s.epoch, n, r.timeouts.timeout)))
+		p.p.Timeline.Record(r.s.Event(metrics.EvConfirmTimeout, fmt.Sprintf("epoch %d: %d messages unconfirmed after %s published again on the same channel", r.s.Epoch, n, r.timeouts.timeout)))
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -37,7 +38,7 @@ type readerHarness struct {
 	returns  chan amqp.Return
 }
 
-var testSession = session{epoch: 7, publisher: 2, connection: 3}
+var testSession = traffic.Session{Epoch: 7, Publisher: 2, Connection: 3}
 
 func newHarness(t *testing.T, n, window int, republish scenario.Republish) *readerHarness {
 	p := testPublisher(n, republish)
@@ -224,7 +225,7 @@ func TestConfirmReaderIgnoresUnknownTags(t *testing.T) {
 }
 
 // The window: a full window blocks the next publish until a confirm frees
-// a slot; a closed listener ends the wait with errEpochOver and puts the id
+// a slot; a closed listener ends the wait with traffic.ErrEpochOver and puts the id
 // back.
 func TestConfirmReaderReleasesWindowSlots(t *testing.T) {
 	h := newHarness(t, 3, 2, scenario.RepublishNone)
@@ -266,8 +267,8 @@ func TestConfirmReaderReleasesWindowSlots(t *testing.T) {
 			t.Errorf("track on a closed epoch: %v %v, want not tracked", tracked, err)
 		}
 		<-h.r.slots
-	case !errors.Is(r.err, errEpochOver):
-		t.Errorf("acquire across a channel close: %+v, want errEpochOver", r)
+	case !errors.Is(r.err, traffic.ErrEpochOver):
+		t.Errorf("acquire across a channel close: %+v, want traffic.ErrEpochOver", r)
 	default:
 		if !reflect.DeepEqual(h.p.retry, []int{0}) {
 			t.Errorf("retry %v, want [0] (the id acquire put back)", h.p.retry)

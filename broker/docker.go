@@ -103,7 +103,7 @@ type Container struct {
 	tty bool
 	// diskLimit is the disk free limit before a disk alarm, in bytes.
 	diskLimit string
-	// streamHostPort is the published stream port (0: none; see stream.go).
+	// streamHostPort is the published stream port (0: none; see streamport.go).
 	streamHostPort atomic.Int64
 }
 
@@ -129,7 +129,7 @@ type CreateOptions struct {
 	Config         map[string]string
 	AdvancedConfig map[string]int
 	// Streams enables the stream plugin and publishes its port (see
-	// enableStreams in stream.go).
+	// enableStreams in streamport.go).
 	Streams bool
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"slices"
 	"testing"
 	"time"
 )
@@ -36,17 +35,6 @@ func TestFinalCloseText(t *testing.T) {
 	want := "epoch 2: final close not acknowledged (Exception (504) Reason: \"channel/connection is not open\") after 2ms of its 30s deadline: publishes still buffered may be lost"
 	if got != want {
 		t.Errorf("%q\nwant %q", got, want)
-	}
-}
-
-// Waiting ids are republished oldest first, each once.
-func TestQueueOldestFirst(t *testing.T) {
-	var q []int
-	for _, seq := range []int{7, 3, 9, 3, 1} {
-		q = queueOldestFirst(q, seq)
-	}
-	if want := []int{1, 3, 7, 9}; !slices.Equal(q, want) {
-		t.Errorf("%v, want %v", q, want)
 	}
 }
 

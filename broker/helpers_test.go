@@ -11,6 +11,7 @@ import (
 	"github.com/docker/docker/client"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -19,17 +20,17 @@ import (
 // bytes (ruby-amqp/bunny#615): padded JSON above the bare order, JSON with
 // trailing whitespace just above it, the JSON cut below it, down to 0.
 func TestOrderBody(t *testing.T) {
-	bare, isJSON := orderBody("t-1001", 1001, 0, false)
+	bare, isJSON := OrderBody("t-1001", 1001, 0, false)
 	want := `{"order_id":"t-1001","sku":"SKU-0004","quantity":2,"total_cents":99}`
 	want = want[:len(want)-3] + `599}` // 499 + (1001%50)*100 = 599
 	if string(bare) != want || !isJSON {
 		t.Errorf("bare body %s (json %v), want %s", bare, isJSON, want)
 	}
-	if b, _ := orderBody("t-1001", 1001, 4096, false); len(b) != len(bare) {
+	if b, _ := OrderBody("t-1001", 1001, 4096, false); len(b) != len(bare) {
 		t.Errorf("size without exact: %d bytes, want the bare %d", len(b), len(bare))
 	}
 	for _, size := range []int{len(bare) + 1, len(bare) + padField, len(bare) + padField + 1, len(bare), 4096} {
-		b, isJSON := orderBody("t-1001", 1001, size, true)
+		b, isJSON := OrderBody("t-1001", 1001, size, true)
 		var o Order
 		if len(b) != size || !isJSON {
 			t.Errorf("size %d: body of %d bytes (json %v)", size, len(b), isJSON)
@@ -39,7 +40,7 @@ func TestOrderBody(t *testing.T) {
 		}
 	}
 	for _, size := range []int{0, 1, 16, len(bare) - 1} {
-		b, isJSON := orderBody("t-1001", 1001, size, true)
+		b, isJSON := OrderBody("t-1001", 1001, size, true)
 		if len(b) != size || isJSON || string(b) != want[:size] {
 			t.Errorf("size %d: body %q (json %v), want %q cut", size, b, isJSON, want[:size])
 		}
@@ -52,7 +53,7 @@ func TestOrderBody(t *testing.T) {
 func TestRoute(t *testing.T) {
 	p := testPublisher(10, scenario.RepublishNone)
 	p.p.UnroutableEvery = 3
-	s := session{epoch: 4, publisher: 1, connection: 2}
+	s := traffic.Session{Epoch: 4, Publisher: 1, Connection: 2}
 	var keys []string
 	for seq := range 7 {
 		ex, key := p.route(s, seq)

@@ -65,7 +65,7 @@ func TestAppendOrderBodyMatchesMarshal(t *testing.T) {
 				}
 				for _, exact := range []bool{true, false} {
 					want, wantJSON := referenceOrderBody(id, seq, size, exact)
-					got, gotJSON := orderBody(id, seq, size, exact)
+					got, gotJSON := OrderBody(id, seq, size, exact)
 					if !bytes.Equal(got, want) || gotJSON != wantJSON {
 						t.Fatalf("id %q seq %d size %d exact %v:\n got %q (json %v)\nwant %q (json %v)", id, seq, size, exact, got, gotJSON, want, wantJSON)
 					}

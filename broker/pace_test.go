@@ -2,7 +2,7 @@ package broker
 
 import (
 	"context"
-	"sync/atomic"
+	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"testing"
 	"time"
 
@@ -13,7 +13,8 @@ import (
 // publisher did meanwhile, keeps an order's first due time across its
 // republishes, and does not pace at all without a rate.
 func TestPaceFollowsTheSchedule(t *testing.T) {
-	p := &publisher{p: engine.PublishPlan{Rate: 1000}, intended: make([]atomic.Int64, 4)}
+	plan := engine.PublishPlan{Rate: 1000}
+	p := &publisher{p: plan, sched: traffic.NewPacer(4, plan.DueAfter)}
 	ctx := context.Background()
 	for _, seq := range []int{0, 1, 2} {
 		if err := p.pace(ctx, seq); err != nil {
@@ -26,14 +27,14 @@ func TestPaceFollowsTheSchedule(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	start := p.schedStart.UnixNano()
+	start := p.sched.Start().UnixNano()
 	for seq, want := range []time.Duration{0, time.Millisecond, 2 * time.Millisecond, 4 * time.Millisecond} {
-		if got := time.Duration(p.intended[seq].Load() - start); got != want {
+		if got := time.Duration(p.sched.Intended(seq) - start); got != want {
 			t.Errorf("order %d intended at +%s, want +%s", seq, got, want)
 		}
 	}
-	if p.paced != 5 {
-		t.Errorf("%d slots taken, want 5", p.paced)
+	if p.sched.Paced() != 5 {
+		t.Errorf("%d slots taken, want 5", p.sched.Paced())
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -32,13 +32,13 @@ type Order struct {
 // padField is the JSON a non-empty Padding adds besides its value.
 const padField = len(`,"padding":""`)
 
-// orderBody returns the body of order seq: its JSON, deterministic, ~90
+// OrderBody returns the body of order seq: its JSON, deterministic, ~90
 // bytes; or, when exact, exactly size bytes (ruby-amqp/bunny#615): padded
 // with the Padding field (trailing JSON whitespace when not even one
 // character of it would fit), or the JSON cut to size below its own length,
 // 0 included. isJSON is false for a cut body. Nothing reads the id from the
 // body: it travels as message_id.
-func orderBody(id string, seq, size int, exact bool) (body []byte, isJSON bool) {
+func OrderBody(id string, seq, size int, exact bool) (body []byte, isJSON bool) {
 	return appendOrderBody(nil, id, seq, size, exact)
 }
 
@@ -47,10 +47,6 @@ func marshalOrder(o Order) []byte {
 	b, _ := json.Marshal(o)
 	return b
 }
-
-// errEpochOver ends one connection's share of the burst: its channel closed,
-// a confirm timed out, or a publish failed.
-var errEpochOver = errors.New("publisher connection lost")
 
 // publisher publishes one burst, reconnecting after every connection loss.
 // Bookkeeping rules (each one a public bug in some client):
@@ -81,7 +77,7 @@ type publisher struct {
 	// settled is signalled whenever a confirm or an in-doubt settles
 	// something: a broadcast that wakes every publisher waiting for the
 	// last confirms or for in-doubt ids to republish.
-	settled settleSignal
+	settled traffic.Signal
 	// epochs numbers connections across all publishers: confirms are keyed
 	// by (epoch, delivery tag), so epochs never repeat.
 	epochs atomic.Int64
@@ -91,12 +87,9 @@ type publisher struct {
 	// yet): the start of its message deadline. Nil without a deadline
 	// (8 bytes an id: 80 MB at 10M ids).
 	firstTry []atomic.Int64
-	// Rate or burst schedule (plan.Scheduled): publish call k is due at
-	// schedStart + plan.DueAfter(k); intended is each order's first due
-	// time (unix ns; 0 not yet).
-	schedStart   time.Time
-	paced        int64
-	intended     []atomic.Int64
+	// sched is the rate or burst schedule (plan.Scheduled): publish call k
+	// is due plan.DueAfter(k) after the first; nil without one.
+	sched        *traffic.Pacer
 	deliveryMode uint8
 }
 
@@ -116,7 +109,7 @@ func (a *AMQP) Publish(ctx context.Context, plan engine.PublishPlan) (engine.Pub
 		pub.deliveryMode = amqp.Transient
 	}
 	if plan.Scheduled() {
-		pub.intended = make([]atomic.Int64, plan.Messages)
+		pub.sched = traffic.NewPacer(plan.Messages, plan.DueAfter)
 	}
 	var monitor *depthMonitor
 	if plan.Mode == scenario.FireAndForget {
@@ -173,7 +166,7 @@ func (p *publisher) runOne(ctx context.Context, first, channels int) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err != nil && !errors.Is(err, errEpochOver) {
+		if err != nil && !errors.Is(err, traffic.ErrEpochOver) {
 			return err
 		}
 	}
@@ -184,7 +177,7 @@ func (p *publisher) runOne(ctx context.Context, first, channels int) error {
 // until every one has ended. A channel's epoch ends by closing the
 // connection, so one that dies ends its siblings and every channel's
 // pending confirms go in doubt together (rabbitmq/amqp091-go#182). It
-// returns the first error other than errEpochOver, else errEpochOver if any
+// returns the first error other than traffic.ErrEpochOver, else traffic.ErrEpochOver if any
 // epoch ended that way.
 func (p *publisher) channels(ctx context.Context, conn *amqp.Connection, first, n, connection, node int) error {
 	errs := make([]error, n)
@@ -193,15 +186,15 @@ func (p *publisher) channels(ctx context.Context, conn *amqp.Connection, first, 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			s := session{epoch: metrics.Epoch(p.epochs.Add(1)), publisher: first + k + 1, connection: connection, node: node}
-			detail := fmt.Sprintf("epoch %d: publisher %d, connection %d", s.epoch, s.publisher, connection)
+			s := traffic.Session{Epoch: metrics.Epoch(p.epochs.Add(1)), Publisher: first + k + 1, Connection: connection, Node: node}
+			detail := fmt.Sprintf("epoch %d: publisher %d, connection %d", s.Epoch, s.Publisher, connection)
 			if node > 0 {
 				detail += " to " + scenario.NodeName(node)
 			}
 			if n > 1 {
 				detail += fmt.Sprintf(" (channel %d of %d on a connection shared by publishers %d–%d)", k+1, n, first+1, first+n)
 			}
-			p.p.Timeline.Record(s.event(metrics.EvConnected, detail))
+			p.p.Timeline.Record(s.Event(metrics.EvConnected, detail))
 			errs[k] = p.epoch(ctx, conn, s)
 		}()
 	}
@@ -210,7 +203,7 @@ func (p *publisher) channels(ctx context.Context, conn *amqp.Connection, first, 
 	for _, err := range errs {
 		switch {
 		case err == nil:
-		case errors.Is(err, errEpochOver):
+		case errors.Is(err, traffic.ErrEpochOver):
 			over = err
 		default:
 			return err
@@ -221,7 +214,7 @@ func (p *publisher) channels(ctx context.Context, conn *amqp.Connection, first, 
 
 // epoch publishes on one channel of conn in the plan's mode until the burst
 // is done or the channel dies.
-func (p *publisher) epoch(ctx context.Context, conn *amqp.Connection, s session) error {
+func (p *publisher) epoch(ctx context.Context, conn *amqp.Connection, s traffic.Session) error {
 	switch {
 	case p.p.Mode == scenario.Transactional:
 		return p.txEpoch(ctx, conn, s)
@@ -248,21 +241,15 @@ func (p *publisher) idle() bool { return p.tracker.InFlight() == 0 && p.held.Loa
 func (p *publisher) take() (seq int, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.retry) > 0 {
-		seq = p.retry[0]
-		p.retry = p.retry[1:]
-		p.held.Add(1)
-		return seq, true
+	seq, fresh, ok := traffic.TakeNext(&p.retry, &p.next, p.p.Messages)
+	if !ok {
+		return 0, false
 	}
-	if p.next < p.p.Messages {
-		p.next++
-		if p.firstTry != nil {
-			p.firstTry[p.next-1].Store(time.Now().UnixNano())
-		}
-		p.held.Add(1)
-		return p.next - 1, true
+	if fresh && p.firstTry != nil {
+		p.firstTry[seq].Store(time.Now().UnixNano())
 	}
-	return 0, false
+	p.held.Add(1)
+	return seq, true
 }
 
 // release ends the hold take gave on an id; the last one wakes the
@@ -279,18 +266,10 @@ func (p *publisher) release() {
 // latency from the intended time keeps the delay it suffered (no
 // coordinated omission).
 func (p *publisher) pace(ctx context.Context, seq int) error {
-	if !p.p.Scheduled() || p.intended == nil {
+	if !p.p.Scheduled() {
 		return nil
 	}
-	p.mu.Lock()
-	if p.paced == 0 {
-		p.schedStart = time.Now()
-	}
-	due := p.schedStart.Add(p.p.DueAfter(p.paced))
-	p.paced++
-	p.mu.Unlock()
-	p.intended[seq].CompareAndSwap(0, due.UnixNano())
-	return engine.Sleep(ctx, time.Until(due))
+	return p.sched.Pace(ctx, seq)
 }
 
 // deadline returns seq's message deadline, and false when none is set.
@@ -326,21 +305,9 @@ func (p *publisher) markPastDeadline(now time.Time, seq int) {
 // putBack returns an id that was taken but not published.
 func (p *publisher) putBack(seq int) {
 	p.mu.Lock()
-	p.retry = queueOldestFirst(p.retry, seq)
+	p.retry = traffic.QueueOldestFirst(p.retry, seq)
 	p.mu.Unlock()
 	p.release()
-}
-
-// queueOldestFirst inserts seq into retry, which it keeps in id order:
-// ids are taken in publish order, so the oldest waiting id goes first
-// (an in-doubt id once waited a whole connection more because a newer id
-// put back in front of it went first).
-func queueOldestFirst(retry []int, seq int) []int {
-	i, found := slices.BinarySearch(retry, seq)
-	if found {
-		return retry
-	}
-	return slices.Insert(retry, i, seq)
 }
 
 // inDoubt records that an attempt of seq will never be confirmed and, when
@@ -377,43 +344,36 @@ func (p *publisher) nacked(seq int) {
 // retry1 queues seq to be published again, oldest id first.
 func (p *publisher) retry1(seq int) {
 	p.mu.Lock()
-	p.retry = queueOldestFirst(p.retry, seq)
+	p.retry = traffic.QueueOldestFirst(p.retry, seq)
 	p.mu.Unlock()
 }
 
-func (p *publisher) signalSettled() { p.settled.signal() }
+func (p *publisher) signalSettled() { p.settled.Signal() }
 
 // settledC returns the channel the next settlement closes; take it before
 // checking the state it guards.
-func (p *publisher) settledC() <-chan struct{} { return p.settled.wait() }
+func (p *publisher) settledC() <-chan struct{} { return p.settled.Wait() }
 
 // connect dials with exponential backoff (50 ms doubling to 1 s) until it
 // succeeds or plan.ReconnectTimeout passes.
 func (p *publisher) connect(ctx context.Context, index int) (*amqp.Connection, int, error) {
-	deadline := time.Now().Add(p.p.ReconnectTimeout)
-	backoff := 50 * time.Millisecond
 	prefer := 1
 	if p.p.PreferNode != nil {
 		prefer = p.p.PreferNode(index)
 	}
-	for {
-		conn, node, err := p.a.dialFrom(fmt.Sprintf("publisher-%d", index), prefer, p.p.Heartbeat)
-		if err == nil {
-			p.statsMu.Lock()
-			p.stats.ConnectedTo(node)
-			p.statsMu.Unlock()
-			return conn, node, nil
-		}
-		if time.Now().After(deadline) {
-			return nil, 0, fmt.Errorf("could not reconnect within %s: %w", p.p.ReconnectTimeout, err)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, 0, ctx.Err()
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, time.Second)
+	var conn *amqp.Connection
+	var node int
+	err := traffic.Redial(ctx, p.p.ReconnectTimeout, func() (err error) {
+		conn, node, err = p.a.dialFrom(fmt.Sprintf("publisher-%d", index), prefer, p.p.Heartbeat)
+		return err
+	}, nil, nil)
+	if err != nil {
+		return nil, 0, err
 	}
+	p.statsMu.Lock()
+	p.stats.ConnectedTo(node)
+	p.statsMu.Unlock()
+	return conn, node, nil
 }
 
 // publishing builds order seq's message in m (see messageBuilder); attempt
@@ -440,7 +400,7 @@ const MissingExchange = "rmqtorture.missing"
 // queue; every UnroutableEvery-th order a key nothing is bound to; and once
 // after a publish-to-missing-exchange fault, an exchange that does not exist
 // (recorded as a misrouted event of session s).
-func (p *publisher) route(s session, seq int) (exchange, key string) {
+func (p *publisher) route(s traffic.Session, seq int) (exchange, key string) {
 	exchange, key = Exchange, p.p.Queue
 	if n := p.p.UnroutableEvery; n > 0 && (seq+1)%n == 0 {
 		key = p.p.Queue + ".unroutable"
@@ -455,7 +415,7 @@ func (p *publisher) route(s session, seq int) (exchange, key string) {
 		case <-p.misroute:
 			p.misroute = nil
 			exchange = MissingExchange
-			p.p.Timeline.Record(s.event(metrics.EvMisrouted, strconv.Itoa(seq)))
+			p.p.Timeline.Record(s.Event(metrics.EvMisrouted, strconv.Itoa(seq)))
 		default:
 		}
 	}
@@ -464,10 +424,10 @@ func (p *publisher) route(s session, seq int) (exchange, key string) {
 
 // published counts one publish call that returned at at on session s,
 // and reports it to plan.OnPublished with the ledger's sent count.
-func (p *publisher) published(s session, at time.Time) {
+func (p *publisher) published(s traffic.Session, at time.Time) {
 	p.statsMu.Lock()
 	p.stats.Publishes++
-	p.stats.PublishedOn(s.node)
+	p.stats.PublishedOn(s.Node)
 	p.stats.LastPublish = at
 	p.statsMu.Unlock()
 	if p.p.OnPublished != nil {
@@ -476,18 +436,18 @@ func (p *publisher) published(s session, at time.Time) {
 }
 
 // openChannel opens a channel, in confirm mode when confirm is set, each
-// call bounded by rpcTimeout. Errors wrap errEpochOver.
+// call bounded by rpcTimeout. Errors wrap traffic.ErrEpochOver.
 func openChannel(ctx context.Context, conn *amqp.Connection, confirm bool) (*amqp.Channel, error) {
 	var ch *amqp.Channel
 	abort := func() { closeConn(conn) }
 	if err := bounded(ctx, rpcTimeout, abort, func() (err error) { ch, err = conn.Channel(); return err }); err != nil {
-		return nil, fmt.Errorf("%w: open channel: %v", errEpochOver, err)
+		return nil, fmt.Errorf("%w: open channel: %v", traffic.ErrEpochOver, err)
 	}
 	if !confirm {
 		return ch, nil
 	}
 	if err := bounded(ctx, rpcTimeout, abort, func() error { return ch.Confirm(false) }); err != nil {
-		return nil, fmt.Errorf("%w: confirm.select: %v", errEpochOver, err)
+		return nil, fmt.Errorf("%w: confirm.select: %v", traffic.ErrEpochOver, err)
 	}
 	return ch, nil
 }
@@ -503,7 +463,7 @@ func recordReturn(l *metrics.Ledger, ret amqp.Return) {
 // no error only reached a local buffer; the ledger can only later learn
 // whether it was delivered. A publish call that fails is retried on the next
 // connection (an application sees that error), and is not counted as sent.
-func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connection, s session) error {
+func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connection, s traffic.Session) error {
 	ch, err := openChannel(ctx, conn, false)
 	if err != nil {
 		return err
@@ -549,22 +509,22 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 			return err
 		}
 		if first {
-			e := s.event(metrics.EvFirstProgress, fmt.Sprintf("epoch %d: first publish", s.epoch))
+			e := s.Event(metrics.EvFirstProgress, fmt.Sprintf("epoch %d: first publish", s.Epoch))
 			e.Progress = metrics.ProgressPublish
 			p.p.Timeline.Record(e)
 			first = false
 		}
 		select {
 		case <-w.closed:
-			return errEpochOver
+			return traffic.ErrEpochOver
 		default:
 		}
 	}
 }
 
 // handOff publishes seq without confirm mode. A failed call puts seq back
-// for the next connection and ends the epoch (errEpochOver).
-func (p *publisher) handOff(ctx context.Context, ch *amqp.Channel, w *watcher, msgs *messageBuilder, s session, seq int) error {
+// for the next connection and ends the epoch (traffic.ErrEpochOver).
+func (p *publisher) handOff(ctx context.Context, ch *amqp.Channel, w *watcher, msgs *messageBuilder, s traffic.Session, seq int) error {
 	exchange, key := p.route(s, seq)
 	now := time.Now()
 	w.callStartedAt(now)
@@ -575,8 +535,8 @@ func (p *publisher) handOff(ctx context.Context, ch *amqp.Channel, w *watcher, m
 		w.callFailed(err)
 		p.p.Ledger.PublishFailed(seq, false)
 		p.putBack(seq)
-		p.p.Timeline.Record(s.event(metrics.EvConnectionLost, "publish: "+err.Error()))
-		return fmt.Errorf("%w: %v", errEpochOver, err)
+		p.p.Timeline.Record(s.Event(metrics.EvConnectionLost, "publish: "+err.Error()))
+		return fmt.Errorf("%w: %v", traffic.ErrEpochOver, err)
 	}
 	p.p.Ledger.Published(seq, false)
 	p.release()
@@ -590,11 +550,11 @@ func (p *publisher) handOff(ctx context.Context, ch *amqp.Channel, w *watcher, m
 // after every earlier frame, so waiting for it (up to the confirm timeout,
 // at least 10 s) lets them land. Abandoning the socket sooner can reset it
 // and discard them: a loss the tool, not the broker, would have caused.
-func (p *publisher) finalClose(conn *amqp.Connection, s session) {
+func (p *publisher) finalClose(conn *amqp.Connection, s traffic.Session) {
 	wait := max(p.p.ConfirmTimeout, 10*time.Second)
 	began := time.Now()
 	if err := conn.CloseDeadline(began.Add(wait)); err != nil {
-		p.p.Timeline.Record(s.event(metrics.EvConnectionLost, finalCloseText(s.epoch, time.Since(began), wait, err)))
+		p.p.Timeline.Record(s.Event(metrics.EvConnectionLost, finalCloseText(s.Epoch, time.Since(began), wait, err)))
 	}
 }
 
@@ -608,7 +568,7 @@ func finalCloseText(epoch metrics.Epoch, waited, deadline time.Duration, err err
 // confirmEpoch publishes in confirm mode with at most plan.Window messages
 // unconfirmed (1 for confirm-each) until the burst is done or the channel
 // dies; its confirmReader settles what it publishes.
-func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, s session) error {
+func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, s traffic.Session) error {
 	ch, err := openChannel(ctx, conn, true)
 	if err != nil {
 		return err
@@ -621,7 +581,7 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, s s
 	returns := ch.NotifyReturn(make(chan amqp.Return, window))
 	r := newConfirmReader(p, s, window)
 	go r.run(confirms, returns)
-	oldest := func() (time.Time, bool) { return p.tracker.Oldest(s.epoch) }
+	oldest := func() (time.Time, bool) { return p.tracker.Oldest(s.Epoch) }
 	if r.timeouts != nil {
 		// on_confirm_timeout: republish: an original past its timeout is
 		// published again, and only a copy past its own closes the link.
@@ -668,7 +628,7 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, s s
 			case <-r.tickC():
 				continue // the loop's head republishes what timed out
 			case <-r.done:
-				return end(errEpochOver)
+				return end(traffic.ErrEpochOver)
 			case <-ctx.Done():
 				return end(ctx.Err())
 			}
@@ -693,7 +653,7 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, s s
 // acquire takes a window slot for seq. A never-attempted order waits only
 // until its deadline: got is false, err nil, and seq is marked not
 // published. When the epoch or ctx ends first, seq is put back and err is
-// errEpochOver or ctx's error.
+// traffic.ErrEpochOver or ctx's error.
 func (p *publisher) acquire(ctx context.Context, r *confirmReader, seq int) (got bool, err error) {
 	var expire <-chan time.Time
 	if d, ok := p.deadline(seq); ok && p.p.Ledger.Outcome(seq) == metrics.NotSent {
@@ -733,7 +693,7 @@ wait:
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	return false, errEpochOver
+	return false, traffic.ErrEpochOver
 }
 
 // publishTracked publishes seq, holding a window slot, in confirm mode:
@@ -752,17 +712,12 @@ type amqpPublisher interface {
 // sendTracked tracks seq under tag, then publishes it on ch: the one path
 // of a confirm-mode and a transactional publish. seq holds a window slot;
 // a channel that closed meanwhile puts it back, a failed call leaves it in
-// doubt; either ends the epoch (errEpochOver).
+// doubt; either ends the epoch (traffic.ErrEpochOver).
 func (p *publisher) sendTracked(ctx context.Context, ch amqpPublisher, w *watcher, r *confirmReader, tag uint64, seq int) error {
 	now := time.Now() // the publish time of the ledger, the message and the watcher
 	attempt, tracked, err := r.track(tag, seq, now)
-	if err != nil {
-		return err // a bookkeeping bug: stop rather than miscount
-	}
-	if !tracked { // the channel closed meanwhile
-		<-r.slots
-		p.putBack(seq)
-		return errEpochOver
+	if err := traffic.Tracked(tracked, err, r.slots, p.putBack, seq); err != nil {
+		return err
 	}
 	p.release() // tracked: in flight now
 	exchange, key := p.route(r.s, seq)
@@ -773,8 +728,8 @@ func (p *publisher) sendTracked(ctx context.Context, ch amqpPublisher, w *watche
 	if err != nil {
 		w.callFailed(err)
 		r.publishFailed(tag, seq)
-		p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, "publish: "+err.Error()))
-		return errEpochOver
+		p.p.Timeline.Record(r.s.Event(metrics.EvConnectionLost, "publish: "+err.Error()))
+		return traffic.ErrEpochOver
 	}
 	p.published(r.s, now)
 	return nil

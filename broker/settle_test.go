@@ -7,32 +7,6 @@ import (
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
-// A signal closes the channel a waiter took, and only that one; with no
-// waiter it makes and closes nothing.
-func TestSettleSignal(t *testing.T) {
-	var s settleSignal
-	s.signal() // nobody waits
-	if s.ch != nil {
-		t.Fatal("a signal with no waiter made a channel")
-	}
-	a, b := s.wait(), s.wait()
-	if a != b {
-		t.Error("two waiters before a signal got different channels")
-	}
-	s.signal()
-	select {
-	case <-a:
-	default:
-		t.Fatal("the signal did not close the waiters' channel")
-	}
-	c := s.wait()
-	select {
-	case <-c:
-		t.Fatal("a wait after the signal is already woken")
-	default:
-	}
-}
-
 // Confirms queued together settle as one batch: every message settled and
 // its slot freed, acks counted once each, a nack republished, an unknown
 // tag ignored, and the latency of each settled message recorded.

@@ -8,6 +8,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/metrics"
 )
 
@@ -50,19 +51,19 @@ type txChannel interface {
 
 // txEpoch runs one transactional epoch on a new channel of conn until the
 // burst is done or the channel dies.
-func (p *publisher) txEpoch(ctx context.Context, conn *amqp.Connection, s session) error {
+func (p *publisher) txEpoch(ctx context.Context, conn *amqp.Connection, s traffic.Session) error {
 	ch, err := openChannel(ctx, conn, false)
 	if err != nil {
 		return err
 	}
 	if err := bounded(ctx, rpcTimeout, func() { closeConn(conn) }, ch.Tx); err != nil {
-		return fmt.Errorf("%w: tx.select: %v", errEpochOver, err)
+		return fmt.Errorf("%w: tx.select: %v", traffic.ErrEpochOver, err)
 	}
 	size := max(1, p.p.TxSize)
 	// The listener holds a whole transaction's returns: amqp091-go's reader
 	// blocks on a full listener, which would hold back the commit-ok.
 	t := &txn{p: p, ch: ch, r: newConfirmReader(p, s, size), returns: ch.NotifyReturn(make(chan amqp.Return, size))}
-	w := p.watch(conn, ch, s, func() (time.Time, bool) { return p.tracker.Oldest(s.epoch) }, &t.r.lastConfirm)
+	w := p.watch(conn, ch, s, func() (time.Time, bool) { return p.tracker.Oldest(s.Epoch) }, &t.r.lastConfirm)
 	// Deferred calls run last first: the connection is closed (and its
 	// watcher done) before what is still pending goes in doubt.
 	defer t.r.channelClosed()
@@ -85,12 +86,8 @@ func (p *publisher) txEpoch(ctx context.Context, conn *amqp.Connection, s sessio
 			t.r.closing.Store(true)
 			return nil
 		}
-		select {
-		case <-wake:
-		case <-w.closed:
-			return errEpochOver
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := traffic.Await(ctx, wake, w.closed); err != nil {
+			return err
 		}
 	}
 }
@@ -122,7 +119,7 @@ func (t *txn) fill(ctx context.Context, w *watcher, size int) (int, error) {
 
 // publish tracks seq under the channel's next message number, then
 // publishes it inside the open transaction. A failed call leaves seq in
-// doubt and ends the epoch (errEpochOver).
+// doubt and ends the epoch (traffic.ErrEpochOver).
 func (t *txn) publish(ctx context.Context, w *watcher, seq int) error {
 	p, r := t.p, t.r
 	r.slots <- struct{}{} // never blocks: a transaction holds at most size messages
@@ -156,11 +153,11 @@ func (t *txn) commit(w *watcher) error {
 		for _, tag := range tags {
 			r.confirm(amqp.Confirmation{DeliveryTag: tag, Ack: false})
 		}
-		t.p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: tx.commit refused (%v): its %d messages count as nacked", r.s.epoch, err, len(tags))))
-		return errEpochOver
+		t.p.p.Timeline.Record(r.s.Event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: tx.commit refused (%v): its %d messages count as nacked", r.s.Epoch, err, len(tags))))
+		return traffic.ErrEpochOver
 	}
-	t.p.p.Timeline.Record(r.s.event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: tx.commit did not return (%v): its %d messages are in doubt", r.s.epoch, err, len(tags))))
-	return errEpochOver
+	t.p.p.Timeline.Record(r.s.Event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: tx.commit did not return (%v): its %d messages are in doubt", r.s.Epoch, err, len(tags))))
+	return traffic.ErrEpochOver
 }
 
 // drainReturns records every basic.return already queued: those of the

@@ -9,6 +9,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -106,7 +107,7 @@ func TestTxCommitOutcomes(t *testing.T) {
 	if n, err := x.fill(ctx, w, 2); n != 2 || err != nil {
 		t.Fatalf("fill: %d %v", n, err)
 	}
-	if err := x.commit(w); !errors.Is(err, errEpochOver) {
+	if err := x.commit(w); !errors.Is(err, traffic.ErrEpochOver) {
 		t.Fatalf("refused commit: %v", err)
 	}
 	if n, err := x.fill(ctx, w, 2); n != 2 || err != nil {
@@ -115,7 +116,7 @@ func TestTxCommitOutcomes(t *testing.T) {
 	if p := x.p; p.tracker.InFlight() != 2 || p.held.Load() != 0 {
 		t.Fatalf("in flight %d, held %d before the last commit", p.tracker.InFlight(), p.held.Load())
 	}
-	if err := x.commit(w); !errors.Is(err, errEpochOver) {
+	if err := x.commit(w); !errors.Is(err, traffic.ErrEpochOver) {
 		t.Fatalf("lost commit: %v", err)
 	}
 	x.r.channelClosed()
@@ -138,7 +139,7 @@ func TestTxPublishFailsMidTransaction(t *testing.T) {
 	ch := &fakeTx{failAt: 3}
 	x, w := newTestTxn(4, 4, ch, nil)
 	n, err := x.fill(context.Background(), w, 4)
-	if n != 2 || !errors.Is(err, errEpochOver) {
+	if n != 2 || !errors.Is(err, traffic.ErrEpochOver) {
 		t.Fatalf("fill: %d %v", n, err)
 	}
 	x.r.channelClosed()

@@ -12,6 +12,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -28,7 +29,7 @@ import (
 type watcher struct {
 	p           *publisher
 	conn        *amqp.Connection
-	s           session
+	s           traffic.Session
 	oldest      func() (time.Time, bool) // oldest pending confirm; nil in fire-and-forget
 	lastConfirm *atomic.Int64            // unix ns of the latest confirm; nil in fire-and-forget
 
@@ -49,7 +50,7 @@ type watcher struct {
 
 // watch starts a watcher for one epoch; stop ends it.
 // oldest and lastConfirm are nil in fire-and-forget.
-func (p *publisher) watch(conn *amqp.Connection, ch *amqp.Channel, s session, oldest func() (time.Time, bool), lastConfirm *atomic.Int64) *watcher {
+func (p *publisher) watch(conn *amqp.Connection, ch *amqp.Channel, s traffic.Session, oldest func() (time.Time, bool), lastConfirm *atomic.Int64) *watcher {
 	w := &watcher{p: p, conn: conn, s: s, oldest: oldest, lastConfirm: lastConfirm, closed: make(chan struct{}), done: make(chan struct{})}
 	w.lastCall.Store(time.Now().UnixNano())
 	chClose := ch.NotifyClose(make(chan *amqp.Error, 1))
@@ -134,7 +135,7 @@ func (w *watcher) closes(chClose, connClose chan *amqp.Error) {
 	w.p.statsMu.Lock()
 	w.p.stats.ChannelCloses = append(w.p.stats.ChannelCloses, reason)
 	w.p.statsMu.Unlock()
-	w.p.p.Timeline.Record(w.s.event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: %s", w.s.epoch, reason)))
+	w.p.p.Timeline.Record(w.s.Event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: %s", w.s.Epoch, reason)))
 }
 
 // closeReason words why a channel or connection closed, as observed: the
@@ -209,12 +210,12 @@ func (w *watcher) blocks(blocks chan amqp.Blocking) {
 			since = time.Now()
 			w.blockedAt.Store(since.UnixNano())
 			w.blocked.Store(true)
-			w.record(since, metrics.EvBlocked, fmt.Sprintf("epoch %d: %s", w.s.epoch, b.Reason))
+			w.record(since, metrics.EvBlocked, fmt.Sprintf("epoch %d: %s", w.s.Epoch, b.Reason))
 		case !b.Active && w.blocked.Load():
 			now := time.Now()
 			account(now)
 			w.blocked.Store(false)
-			w.record(now, metrics.EvUnblocked, fmt.Sprintf("epoch %d", w.s.epoch))
+			w.record(now, metrics.EvUnblocked, fmt.Sprintf("epoch %d", w.s.Epoch))
 		}
 	}
 	if w.blocked.Load() { // the connection closed while blocked
@@ -224,7 +225,7 @@ func (w *watcher) blocks(blocks chan amqp.Blocking) {
 
 // record adds an event of the watched session at at.
 func (w *watcher) record(at time.Time, kind metrics.EventKind, detail string) {
-	e := w.s.event(kind, detail)
+	e := w.s.Event(kind, detail)
 	e.At = at
 	w.p.p.Timeline.Record(e)
 }
@@ -246,13 +247,13 @@ func (w *watcher) deadlines() {
 		now := time.Now()
 		if w.oldest != nil {
 			if t, ok := w.oldest(); ok && now.Sub(t) > timeout {
-				w.record(now, metrics.EvConnectionLost, fmt.Sprintf("epoch %d: no confirm within %s: closing the connection, its pending messages are in doubt", w.s.epoch, timeout))
+				w.record(now, metrics.EvConnectionLost, fmt.Sprintf("epoch %d: no confirm within %s: closing the connection, its pending messages are in doubt", w.s.Epoch, timeout))
 				closeConn(w.conn)
 				return
 			}
 		}
 		if t := w.inCall.Load(); t != 0 && now.Sub(time.Unix(0, t)) > timeout {
-			w.record(now, metrics.EvConnectionLost, fmt.Sprintf("epoch %d: a publish call was stuck for %s: closing the connection", w.s.epoch, timeout))
+			w.record(now, metrics.EvConnectionLost, fmt.Sprintf("epoch %d: a publish call was stuck for %s: closing the connection", w.s.Epoch, timeout))
 			closeConn(w.conn)
 			return
 		}
@@ -285,7 +286,7 @@ func (w *watcher) checkStall(now time.Time, stalled *bool) {
 	case *stalled || w.blocked.Load() || w.inCall.Load() != 0:
 	case inEffect:
 		*stalled = true
-		e := w.s.event(metrics.EvNoProgress, fmt.Sprintf("epoch %d: no progress for %s %s: the fault's effect, not a client stall", w.s.epoch, idle.Round(time.Millisecond), a.While()))
+		e := w.s.Event(metrics.EvNoProgress, fmt.Sprintf("epoch %d: no progress for %s %s: the fault's effect, not a client stall", w.s.Epoch, idle.Round(time.Millisecond), a.While()))
 		e.At, e.Action = now, string(a)
 		w.p.p.Timeline.Record(e)
 	default:
@@ -293,6 +294,6 @@ func (w *watcher) checkStall(now time.Time, stalled *bool) {
 		w.p.statsMu.Lock()
 		w.p.stats.Stalls++
 		w.p.statsMu.Unlock()
-		w.record(now, metrics.EvStall, fmt.Sprintf("epoch %d: connected, nothing published or confirmed for %s", w.s.epoch, idle.Round(time.Millisecond)))
+		w.record(now, metrics.EvStall, fmt.Sprintf("epoch %d: connected, nothing published or confirmed for %s", w.s.Epoch, idle.Round(time.Millisecond)))
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/broker/stream"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/redact"
@@ -710,7 +711,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	}
 	res.Warnings = append(res.Warnings, settingWarnings(c, s, res.BrokerVersion)...)
 	if ut.streamAddr != nil {
-		runner.StreamTraffic = &broker.Stream{AMQP: ut.traffic(log), Addr: ut.streamAddr}
+		runner.StreamTraffic = &stream.Traffic{AMQP: ut.traffic(log), Addr: ut.streamAddr}
 	}
 	runCells(ctx, log, runner, s, res, runner.OnModeDone)
 	scanBrokerLog(ctx, log, ut.logs, res)

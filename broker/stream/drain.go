@@ -1,15 +1,18 @@
-package broker
+package stream
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/rmqtorture/rmqtorture/broker"
+	"strconv"
 	"sync"
 	"time"
 
 	streamamqp "github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/engine"
 )
 
@@ -24,31 +27,15 @@ import (
 // after a restart), closes, or reads nothing for d.LostWait before the end
 // is opened again from the offset after the last one read, until ctx's
 // deadline, which is returned as an error: the drain is then incomplete.
-func (s *Stream) Drain(ctx context.Context, d engine.DrainPlan) error {
+func (s *Traffic) Drain(ctx context.Context, d engine.DrainPlan) error {
 	st := &streamDrain{d: d}
-	var last error
-	for attempt := 0; ; attempt++ {
-		if attempt > 0 {
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("deadline passed while draining stream %q (last error: %v)", d.Queue, last)
-			case <-time.After(250 * time.Millisecond):
-			}
-		}
-		done, err := s.drainOnce(ctx, st)
-		if done {
-			return nil
-		}
-		if errors.Is(err, errNoStreamPort) {
-			return err // no retry brings a port
-		}
-		last = err
-		if ctx.Err() != nil {
-			return fmt.Errorf("deadline passed while draining stream %q (last error: %v)", d.Queue, last)
-		}
+	return traffic.RetryDrain(ctx, "stream "+strconv.Quote(d.Queue), func() (bool, error) { return s.drainOnce(ctx, st) }, noPort, func(err error) {
 		s.Log.Debug("stream drain retry", "stream", d.Queue, "err", err)
-	}
+	})
 }
+
+// noPort: no retry brings a stream port.
+func noPort(err error) bool { return errors.Is(err, errNoStreamPort) }
 
 // streamDrain is what the drain has read so far, across consumers.
 type streamDrain struct {
@@ -118,7 +105,7 @@ func streamMessageID(m *streamamqp.Message) (id string, attempt int) {
 	default:
 		id = fmt.Sprint(v)
 	}
-	switch v := m.ApplicationProperties[AttemptHeader].(type) {
+	switch v := m.ApplicationProperties[broker.AttemptHeader].(type) {
 	case int32:
 		attempt = int(v)
 	case int64:
@@ -132,7 +119,7 @@ func streamMessageID(m *streamamqp.Message) (id string, attempt int) {
 // drainOnce reads on one consumer from where the last one stopped. It
 // returns true when the drain is complete (or the stream is gone), false
 // and the error otherwise, for Drain to retry.
-func (s *Stream) drainOnce(ctx context.Context, st *streamDrain) (bool, error) {
+func (s *Traffic) drainOnce(ctx context.Context, st *streamDrain) (bool, error) {
 	env, err := s.environment()
 	if err != nil {
 		return false, err

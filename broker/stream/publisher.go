@@ -1,10 +1,10 @@
-package broker
+package stream
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
+	"github.com/rmqtorture/rmqtorture/broker"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,6 +12,7 @@ import (
 	streamamqp "github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
 )
@@ -50,7 +51,7 @@ const streamFFBuffer = 4096
 // Without queue.deduplication the producer has no name and the broker
 // stores every copy: a republished id that had been stored is a duplicate.
 type streamPublisher struct {
-	s       *Stream
+	s       *Traffic
 	p       engine.PublishPlan
 	tracker *metrics.ConfirmTracker
 	statsMu sync.Mutex
@@ -60,16 +61,12 @@ type streamPublisher struct {
 	next  int   // next fresh sequence number
 	retry []int // ids to publish again first, ascending
 
-	settleMu sync.Mutex
-	settled  chan struct{} // closed and replaced on every settlement
-	epochs   int
+	settled traffic.Signal // signalled on every settlement
+	epochs  int
 
-	// Rate schedule (plan.Rate > 0), as the AMQP publisher's: publish k is
-	// due at schedStart + k/Rate; intended is each order's first due time
-	// (unix ns; 0 not yet).
-	schedStart time.Time
-	paced      int64
-	intended   []atomic.Int64
+	// sched is the rate schedule (plan.Rate > 0), as the AMQP publisher's:
+	// publish k is due k/Rate after the first; nil without a rate.
+	sched *traffic.Pacer
 }
 
 // Publish publishes plan.Messages orders to the stream plan.Queue in
@@ -77,10 +74,12 @@ type streamPublisher struct {
 // modes, settled (or left in doubt under republish: none); an error when it
 // could not reconnect within plan.ReconnectTimeout; ctx's error when
 // cancelled.
-func (s *Stream) Publish(ctx context.Context, plan engine.PublishPlan) (engine.PublishStats, error) {
-	p := &streamPublisher{s: s, p: plan, tracker: metrics.NewConfirmTracker().ReportTo(plan.Ledger), settled: make(chan struct{})}
+func (s *Traffic) Publish(ctx context.Context, plan engine.PublishPlan) (engine.PublishStats, error) {
+	p := &streamPublisher{s: s, p: plan, tracker: metrics.NewConfirmTracker().ReportTo(plan.Ledger)}
 	if plan.Rate > 0 {
-		p.intended = make([]atomic.Int64, plan.Messages)
+		p.sched = traffic.NewPacer(plan.Messages, func(k int64) time.Duration {
+			return time.Duration(float64(k) * float64(time.Second) / plan.Rate)
+		})
 	}
 	err := p.run(ctx)
 	return p.stats, err
@@ -101,7 +100,7 @@ func (p *streamPublisher) run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if err != nil && !errors.Is(err, errEpochOver) {
+		if err != nil && !errors.Is(err, traffic.ErrEpochOver) {
 			return err
 		}
 	}
@@ -120,23 +119,15 @@ func (p *streamPublisher) finished() bool {
 func (p *streamPublisher) take() (seq int, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.retry) > 0 {
-		seq, p.retry = p.retry[0], p.retry[1:]
-		return seq, true
-	}
-	if p.next < p.p.Messages {
-		p.next++
-		return p.next - 1, true
-	}
-	return 0, false
+	seq, _, ok = traffic.TakeNext(&p.retry, &p.next, p.p.Messages)
+	return seq, ok
 }
 
 // putBack returns an id taken but not published.
 func (p *streamPublisher) putBack(seq int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	i, _ := slices.BinarySearch(p.retry, seq)
-	p.retry = slices.Insert(p.retry, i, seq)
+	p.retry = traffic.QueueOldestFirst(p.retry, seq)
 }
 
 // requeue queues an in-doubt id for a republish under republish: in-doubt.
@@ -146,38 +137,16 @@ func (p *streamPublisher) requeue(seq int) {
 	}
 }
 
-func (p *streamPublisher) signalSettled() {
-	p.settleMu.Lock()
-	close(p.settled)
-	p.settled = make(chan struct{})
-	p.settleMu.Unlock()
-}
+func (p *streamPublisher) signalSettled() { p.settled.Signal() }
 
 // settledC returns the channel the next settlement closes; take it before
 // checking the state it guards.
-func (p *streamPublisher) settledC() <-chan struct{} {
-	p.settleMu.Lock()
-	defer p.settleMu.Unlock()
-	return p.settled
-}
+func (p *streamPublisher) settledC() <-chan struct{} { return p.settled.Wait() }
 
 // pace waits for seq's slot of the rate schedule (see publisher.pace): a
 // publisher behind schedule catches up without waiting, and the confirm
 // latency from the intended time keeps the delay it suffered.
-func (p *streamPublisher) pace(ctx context.Context, seq int) error {
-	if p.intended == nil {
-		return nil
-	}
-	p.mu.Lock()
-	if p.paced == 0 {
-		p.schedStart = time.Now()
-	}
-	due := p.schedStart.Add(time.Duration(float64(p.paced) * float64(time.Second) / p.p.Rate))
-	p.paced++
-	p.mu.Unlock()
-	p.intended[seq].CompareAndSwap(0, due.UnixNano())
-	return engine.Sleep(ctx, time.Until(due))
-}
+func (p *streamPublisher) pace(ctx context.Context, seq int) error { return p.sched.Pace(ctx, seq) }
 
 func (p *streamPublisher) published() {
 	p.statsMu.Lock()
@@ -193,27 +162,17 @@ func (p *streamPublisher) published() {
 // 1 s) until it succeeds or plan.ReconnectTimeout passes: after a restart
 // the stream port may open, and the stream get its leader, after AMQP.
 func (p *streamPublisher) open(ctx context.Context, conn int) (*streamEpoch, error) {
-	deadline := time.Now().Add(p.p.ReconnectTimeout)
-	backoff := 50 * time.Millisecond
-	for {
-		ep, err := p.dial(conn)
-		if err == nil {
-			return ep, nil
-		}
-		if errors.Is(err, errNoStreamPort) {
-			return nil, err // no retry brings a port
-		}
-		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("could not reconnect within %s: %w", p.p.ReconnectTimeout, err)
-		}
+	var ep *streamEpoch
+	err := traffic.Redial(ctx, p.p.ReconnectTimeout, func() (err error) {
+		ep, err = p.dial(conn)
+		return err
+	}, noPort, func(err error) {
 		p.s.Log.Debug("stream producer not ready", "err", err)
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(backoff):
-		}
-		backoff = min(2*backoff, time.Second)
+	})
+	if err != nil {
+		return nil, err
 	}
+	return ep, nil
 }
 
 // dial opens one epoch: an environment, a producer on the stream and the
@@ -234,7 +193,7 @@ func (p *streamPublisher) dial(conn int) (*streamEpoch, error) {
 		return nil, fmt.Errorf("stream producer on %q: %w", p.p.Queue, err)
 	}
 	p.epochs++
-	ep := &streamEpoch{p: p, s: session{epoch: metrics.Epoch(p.epochs), publisher: 1, connection: conn},
+	ep := &streamEpoch{p: p, s: traffic.Session{Epoch: metrics.Epoch(p.epochs), Publisher: 1, Connection: conn},
 		env: env, prod: prod, done: make(chan struct{})}
 	if p.p.Mode.ConfirmMode() {
 		ep.slots = make(chan struct{}, max(1, p.p.Window))
@@ -244,7 +203,7 @@ func (p *streamPublisher) dial(conn int) (*streamEpoch, error) {
 		p.stats.Reconnects++
 		p.statsMu.Unlock()
 	}
-	p.p.Timeline.Record(ep.s.event(metrics.EvConnected, fmt.Sprintf("epoch %d: stream producer, connection %d", ep.s.epoch, conn)))
+	p.p.Timeline.Record(ep.s.Event(metrics.EvConnected, fmt.Sprintf("epoch %d: stream producer, connection %d", ep.s.Epoch, conn)))
 	go ep.read(prod.NotifyPublishConfirmation())
 	return ep, nil
 }
@@ -254,7 +213,7 @@ func (p *streamPublisher) dial(conn int) (*streamEpoch, error) {
 // property, and seq+1 as its publishing id.
 func (p *streamPublisher) message(seq, attempt int) *streamamqp.AMQP10 {
 	id := p.p.Ledger.MessageID(seq)
-	body, isJSON := orderBody(id, seq, p.p.MessageSizeBytes, p.p.MessageSizeSet || p.p.MessageSizeBytes > 0)
+	body, isJSON := broker.OrderBody(id, seq, p.p.MessageSizeBytes, p.p.MessageSizeSet || p.p.MessageSizeBytes > 0)
 	contentType := "application/json"
 	if !isJSON {
 		contentType = "application/octet-stream" // cut below the order's JSON
@@ -262,7 +221,7 @@ func (p *streamPublisher) message(seq, attempt int) *streamamqp.AMQP10 {
 	m := streamamqp.NewMessage(body)
 	m.Properties = &streamamqp.MessageProperties{MessageID: id, ContentType: contentType, CreationTime: time.Now()}
 	if attempt > 0 {
-		m.ApplicationProperties = map[string]any{AttemptHeader: int32(attempt)}
+		m.ApplicationProperties = map[string]any{broker.AttemptHeader: int32(attempt)}
 	}
 	m.SetPublishingId(int64(seq) + 1)
 	return m
@@ -278,14 +237,10 @@ func (p *streamPublisher) confirmLoop(ctx context.Context, ep *streamEpoch) erro
 			if p.tracker.InFlight() == 0 {
 				return nil
 			}
-			select {
-			case <-wake:
-				continue
-			case <-ep.done:
-				return errEpochOver
-			case <-ctx.Done():
-				return ctx.Err()
+			if err := traffic.Await(ctx, wake, ep.done); err != nil {
+				return err
 			}
+			continue
 		}
 		if err := p.pace(ctx, seq); err != nil {
 			p.putBack(seq)
@@ -295,7 +250,7 @@ func (p *streamPublisher) confirmLoop(ctx context.Context, ep *streamEpoch) erro
 		case ep.slots <- struct{}{}:
 		case <-ep.done:
 			p.putBack(seq)
-			return errEpochOver
+			return traffic.ErrEpochOver
 		case <-ctx.Done():
 			p.putBack(seq)
 			return ctx.Err()
@@ -328,19 +283,19 @@ func (p *streamPublisher) fireAndForgetLoop(ctx context.Context, ep *streamEpoch
 		if err := ep.send(seq, 0); err != nil {
 			p.p.Ledger.PublishFailed(seq, false)
 			p.putBack(seq)
-			p.p.Timeline.Record(ep.s.event(metrics.EvConnectionLost, "publish: "+err.Error()))
-			return errEpochOver
+			p.p.Timeline.Record(ep.s.Event(metrics.EvConnectionLost, "publish: "+err.Error()))
+			return traffic.ErrEpochOver
 		}
 		p.p.Ledger.Published(seq, false)
 		if ep.sent.Add(1) == 1 {
-			e := ep.s.event(metrics.EvFirstProgress, fmt.Sprintf("epoch %d: first publish", ep.s.epoch))
+			e := ep.s.Event(metrics.EvFirstProgress, fmt.Sprintf("epoch %d: first publish", ep.s.Epoch))
 			e.Progress = metrics.ProgressPublish
 			p.p.Timeline.Record(e)
 		}
 		p.published()
 		select {
 		case <-ep.done:
-			return errEpochOver
+			return traffic.ErrEpochOver
 		default:
 		}
 	}
@@ -349,7 +304,7 @@ func (p *streamPublisher) fireAndForgetLoop(ctx context.Context, ep *streamEpoch
 // streamEpoch is one producer connection.
 type streamEpoch struct {
 	p    *streamPublisher
-	s    session
+	s    traffic.Session
 	env  *stream.Environment
 	prod *stream.Producer
 	// slots is the window in confirm modes: one per tracked message,
@@ -372,30 +327,25 @@ func (ep *streamEpoch) publishTracked(seq int) error {
 	p := ep.p
 	tag := uint64(seq) + 1
 	ep.trackMu.Lock()
-	tracked, err := p.tracker.Track(ep.s.epoch, tag, seq, time.Now())
+	tracked, err := p.tracker.Track(ep.s.Epoch, tag, seq, time.Now())
 	attempt := 0
 	if tracked {
 		attempt = p.p.Ledger.Published(seq, true)
 	}
 	ep.trackMu.Unlock()
-	if err != nil {
-		return err // a bookkeeping bug: stop rather than miscount
-	}
-	if !tracked { // the epoch closed meanwhile
-		<-ep.slots
-		p.putBack(seq)
-		return errEpochOver
+	if err := traffic.Tracked(tracked, err, ep.slots, p.putBack, seq); err != nil {
+		return err // the epoch closed meanwhile, or a bookkeeping bug
 	}
 	if err := ep.send(seq, attempt); err != nil {
 		// The client refused it (its producer closed): in doubt, as a
 		// failed AMQP publish call, and republished under in-doubt.
-		if _, still := p.tracker.Settle(ep.s.epoch, tag); still {
+		if _, still := p.tracker.Settle(ep.s.Epoch, tag); still {
 			p.p.Ledger.PublishFailed(seq, true)
 			p.requeue(seq)
 			<-ep.slots
 		}
-		p.p.Timeline.Record(ep.s.event(metrics.EvConnectionLost, "publish: "+err.Error()))
-		return errEpochOver
+		p.p.Timeline.Record(ep.s.Event(metrics.EvConnectionLost, "publish: "+err.Error()))
+		return traffic.ErrEpochOver
 	}
 	p.published()
 	return nil
@@ -421,12 +371,8 @@ func (ep *streamEpoch) room(ctx context.Context) error {
 		if ep.sent.Load()-ep.resolved.Load() < streamFFBuffer {
 			return nil
 		}
-		select {
-		case <-wake:
-		case <-ep.done:
-			return errEpochOver
-		case <-ctx.Done():
-			return ctx.Err()
+		if err := traffic.Await(ctx, wake, ep.done); err != nil {
+			return err
 		}
 	}
 }
@@ -451,7 +397,7 @@ func (ep *streamEpoch) flush() {
 		case <-ep.done:
 			return
 		case <-timer.C:
-			ep.p.p.Timeline.Record(ep.s.event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: %d sends not settled within %s: they may be lost", ep.s.epoch, ep.sent.Load()-ep.resolved.Load(), wait)))
+			ep.p.p.Timeline.Record(ep.s.Event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: %d sends not settled within %s: they may be lost", ep.s.Epoch, ep.sent.Load()-ep.resolved.Load(), wait)))
 			return
 		}
 	}
@@ -515,18 +461,14 @@ func (ep *streamEpoch) status(cs *stream.ConfirmationStatus) {
 // settle settles the message of one confirmation (ack) or publish error.
 func (ep *streamEpoch) settle(tag uint64, ack bool) {
 	p := ep.p
-	pend, ok := p.tracker.Settle(ep.s.epoch, tag)
+	pend, ok := p.tracker.Settle(ep.s.Epoch, tag)
 	if !ok {
-		p.s.Log.Warn("confirmation for an unknown publishing id ignored", "epoch", ep.s.epoch, "publishing_id", tag)
+		p.s.Log.Warn("confirmation for an unknown publishing id ignored", "epoch", ep.s.Epoch, "publishing_id", tag)
 		return
 	}
 	now := time.Now()
 	p.p.Latency.Record(now.Sub(pend.PublishedAt))
-	if p.p.IntendedLatency != nil && p.intended != nil {
-		if due := p.intended[pend.Seq].Load(); due != 0 {
-			p.p.IntendedLatency.Record(now.Sub(time.Unix(0, due)))
-		}
-	}
+	p.sched.RecordIntended(p.p.IntendedLatency, pend.Seq, now)
 	if err := p.p.Ledger.Settle(pend.Seq, ack); err != nil {
 		p.s.Log.Error("ledger", "err", err)
 	}
@@ -538,7 +480,7 @@ func (ep *streamEpoch) settle(tag uint64, ack bool) {
 	p.statsMu.Unlock()
 	<-ep.slots
 	p.signalSettled()
-	ep.s.firstConfirm(p.p.Timeline, &ep.confirmed)
+	ep.s.FirstConfirm(p.p.Timeline, &ep.confirmed)
 }
 
 // closed declares every message still pending on the epoch in doubt (a
@@ -547,13 +489,13 @@ func (ep *streamEpoch) closed() {
 	p := ep.p
 	if !p.p.Mode.ConfirmMode() {
 		if !ep.closing.Load() {
-			p.p.Timeline.Record(ep.s.event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: stream producer closed", ep.s.epoch)))
+			p.p.Timeline.Record(ep.s.Event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: stream producer closed", ep.s.Epoch)))
 		}
 		p.signalSettled()
 		return
 	}
 	ep.trackMu.Lock()
-	pending := p.tracker.CloseEpoch(ep.s.epoch)
+	pending := p.tracker.CloseEpoch(ep.s.Epoch)
 	ep.trackMu.Unlock()
 	for _, pend := range pending {
 		p.p.Ledger.MarkInDoubt(pend.Seq)
@@ -561,7 +503,7 @@ func (ep *streamEpoch) closed() {
 		<-ep.slots
 	}
 	if !ep.closing.Load() || len(pending) > 0 {
-		p.p.Timeline.Record(ep.s.event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: stream producer closed, %d in doubt", ep.s.epoch, len(pending))))
+		p.p.Timeline.Record(ep.s.Event(metrics.EvConnectionLost, fmt.Sprintf("epoch %d: stream producer closed, %d in doubt", ep.s.Epoch, len(pending))))
 	}
 	p.signalSettled()
 }

@@ -1,10 +1,10 @@
-package broker
-
-// Streams (queue.type: stream) over the stream protocol, with RabbitMQ's own
-// client github.com/rabbitmq/rabbitmq-stream-go-client: over AMQP 0.9.1 a
+// Package stream is the traffic of streams (queue.type: stream) over the
+// stream protocol, with RabbitMQ's own client
+// github.com/rabbitmq/rabbitmq-stream-go-client: over AMQP 0.9.1 a
 // stream is read from an offset and never emptied by acks, so its traffic
 // here speaks the stream protocol (https://www.rabbitmq.com/docs/streams).
 // The stream is declared and deleted over AMQP like any queue.
+package stream
 
 import (
 	"context"
@@ -16,70 +16,19 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/go-connections/nat"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/logs"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 
+	"github.com/rmqtorture/rmqtorture/broker"
 	"github.com/rmqtorture/rmqtorture/engine"
 )
 
-// streamPort is the stream protocol's listener inside the container.
-const streamPort = nat.Port("5552/tcp")
-
-// enableStreams sets up a container about to be created for streams when
-// opts.Streams is set: the rabbitmq_stream plugin enabled at start
-// (RABBITMQ_ENABLED_PLUGINS, so the image needs no change), 5552 published
-// on a free port of opts.Address (127.0.0.1 unless named), and that address advertised to clients
-// (rabbitmq_stream's advertised_host and advertised_port, the
-// stream.advertised_* keys of rabbitmq.conf): a stream client connects to
-// the host and port the broker advertises, and the container's own
-// hostname and port are unreachable from the host. It returns the host
-// port (0 when streams are off).
-func enableStreams(opts CreateOptions, cfg *container.Config, host *container.HostConfig) (int, error) {
-	if !opts.Streams {
-		return 0, nil
-	}
-	port, err := freePort(opts.Address)
-	if err != nil {
-		return 0, err
-	}
-	ip := hostIP(opts.Address) // an IP literal (CheckAddress): safe in an Erlang string
-	cfg.ExposedPorts[streamPort] = struct{}{}
-	host.PortBindings[streamPort] = []nat.PortBinding{{HostIP: ip, HostPort: strconv.Itoa(port)}}
-	cfg.Env = append(cfg.Env, "RABBITMQ_ENABLED_PLUGINS=rabbitmq_stream",
-		fmt.Sprintf(`RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-rabbitmq_stream advertised_host "%s" -rabbitmq_stream advertised_port %d`, ip, port))
-	return port, nil
-}
-
-// readStreamPort reads the published stream port of an attached container
-// (0 when it publishes none).
-func (c *Container) readStreamPort(info container.InspectResponse) {
-	c.streamHostPort.Store(0)
-	for _, b := range info.NetworkSettings.Ports[streamPort] {
-		if p, err := strconv.Atoi(b.HostPort); err == nil && reachableOn(b.HostIP, c.address) {
-			c.streamHostPort.Store(int64(p))
-			return
-		}
-	}
-}
-
-// StreamAddr is the broker's stream protocol address (on its host
-// address, 127.0.0.1 unless the user named another), or "" when the container publishes no stream port.
-func (c *Container) StreamAddr() string {
-	p := c.streamHostPort.Load()
-	if p == 0 {
-		return ""
-	}
-	return net.JoinHostPort(hostIP(c.address), strconv.FormatInt(p, 10))
-}
-
-// Stream implements engine.Traffic for a stream: Declare, Delete and
+// Traffic implements engine.Traffic for a stream: Declare, Delete and
 // Consume are AMQP's (a stream is declared as x-queue-type stream); Publish
 // and Drain speak the stream protocol.
-type Stream struct {
-	*AMQP
+type Traffic struct {
+	*broker.AMQP
 	// Addr returns the broker's stream protocol address ("" when it
 	// publishes none).
 	Addr func() string
@@ -89,7 +38,7 @@ type Stream struct {
 var errNoStreamPort = errors.New("the broker publishes no stream port (5552/tcp): create it with streams enabled, or publish 5552 and enable rabbitmq_stream on the container you attach to")
 
 // Consume refuses live consumers: the validator keeps them off streams.
-func (s *Stream) Consume(context.Context, engine.ConsumePlan) (engine.LiveConsumers, error) {
+func (s *Traffic) Consume(context.Context, engine.ConsumePlan) (engine.LiveConsumers, error) {
 	return nil, errors.New("live consumers of a stream are not supported")
 }
 
@@ -109,7 +58,7 @@ const streamRPCTimeout = 5 * time.Second
 // default 8 KiB receive buffer held a stream read through Docker's userland
 // proxy to ~2,000 msg/s with pauses of seconds (the kernel's: 20,000 orders
 // in well under a second).
-func (s *Stream) environment() (*stream.Environment, error) {
+func (s *Traffic) environment() (*stream.Environment, error) {
 	streamLogOnce.Do(func() { logs.SetLogger(clientLog{s.Log}) })
 	addr := s.Addr()
 	if addr == "" {

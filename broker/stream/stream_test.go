@@ -1,71 +1,29 @@
-package broker
+package stream
 
 import (
 	"context"
-	"fmt"
+	"github.com/rmqtorture/rmqtorture/broker"
+	"io"
+	"log/slog"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/go-connections/nat"
 	streamamqp "github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
-// A container created with streams enables the plugin at start, publishes
-// 5552 on 127.0.0.1 and advertises that very port; without streams nothing
-// changes.
-func TestEnableStreams(t *testing.T) {
-	newCfg := func() (*container.Config, *container.HostConfig) {
-		return &container.Config{ExposedPorts: nat.PortSet{amqpPort: {}}},
-			&container.HostConfig{PortBindings: nat.PortMap{amqpPort: {{HostIP: "127.0.0.1", HostPort: "1"}}}}
-	}
-	cfg, host := newCfg()
-	if p, err := enableStreams(CreateOptions{}, cfg, host); p != 0 || err != nil || len(cfg.ExposedPorts) != 1 || len(host.PortBindings) != 1 || cfg.Env != nil {
-		t.Fatalf("streams off changed the container: port %d err %v %+v %+v", p, err, cfg, host)
-	}
-	cfg, host = newCfg()
-	p, err := enableStreams(CreateOptions{Streams: true}, cfg, host)
-	if err != nil || p <= 0 {
-		t.Fatalf("port %d err %v", p, err)
-	}
-	if _, ok := cfg.ExposedPorts[streamPort]; !ok {
-		t.Errorf("5552 not exposed: %v", cfg.ExposedPorts)
-	}
-	if got, want := host.PortBindings[streamPort], []nat.PortBinding{{HostIP: "127.0.0.1", HostPort: strconv.Itoa(p)}}; !reflect.DeepEqual(got, want) {
-		t.Errorf("binding %v, want %v", got, want)
-	}
-	want := []string{"RABBITMQ_ENABLED_PLUGINS=rabbitmq_stream",
-		fmt.Sprintf(`RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-rabbitmq_stream advertised_host "127.0.0.1" -rabbitmq_stream advertised_port %d`, p)}
-	if !reflect.DeepEqual(cfg.Env, want) {
-		t.Errorf("env %q, want %q", cfg.Env, want)
-	}
-}
-
-// An attached container's stream port is read like its AMQP port; none
-// published leaves StreamAddr empty, and a stream traffic then fails with
-// a hint instead of dialling nothing.
-func TestReadStreamPort(t *testing.T) {
-	c := &Container{Name: "b"}
-	info := container.InspectResponse{NetworkSettings: &container.NetworkSettings{}}
-	info.NetworkSettings.Ports = nat.PortMap{amqpPort: {{HostIP: "127.0.0.1", HostPort: "5999"}},
-		streamPort: {{HostIP: "::1", HostPort: "2"}, {HostIP: "0.0.0.0", HostPort: "6001"}}}
-	if err := c.readPort(info); err != nil || c.StreamAddr() != "127.0.0.1:6001" {
-		t.Fatalf("%v %q", err, c.StreamAddr())
-	}
-	delete(info.NetworkSettings.Ports, streamPort)
-	if err := c.readPort(info); err != nil || c.StreamAddr() != "" {
-		t.Fatalf("no stream port: %v %q", err, c.StreamAddr())
-	}
-	s := &Stream{AMQP: &AMQP{URL: c.URL, Log: quiet}, Addr: c.StreamAddr}
+// With no stream port published (an empty StreamAddr) a stream traffic
+// fails with a hint instead of dialling nothing.
+func TestStreamWithoutAPort(t *testing.T) {
+	s := &Traffic{AMQP: &broker.AMQP{URL: func() string { return "amqp://guest:guest@127.0.0.1:5999/" }, Log: quiet}, Addr: func() string { return "" }}
 	if _, err := s.environment(); err != errNoStreamPort {
 		t.Errorf("environment without a stream port: %v", err)
 	}
@@ -81,6 +39,8 @@ func TestReadStreamPort(t *testing.T) {
 	}
 }
 
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
 func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	t.Cleanup(cancel)
@@ -90,11 +50,11 @@ func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 // testStreamEpoch is a stream publisher of n orders and one epoch with no
 // connection: enough for the bookkeeping of its confirmations.
 func testStreamEpoch(n, window int, republish scenario.Republish) *streamEpoch {
-	p := &streamPublisher{s: &Stream{AMQP: &AMQP{Log: quiet}},
+	p := &streamPublisher{s: &Traffic{AMQP: &broker.AMQP{Log: quiet}},
 		p: engine.PublishPlan{Queue: "q", Mode: scenario.ConfirmWindow, Messages: n, Window: window, Republish: republish,
 			Ledger: metrics.NewLedger("t-", n), Latency: metrics.NewLatency(), Timeline: metrics.NewTimeline(time.Now())},
-		tracker: metrics.NewConfirmTracker(), settled: make(chan struct{})}
-	return &streamEpoch{p: p, s: session{epoch: 3, publisher: 1, connection: 2}, slots: make(chan struct{}, window), done: make(chan struct{})}
+		tracker: metrics.NewConfirmTracker()}
+	return &streamEpoch{p: p, s: traffic.Session{Epoch: 3, Publisher: 1, Connection: 2}, slots: make(chan struct{}, window), done: make(chan struct{})}
 }
 
 // track publishes seq under its publishing id holding a slot, as
@@ -103,7 +63,7 @@ func trackStream(t *testing.T, ep *streamEpoch, seqs ...int) {
 	t.Helper()
 	for _, seq := range seqs {
 		ep.slots <- struct{}{}
-		if tracked, err := ep.p.tracker.Track(ep.s.epoch, uint64(seq)+1, seq, time.Now()); !tracked || err != nil {
+		if tracked, err := ep.p.tracker.Track(ep.s.Epoch, uint64(seq)+1, seq, time.Now()); !tracked || err != nil {
 			t.Fatalf("track %d: %v %v", seq, tracked, err)
 		}
 		ep.p.p.Ledger.Published(seq, true)
