@@ -1,10 +1,8 @@
 package cmd
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/rmqtorture/rmqtorture/inputfile"
 	"io"
 	"io/fs"
 	"os"
@@ -15,9 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/rmqtorture/rmqtorture/inputfile"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/redact"
 	"github.com/rmqtorture/rmqtorture/scenario"
+	"github.com/rmqtorture/rmqtorture/verdict"
 )
 
 // historyExt is the extension of the history files a run writes.
@@ -187,7 +187,7 @@ func recheck(path string, messages int, m *scenario.ModeResult) ([]string, error
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	got, err := rejudge(rp)
+	got, err := verdict.Recheck(rp)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -207,31 +207,6 @@ func recheck(path string, messages int, m *scenario.ModeResult) ([]string, error
 		diffs = append(diffs, fmt.Sprintf("verdict reasons: history %q, result.json %q", got.Verdict.Reasons, m.Verdict.Reasons))
 	}
 	return diffs, nil
-}
-
-// rejudge reconciles a replayed ledger and judges it as the run did, from
-// the history's header (mode, expectations) and trailer (observations).
-func rejudge(rp *metrics.Replay) (scenario.ModeResult, error) {
-	h, t := rp.Header, rp.Trailer
-	expect, err := historyExpect(h)
-	if err != nil {
-		return scenario.ModeResult{}, err
-	}
-	obs := scenario.Observed{BlockedMS: t.BlockedMS, ChannelCloses: t.ChannelCloses, LostAllowed: t.LostAllowed,
-		DeadLetterLossAllowed: t.DeadLetterLossAllowed, DeadLetterGuarantee: t.DeadLetterGuarantee, FalseAcks: t.FalseAcks, AssertionsFailed: t.AssertionsFailed, DeadLetterReasons: t.DeadLetterReasons}
-	if len(t.Consumers) > 0 {
-		obs.Consumers = &scenario.ConsumerStats{}
-		if err := json.Unmarshal(t.Consumers, obs.Consumers); err != nil {
-			return scenario.ModeResult{}, fmt.Errorf("history trailer consumer stats: %w", err)
-		}
-	}
-	counts, ids, rerr := rp.Ledger.Reconcile(rp.Drained)
-	cond := scenario.Conditions{ReconcileErr: rerr, Interrupted: t.Interrupted,
-		Unsent:     h.Messages - counts.Sent - counts.NotPublished,
-		PublishErr: textErr(t.PublishErr), BrokerNotBack: textErr(t.BrokerNotBack),
-		FaultMissed: textErr(t.FaultMissed), DrainIncomplete: textErr(t.DrainIncomplete)}
-	mode := scenario.Mode(h.Mode)
-	return scenario.ModeResult{Mode: mode, Counts: counts, IDs: ids, Verdict: scenario.Judge(mode, counts, obs, expect, cond)}, nil
 }
 
 // openHistory opens the history file at path and reads its header, which
@@ -257,25 +232,6 @@ func openHistory(path string, messages int) (*os.File, *metrics.HistoryReader, e
 		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return f, r, nil
-}
-
-// historyExpect is the scenario's expectations a history's header carries
-// (none: the zero Expect).
-func historyExpect(h metrics.HistoryHeader) (scenario.Expect, error) {
-	var expect scenario.Expect
-	if len(h.Expect) > 0 {
-		if err := json.Unmarshal(h.Expect, &expect); err != nil {
-			return expect, fmt.Errorf("history header expectations: %w", err)
-		}
-	}
-	return expect, nil
-}
-
-func textErr(s string) error {
-	if s == "" {
-		return nil
-	}
-	return errors.New(s)
 }
 
 // fieldDiffs lists the fields of two structs of one type that differ, by

@@ -15,6 +15,7 @@ import (
 
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
+	"github.com/rmqtorture/rmqtorture/verdict"
 )
 
 // assertCheckReproduces runs `rmqtorture check dir` and fails unless it
@@ -83,37 +84,34 @@ func writeCheckRun(t *testing.T) string {
 	dir := t.TempDir()
 	zero := 0
 	expect := scenario.Expect{Modes: map[scenario.Mode]scenario.ModeExpectations{scenario.ConfirmWindow: {Duplicates: &zero}}}
-	ej, err := json.Marshal(expect)
-	if err != nil {
-		t.Fatal(err)
-	}
 	f, err := os.Create(filepath.Join(dir, "history-0.bin.gz"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := metrics.NewHistoryWriter(f, metrics.HistoryHeader{Mode: string(scenario.ConfirmWindow), Prefix: "q-", Messages: 8, ConfirmMode: true, Start: checkStart, Expect: ej})
+	ev := verdict.Evidence{Header: verdict.Header{Mode: scenario.ConfirmWindow, Expect: expect},
+		Trailer: verdict.Trailer{Drained: true, Observed: scenario.Observed{BlockedMS: 3.5}}}
+	w, err := verdict.NewHistoryWriter(f, metrics.HistoryHeader{Prefix: "q-", Messages: 8, ConfirmMode: true, Start: checkStart}, ev.Header)
 	if err != nil {
 		t.Fatal(err)
 	}
 	l := metrics.NewLedger("q-", 8)
 	l.RecordTo(w)
 	checkBurst(t, l, metrics.NewConfirmTracker().ReportTo(l))
-	counts, ids, rerr := l.Reconcile(true)
+	var judged scenario.ModeResult
+	verdict.Conclude(&judged, l, &ev, nil)
 	l.RecordTo(nil)
-	obs := scenario.Observed{BlockedMS: 3.5}
-	verdict := scenario.Judge(scenario.ConfirmWindow, counts, obs, expect, scenario.Conditions{ReconcileErr: rerr})
-	if err := w.Close(metrics.HistoryTrailer{Drained: true, BlockedMS: 3.5}); err != nil {
+	if err := verdict.CloseHistory(w, l, ev.Trailer); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if verdict.Status != scenario.Pass || counts.Confirmed != 6 || counts.Returned != 1 || counts.Nacked != 1 || counts.DeadLettered != 1 || counts.WentInDoubt != 2 {
-		t.Fatalf("burst judged %+v, counts %+v", verdict, counts)
+	if c := judged.Counts; judged.Verdict.Status != scenario.Pass || c.Confirmed != 6 || c.Returned != 1 || c.Nacked != 1 || c.DeadLettered != 1 || c.WentInDoubt != 2 {
+		t.Fatalf("burst judged %+v, counts %+v", judged.Verdict, c)
 	}
 	res := loadTestResult(t, baselineFile)
 	m := res.Modes[0]
-	m.Mode, m.Queue, m.Counts, m.IDs, m.Verdict, m.History, m.BlockedMS = scenario.ConfirmWindow, "q", counts, ids, verdict, "history-0.bin.gz", 3.5
+	m.Mode, m.Queue, m.Counts, m.IDs, m.Verdict, m.History, m.BlockedMS = scenario.ConfirmWindow, "q", judged.Counts, judged.IDs, judged.Verdict, "history-0.bin.gz", 3.5
 	res.Modes = []scenario.ModeResult{m}
 	res.Messages = 8 // the history's burst
 	res.Verdict = scenario.Overall(res.Modes)
@@ -130,12 +128,12 @@ func writeCheckRun(t *testing.T) string {
 // editHistory rewrites dir's history through edit, which gets each record
 // and returns the records to write in its place.
 func editHistory(t *testing.T, dir string, edit func(metrics.HistoryRecord) []metrics.HistoryRecord) {
-	rewriteHistory(t, dir, func(*metrics.HistoryHeader) {}, edit)
+	rewriteHistory(t, dir, func(*verdict.Header) {}, edit)
 }
 
 // rewriteHistory rewrites dir's history with its header changed by header
 // and each record replaced by what edit returns for it.
-func rewriteHistory(t *testing.T, dir string, header func(*metrics.HistoryHeader), edit func(metrics.HistoryRecord) []metrics.HistoryRecord) {
+func rewriteHistory(t *testing.T, dir string, header func(*verdict.Header), edit func(metrics.HistoryRecord) []metrics.HistoryRecord) {
 	path := filepath.Join(dir, "history-0.bin.gz")
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -145,10 +143,13 @@ func rewriteHistory(t *testing.T, dir string, header func(*metrics.HistoryHeader
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := r.Header
-	header(&h)
+	var ev verdict.Evidence
+	if err := json.Unmarshal(r.HeaderJSON, &ev.Header); err != nil {
+		t.Fatal(err)
+	}
+	header(&ev.Header)
 	var buf bytes.Buffer
-	w, err := metrics.NewHistoryWriter(&buf, h)
+	w, err := verdict.NewHistoryWriter(&buf, r.Header, ev.Header)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,10 @@ func rewriteHistory(t *testing.T, dir string, header func(*metrics.HistoryHeader
 			w.Write(out)
 		}
 	}
-	if err := w.Close(r.Trailer()); err != nil {
+	if err := json.Unmarshal(r.TrailerJSON(), &ev.Trailer); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(r.Trailer(), ev.Trailer); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -345,7 +349,7 @@ func TestCheckQueueDeletedResurrects(t *testing.T) {
 // given as a window-title escape reaches the terminal as plain text.
 func TestCheckPrintsNoTerminalCodes(t *testing.T) {
 	dir := writeCheckRun(t)
-	rewriteHistory(t, dir, func(h *metrics.HistoryHeader) { h.Mode = "\x1b]0;pwned\x07\u009d0;pwned\u009cconfirm-each" },
+	rewriteHistory(t, dir, func(h *verdict.Header) { h.Mode = "\x1b]0;pwned\x07\u009d0;pwned\u009cconfirm-each" },
 		func(r metrics.HistoryRecord) []metrics.HistoryRecord { return []metrics.HistoryRecord{r} })
 	code, stdout, _ := runCLI(t, "check", dir)
 	if want := "  mode: history confirm-each, result.json confirm-window\n"; code != ExitFail || !strings.Contains(stdout, want) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
+	"github.com/rmqtorture/rmqtorture/verdict"
 )
 
 // check over the folders of a run split across processes (parts.go):
@@ -152,52 +153,52 @@ func burstOf(f *partFolder, q string) *scenario.ModeResult {
 }
 
 // replayInto replays m's history (in f) into *ledger (nil: the first
-// history sizes it), setting aside the deliveries skip names.
-func replayInto(f *partFolder, m *scenario.ModeResult, ledger **metrics.Ledger, skip func(int) bool) (*metrics.Replay, error) {
+// history sizes it), setting aside the deliveries skip names, and returns
+// the replay and the evidence it recorded.
+func replayInto(f *partFolder, m *scenario.ModeResult, ledger **metrics.Ledger, skip func(int) bool) (*metrics.Replay, verdict.Evidence, error) {
 	path := filepath.Join(f.dir, m.History)
 	file, r, err := openHistory(path, f.res.Messages)
 	if err != nil {
-		return nil, err
+		return nil, verdict.Evidence{}, err
 	}
 	defer file.Close()
 	if h := r.Header.Part; h == nil || *h != *f.res.LoadPart {
-		return nil, fmt.Errorf("%s: the history's part (%v) is not the one result.json names (%v)", path, h, f.res.LoadPart)
+		return nil, verdict.Evidence{}, fmt.Errorf("%s: the history's part (%v) is not the one result.json names (%v)", path, h, f.res.LoadPart)
 	}
 	rp, err := metrics.ReplayHistoryInto(r, *ledger, skip)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, verdict.Evidence{}, fmt.Errorf("%s: %w", path, err)
 	}
 	*ledger = rp.Ledger
-	return rp, nil
+	ev, err := verdict.FromReplay(rp)
+	if err != nil {
+		return nil, verdict.Evidence{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return rp, ev, nil
 }
 
 // mergeBurst replays the parts' and the drain's histories of queue q into
-// one ledger and judges it.
+// one ledger and concludes it on their merged evidence.
 func mergeBurst(q string, parts []*partFolder, drain *partFolder) (mergedBurst, error) {
 	var ledger *metrics.Ledger
 	var mb mergedBurst
-	var header metrics.HistoryHeader
-	var obs scenario.Observed
-	var cond scenario.Conditions
-	var missing []int     // indices of the parts without this burst
-	var partErrs []string // the parts' publisher errors
-	missingIDs := 0
+	var split verdict.Split
+	var missing []int // indices of the parts without this burst
 	for k, f := range parts {
 		m := burstOf(f, q)
 		if m == nil {
 			missing = append(missing, k+1)
 			continue
 		}
-		rp, err := replayInto(f, m, &ledger, nil)
+		rp, ev, err := replayInto(f, m, &ledger, nil)
 		if err != nil {
 			return mb, err
 		}
 		mb.parts++
-		header = rp.Header
-		partErrs = append(partErrs, addPartObservations(&obs, &cond, f.res.LoadPart, rp)...)
+		split.AddLoadPart(f.res.LoadPart.String(), ev)
 		mb.diffs = append(mb.diffs, prefixed(f.res.LoadPart.String()+": ", rp.Inconsistencies)...)
 	}
-	drained, skipped := false, 0
+	skipped := 0
 	if m := burstOf(drain, q); m != nil {
 		// A missing part's ids were published by it: their deliveries are
 		// set aside, not unexpected.
@@ -207,63 +208,34 @@ func mergeBurst(q string, parts []*partFolder, drain *partFolder) (mergedBurst, 
 				return seq >= first && seq < end
 			})
 		}
-		rp, err := replayInto(drain, m, &ledger, skip)
+		rp, ev, err := replayInto(drain, m, &ledger, skip)
 		if err != nil {
 			return mb, err
 		}
-		header, drained, skipped = rp.Header, rp.Drained, rp.Skipped
-		t := rp.Trailer
-		obs.DeadLetterLossAllowed, obs.DeadLetterGuarantee, obs.DeadLetterReasons = t.DeadLetterLossAllowed, t.DeadLetterGuarantee, t.DeadLetterReasons
-		cond.DrainIncomplete = textErr(t.DrainIncomplete)
+		skipped = rp.Skipped
+		split.AddDrain(ev)
 		mb.diffs = append(mb.diffs, prefixed("drain: ", rp.Inconsistencies)...)
 		mb.drained = true
 	} else if drain == nil {
-		cond.DrainIncomplete = errors.New("the drain's folder was not given: no delivery is known")
+		split.NoDrain(errors.New("the drain's folder was not given: no delivery is known"))
 	} else {
-		cond.DrainIncomplete = fmt.Errorf("the drain has no history of queue %s: no delivery is known", q)
+		split.NoDrain(fmt.Errorf("the drain has no history of queue %s: no delivery is known", q))
 	}
 	if ledger == nil {
 		return mb, fmt.Errorf("queue %s: no history of it in any folder", q)
 	}
 	// A missing part's ids were never seen published: unaccounted, not lost.
-	var gaps []string
-	for _, k := range missing {
+	for i, k := range missing {
 		first, end := metrics.PartRange(ledger.Size(), k, len(parts))
-		missingIDs += end - first
-		gaps = append(gaps, fmt.Sprintf("part %d/%d missing: ids %s%d–%d not accounted", k, len(parts), header.Prefix, first, end-1))
+		gap := fmt.Sprintf("part %d/%d missing: ids %s–%d not accounted", k, len(parts), ledger.MessageID(first), end-1)
+		if i == len(missing)-1 && skipped > 0 {
+			gap += fmt.Sprintf(" (the drain's %d deliveries of them set aside)", skipped)
+		}
+		split.Unaccounted(end-first, gap)
 	}
-	if skipped > 0 {
-		gaps[len(gaps)-1] += fmt.Sprintf(" (the drain's %d deliveries of them set aside)", skipped)
-	}
-	if len(gaps) > 0 {
-		cond.PublishErr = errors.New(strings.Join(append(gaps, partErrs...), "; "))
-	} else if len(partErrs) > 0 {
-		cond.PublishErr = errors.New(strings.Join(partErrs, "; "))
-	}
-	expect, err := historyExpect(header)
-	if err != nil {
-		return mb, err
-	}
-	counts, ids, rerr := ledger.Reconcile(drained)
-	cond.ReconcileErr = rerr
-	cond.Unsent = header.Messages - counts.Sent - counts.NotPublished - missingIDs
-	mode := scenario.Mode(header.Mode)
-	mb.res = scenario.ModeResult{Mode: mode, Queue: q, Counts: counts, IDs: ids, Verdict: scenario.Judge(mode, counts, obs, expect, cond)}
+	mb.res.Queue = q
+	split.Conclude(&mb.res, ledger)
 	return mb, nil
-}
-
-// addPartObservations adds what load part p observed (its history's
-// trailer) to the merged burst's, and returns its publisher's error.
-func addPartObservations(obs *scenario.Observed, cond *scenario.Conditions, p *metrics.Part, rp *metrics.Replay) []string {
-	t := rp.Trailer
-	obs.BlockedMS += t.BlockedMS
-	obs.ChannelCloses = append(obs.ChannelCloses, t.ChannelCloses...)
-	obs.LostAllowed = obs.LostAllowed || t.LostAllowed
-	cond.Interrupted = cond.Interrupted || t.Interrupted
-	if t.PublishErr != "" {
-		return []string{fmt.Sprintf("%s: %s", p, t.PublishErr)}
-	}
-	return nil
 }
 
 func prefixed(prefix string, lines []string) []string {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
+	"github.com/rmqtorture/rmqtorture/verdict"
 )
 
 // writeSplitFolder writes the folder of one share of split run "r1" of a
@@ -29,7 +30,7 @@ func writeSplitFolder(t *testing.T, root string, k, n int, deliver ...int) strin
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	w, err := metrics.NewHistoryWriter(&buf, metrics.HistoryHeader{Mode: string(scenario.ConfirmWindow), Prefix: "q-", Messages: messages, ConfirmMode: true, Start: checkStart, Expect: []byte("{}"), Part: &p})
+	w, err := verdict.NewHistoryWriter(&buf, metrics.HistoryHeader{Prefix: "q-", Messages: messages, ConfirmMode: true, Start: checkStart, Part: &p}, verdict.Header{Mode: scenario.ConfirmWindow})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +53,7 @@ func writeSplitFolder(t *testing.T, root string, k, n int, deliver ...int) strin
 	}
 	counts, ids, _ := l.Reconcile(p.Drain)
 	l.RecordTo(nil)
-	if err := w.Close(metrics.HistoryTrailer{Drained: p.Drain}); err != nil {
+	if err := verdict.CloseHistory(w, l, verdict.Trailer{Drained: p.Drain}); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "history-0.bin.gz"), buf.Bytes(), 0o644); err != nil {

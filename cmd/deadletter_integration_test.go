@@ -9,6 +9,7 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/reports"
 	"github.com/rmqtorture/rmqtorture/scenario"
+	"github.com/rmqtorture/rmqtorture/verdict"
 )
 
 // runScenarioDir is runScenario that also returns the run folder.
@@ -38,7 +40,7 @@ func runScenarioDir(t *testing.T, name string) (*scenario.Result, string) {
 
 // publishHistory reads a burst's history: each id's latest publish time in
 // µs since the history's start, and the trailer.
-func publishHistory(t *testing.T, path string) (map[int]int64, metrics.HistoryTrailer) {
+func publishHistory(t *testing.T, path string) (map[int]int64, historyTrailer) {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -62,7 +64,18 @@ func publishHistory(t *testing.T, path string) (map[int]int64, metrics.HistoryTr
 			pub[rec.Seq] = rec.Time.Sub(r.Header.Start).Microseconds()
 		}
 	}
-	return pub, r.Trailer()
+	var ev verdict.Trailer
+	if err := json.Unmarshal(r.TrailerJSON(), &ev); err != nil {
+		t.Fatal(err)
+	}
+	return pub, historyTrailer{r.Trailer(), ev}
+}
+
+// historyTrailer is a history's trailer: the codec's fields and the
+// evidence's.
+type historyTrailer struct {
+	metrics.HistoryTrailer
+	verdict.Trailer
 }
 
 func renderResult(t *testing.T, f func(io.Writer, *scenario.Result) error, r *scenario.Result) string {

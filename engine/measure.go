@@ -8,6 +8,7 @@ import (
 
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
+	"github.com/rmqtorture/rmqtorture/verdict"
 )
 
 // measure derives rates and recovery timings from the publisher's stats and
@@ -114,23 +115,21 @@ func backlogNotes(faults []scenario.FaultRecord, messages int) []string {
 	return out
 }
 
-// conclude reconciles the ledger (drained: the drain reached the end of the
-// queue, so a confirmed id it did not see is lost, not unverified) and
-// judges the burst into res (cond.Interrupted: Ctrl-C cut the burst short,
-// so its expectations are not checked), with the queue settings as a broker
-// of version ("RabbitMQ 4.0.5"; "" unknown) acts on them. It returns the
-// conditions the judge was given, for the recorded history.
-func conclude(res *scenario.ModeResult, s *scenario.Scenario, ledger *metrics.Ledger, latency, intended *metrics.Latency, cond scenario.Conditions, drained bool, version string) scenario.Conditions {
+// conclude reconciles the ledger and judges the burst into res through
+// verdict.Conclude, on ev: the conditions the burst ran under
+// (ev.Drained: the drain reached the end of the queue, so a confirmed id
+// it did not see is lost, not unverified; ev.Interrupted: Ctrl-C cut the
+// burst short, so its expectations are not checked) and what it observed
+// (set here, from res), with the queue settings as a broker of version
+// ("RabbitMQ 4.0.5"; "" unknown) acts on them. ev is then the evidence for
+// the recorded history.
+func conclude(res *scenario.ModeResult, s *scenario.Scenario, ledger *metrics.Ledger, latency, intended *metrics.Latency, ev *verdict.Evidence, version string) {
 	dl, dlOK := s.DeadLetterPath(version)
 	if dlOK {
 		rule := ledger.DeadLetterRuleAt(dl.AfterPublish, downMoments(res.Events))
 		ledger.SetDeadLetterRule(&rule)
 		res.DeadLetterLossAllowed, res.DeadLetterGuarantee = s.DeadLetterPathLossAllowed(dl), dl.Guarantee
 	}
-	counts, ids, err := ledger.Reconcile(drained)
-	cond.ReconcileErr = err
-	cond.Unsent = s.Load.Messages - counts.Sent - counts.NotPublished // not published by deadline is an outcome, not a gap
-	res.Counts, res.IDs = counts, ids
 	res.ConfirmLatency = latency.Summary()
 	if intended != nil {
 		sum := intended.Summary()
@@ -139,22 +138,32 @@ func conclude(res *scenario.ModeResult, s *scenario.Scenario, ledger *metrics.Le
 	allowed := s.AllowedLoss(version)
 	res.LostAllowed = len(allowed) > 0
 	res.LostAllowedReason = scenario.LossLabels(allowed)
-	// The scenario's own delete-queue or purge-queue: when it explains every
-	// lost id, the loss is allowed (explainRemoved sets LostAllowed).
-	removed := explainRemoved(res, s.Queue.Type == scenario.Quorum)
-	if removed {
-		res.LostAllowedReason = "removed by the scenario"
-	}
-	res.Verdict = scenario.Judge(res.Mode, counts, scenario.Observed{FalseAcks: falseAcks(res.Faults), AssertionsFailed: AssertionsFailed(res.Faults), BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, LostAllowed: res.LostAllowed,
-		Consumers: res.Consumers, DeadLetterLossAllowed: res.DeadLetterLossAllowed, DeadLetterGuarantee: res.DeadLetterGuarantee, DeadLetterReasons: res.DeadLetterReasons}, s.Expect, cond)
+	removed := false
+	verdict.Conclude(res, ledger, ev, func(ev *verdict.Evidence) {
+		// The scenario's own delete-queue or purge-queue: when it explains
+		// every lost id, the loss is allowed (explainRemoved sets
+		// LostAllowed).
+		removed = explainRemoved(res, s.Queue.Type == scenario.Quorum)
+		if removed {
+			res.LostAllowedReason = "removed by the scenario"
+		}
+		ev.Observed = observed(res)
+	})
 	if !removed {
-		res.Notes = append(res.Notes, lossNotes(counts, allowed)...)
+		res.Notes = append(res.Notes, lossNotes(res.Counts, allowed)...)
 	}
-	if dlOK && counts.Lost+counts.LostDeadLetterPath > 0 {
-		res.Notes = append(res.Notes, deadLetterPathNote(counts, dl, res))
+	if dlOK && res.Lost+res.LostDeadLetterPath > 0 {
+		res.Notes = append(res.Notes, deadLetterPathNote(res.Counts, dl, res))
 	}
-	res.Notes = append(res.Notes, settingNotes(s, counts, version)...)
-	return cond
+	res.Notes = append(res.Notes, settingNotes(s, res.Counts, version)...)
+}
+
+// observed is what the burst observed beside the ledger, as the judge
+// checks it: the one place a measurement becomes evidence.
+func observed(res *scenario.ModeResult) scenario.Observed {
+	return scenario.Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, LostAllowed: res.LostAllowed,
+		Consumers: res.Consumers, DeadLetterLossAllowed: res.DeadLetterLossAllowed, DeadLetterGuarantee: res.DeadLetterGuarantee,
+		FalseAcks: falseAcks(res.Faults), AssertionsFailed: AssertionsFailed(res.Faults), DeadLetterReasons: res.DeadLetterReasons}
 }
 
 // downMoments are the times a fault took the broker down (a kill, stop or

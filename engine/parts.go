@@ -20,7 +20,7 @@ func (r *Runner) runPart(ctx context.Context, s *scenario.Scenario, m scenario.M
 	b := r.newBurst(s, m)
 	b.spec.Shared = true
 	if !b.declare(ctx) || !b.startConsumers(ctx) {
-		b.cond.Interrupted = ctx.Err() != nil
+		b.ev.Interrupted = ctx.Err() != nil
 		return b.concludePart(ctx)
 	}
 	b.armFaults(ctx) // s has no fault steps: the schedule only counts publishes
@@ -34,7 +34,7 @@ func (r *Runner) runPart(ctx context.Context, s *scenario.Scenario, m scenario.M
 	}
 	b.publish(ctx)
 	b.awaitFaults(ctx)
-	b.cond.Interrupted = ctx.Err() != nil
+	b.ev.Interrupted = ctx.Err() != nil
 	return b.concludePart(ctx)
 }
 
@@ -44,12 +44,12 @@ func (b *burst) concludePart(ctx context.Context) scenario.ModeResult {
 	res := b.conclude(ctx)
 	p := b.r.Part
 	var why []string
-	for _, err := range []error{b.cond.PublishErr, b.cond.DrainIncomplete} {
+	for _, err := range []error{b.ev.PublishErr.Err, b.ev.DrainIncomplete.Err} {
 		if err != nil {
 			why = append(why, err.Error())
 		}
 	}
-	if b.cond.Interrupted {
+	if b.ev.Interrupted {
 		why = append(why, "interrupted")
 	}
 	if p.Drain {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
+	"github.com/rmqtorture/rmqtorture/verdict"
 )
 
 // Runner runs a scenario's modes one after the other against one broker.
@@ -103,7 +104,7 @@ func (r *Runner) RunMode(ctx context.Context, s *scenario.Scenario, m scenario.M
 	}
 	b := r.newBurst(s, m)
 	if !b.declare(ctx) || !b.startConsumers(ctx) {
-		b.cond.Interrupted = ctx.Err() != nil
+		b.ev.Interrupted = ctx.Err() != nil
 		return b.conclude(ctx), false
 	}
 	b.armFaults(ctx)
@@ -115,7 +116,7 @@ func (r *Runner) RunMode(ctx context.Context, s *scenario.Scenario, m scenario.M
 	b.awaitFaults(ctx)
 	// Interrupted means cut short before the burst and its faults ended; a
 	// Ctrl-C from here on leaves the counts whole, since the drain goes on.
-	b.cond.Interrupted = ctx.Err() != nil
+	b.ev.Interrupted = ctx.Err() != nil
 	drainCPU := markCPU()
 	b.drain(ctx)
 	endCPU := markCPU()
@@ -135,8 +136,9 @@ type burst struct {
 	ledger   *metrics.Ledger
 	latency  *metrics.Latency
 	intended *metrics.Latency // from the rate schedule's send times (nil without a rate)
-	cond     scenario.Conditions
-	drained  bool
+	// ev is the evidence the burst is judged on: its conditions as they
+	// arise, its observations at conclude (observed).
+	ev verdict.Evidence
 
 	start     time.Time
 	timeline  *metrics.Timeline
@@ -166,7 +168,8 @@ func (r *Runner) newBurst(s *scenario.Scenario, m scenario.Mode) *burst {
 	queue := queueName(r.RunID, m, r.Cell)
 	b := &burst{r: r, s: s, log: r.Log.With("mode", m), spec: queueSpec(s, queue), tr: r.trafficFor(s.Queue.Type),
 		res:    scenario.ModeResult{Mode: m, Queue: queue, Cell: r.Cell, Window: window(s, m)},
-		ledger: metrics.NewLedger(queue+"-", s.Load.Messages), latency: metrics.NewLatency()}
+		ledger: metrics.NewLedger(queue+"-", s.Load.Messages), latency: metrics.NewLatency(),
+		ev: verdict.Evidence{Header: verdict.Header{Mode: m, Expect: s.Expect}}}
 	if s.Load.Rate > 0 || s.Load.Burst != nil { // a schedule gives each order an intended send time
 		b.intended = metrics.NewLatency()
 	}
@@ -176,7 +179,7 @@ func (r *Runner) newBurst(s *scenario.Scenario, m scenario.Mode) *burst {
 		b.ledger.KeepPublishTimes()
 	}
 	b.res.DeadLetterQueue = b.spec.DeadLetterQueue
-	b.hist = r.openHistory(s, m, &b.res, b.ledger)
+	b.hist = r.openHistory(s, b.ev.Header, &b.res, b.ledger)
 	if r.Ports.Cluster != nil {
 		b.view = newClusterView(r.Ports.Cluster, queue, s.Queue.Type == scenario.Quorum, b.log)
 	}
@@ -189,7 +192,7 @@ func (r *Runner) newBurst(s *scenario.Scenario, m scenario.Mode) *burst {
 func (b *burst) declare(ctx context.Context) bool {
 	if err := b.tr.Declare(ctx, b.spec); err != nil {
 		b.res.Error = err.Error()
-		b.cond.PublishErr = fmt.Errorf("declare queue %q: %w", b.spec.Name, err)
+		b.ev.PublishErr = scenario.Failure{Err: fmt.Errorf("declare queue %q: %w", b.spec.Name, err)}
 		return false
 	}
 	if b.view != nil {
@@ -197,7 +200,7 @@ func (b *burst) declare(ctx context.Context) bool {
 		// formation, not the fault.
 		if err := b.view.settle(ctx, b.s.Broker.ReadyTimeout.D()); err != nil {
 			b.res.Error = err.Error()
-			b.cond.PublishErr = err
+			b.ev.PublishErr = scenario.Failure{Err: err}
 			return false
 		}
 	}
@@ -219,7 +222,7 @@ func (b *burst) startConsumers(ctx context.Context) bool {
 		c, err := b.tr.Consume(ctx, plan)
 		if err != nil {
 			b.res.Error = err.Error()
-			b.cond.PublishErr = fmt.Errorf("start consumers: %w", err)
+			b.ev.PublishErr = scenario.Failure{Err: fmt.Errorf("start consumers: %w", err)}
 			return false
 		}
 		b.consumers = c
@@ -345,7 +348,7 @@ func (b *burst) publish(ctx context.Context) {
 		err = cause
 	}
 	if err != nil && !errors.Is(err, context.Canceled) {
-		b.cond.PublishErr = fmt.Errorf("publisher: %w", err)
+		b.ev.PublishErr = scenario.Failure{Err: fmt.Errorf("publisher: %w", err)}
 		b.log.Warn("publisher stopped", "err", err)
 		b.cancelGaveUp() // a fault still down would hold the run for nothing
 	}
@@ -361,16 +364,16 @@ func (b *burst) awaitFaults(ctx context.Context) {
 	}
 	b.stopView()
 	b.stopView = func() {}
-	b.cond.BrokerNotBack = b.brokerErr
+	b.ev.BrokerNotBack = scenario.Failure{Err: b.brokerErr}
 	if b.brokerErr == nil && b.in.altered != nil {
-		b.cond.BrokerNotBack = b.in.altered
+		b.ev.BrokerNotBack = scenario.Failure{Err: b.in.altered}
 	}
-	b.cond.FaultMissed = b.clientFaultErr
+	b.ev.FaultMissed = scenario.Failure{Err: b.clientFaultErr}
 	if err := b.sched.missed(b.brokerErr != nil, ctx.Err() != nil); err != nil {
-		b.cond.FaultMissed = err
+		b.ev.FaultMissed = scenario.Failure{Err: err}
 	}
-	if b.cond.FaultMissed == nil && len(b.in.afterBurst) > 0 {
-		b.cond.FaultMissed = errors.New(strings.Join(b.in.afterBurst, "; "))
+	if b.ev.FaultMissed.Err == nil && len(b.in.afterBurst) > 0 {
+		b.ev.FaultMissed = scenario.Failure{Err: errors.New(strings.Join(b.in.afterBurst, "; "))}
 	}
 	b.res.Notes = append(b.res.Notes, b.in.notes...)
 	b.partitionedAtDrain(ctx)
@@ -383,14 +386,14 @@ func (b *burst) awaitFaults(ctx context.Context) {
 func (b *burst) drain(ctx context.Context) {
 	if b.consumers != nil {
 		if err := awaitConsumers(ctx, b.s, b.consumers, b.ledger); err != nil {
-			b.cond.DrainIncomplete = err
+			b.ev.DrainIncomplete = scenario.Failure{Err: err}
 		}
 		stats := b.consumers.Stop()
 		b.res.Consumers = &stats
 		b.timeline.Add(metrics.EvConsumersStopped, fmt.Sprintf("%d deliveries", stats.Deliveries))
 	}
 	if b.brokerErr != nil {
-		b.cond.DrainIncomplete = errors.New("drain skipped: broker not available")
+		b.ev.DrainIncomplete = scenario.Failure{Err: errors.New("drain skipped: broker not available")}
 		return
 	}
 	b.timeline.Add(metrics.EvDrainStart, "")
@@ -413,10 +416,10 @@ func (b *burst) drain(ctx context.Context) {
 	}
 	// An incomplete drain proves nothing about what it did not reach: those
 	// ids are unverified, not lost.
-	b.drained = err == nil && b.cond.DrainIncomplete == nil
+	b.ev.Drained = err == nil && b.ev.DrainIncomplete.Err == nil
 	b.timeline.Add(metrics.EvDrainEnd, "")
-	if err != nil && b.cond.DrainIncomplete == nil {
-		b.cond.DrainIncomplete = fmt.Errorf("drain: %w", err)
+	if err != nil && b.ev.DrainIncomplete.Err == nil {
+		b.ev.DrainIncomplete = scenario.Failure{Err: fmt.Errorf("drain: %w", err)}
 	}
 	if b.r.DeleteQueues {
 		if err := deleteQueue(ctx, b.tr, b.spec.Name); err != nil {
@@ -435,8 +438,8 @@ func (b *burst) conclude(ctx context.Context) scenario.ModeResult {
 		recoveries(b.res.Faults, b.res.Events, b.series, b.res.Mode.ConfirmMode())
 		quorumLossOutcomes(b.res.Faults, b.res.Events, b.res.Series)
 	}
-	cond := conclude(&b.res, b.s, b.ledger, b.latency, b.intended, b.cond, b.drained, b.r.BrokerVersion)
-	b.hist.finish(&b.res, cond, b.drained)
+	conclude(&b.res, b.s, b.ledger, b.latency, b.intended, &b.ev, b.r.BrokerVersion)
+	b.hist.finish(&b.res, b.ev.Trailer)
 	if b.sched != nil && b.r.Part == nil {
 		b.logDone(b.res)
 	}

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
+	"strings"
 	"sync"
 	"time"
 )
@@ -18,8 +20,9 @@ import (
 // tests keep a history beside their verdict).
 //
 // Layout: one gzip stream holding the magic "rmqth", a format version
-// (uvarint), the header (uvarint length + JSON HistoryHeader), records, and
-// the trailer (kind byte 0xFF, uvarint length + JSON HistoryTrailer). A
+// (uvarint), the header (uvarint length + JSON object: HistoryHeader's
+// fields and the caller's), records, and the trailer (kind byte 0xFF,
+// uvarint length + JSON object: HistoryTrailer's and the caller's). A
 // record is a kind byte and uvarint fields; sequence numbers, epochs and
 // delivery tags are zigzag deltas against the previous record of the same
 // kind and publish times are microsecond deltas, so a steady burst is a
@@ -118,52 +121,61 @@ type HistoryRecord struct {
 	ID          string    // HUnexpected
 }
 
-// HistoryHeader is what a judge needs beside the events. Expect is opaque
-// JSON (the scenario's expectations: metrics cannot know their type).
+// HistoryHeader is what the codec and the replay need from the header:
+// the format version, how ids are spelled, whether confirms are awaited,
+// the time publish deltas count from, and the load part. The caller's own
+// fields (what the judge is given: verdict.Header) ride beside them in the
+// same JSON object, which keeps one flat header whatever judges it.
 type HistoryHeader struct {
-	Version     int             `json:"version"`
-	Mode        string          `json:"mode"`
-	Prefix      string          `json:"prefix"` // message id = Prefix + sequence number
-	Messages    int             `json:"messages"`
-	ConfirmMode bool            `json:"confirm_mode"`
-	Start       time.Time       `json:"start"` // publish times are deltas from it
-	Expect      json.RawMessage `json:"expect,omitempty"`
+	Version     int       `json:"version"`
+	Prefix      string    `json:"prefix"` // message id = Prefix + sequence number
+	Messages    int       `json:"messages"`
+	ConfirmMode bool      `json:"confirm_mode"`
+	Start       time.Time `json:"start"` // publish times are deltas from it
 	// Part, set in a run split across processes, is the share this
 	// history records (see Part).
 	Part *Part `json:"part,omitempty"`
 }
 
-// HistoryTrailer is what the run observed beside the ledger, as judged.
+// HistoryTrailer is what the replay needs from the trailer; the caller's
+// own fields (what the run observed, as judged: verdict.Trailer) ride
+// beside it in the same JSON object.
 type HistoryTrailer struct {
-	Drained         bool            `json:"drained"`
-	ReconcileErr    string          `json:"reconcile_error,omitempty"`
-	Unsent          int             `json:"unsent"`
-	Interrupted     bool            `json:"interrupted,omitempty"`
-	PublishErr      string          `json:"publish_error,omitempty"`
-	BrokerNotBack   string          `json:"broker_not_back,omitempty"`
-	FaultMissed     string          `json:"fault_missed,omitempty"`
-	DrainIncomplete string          `json:"drain_incomplete,omitempty"`
-	BlockedMS       float64         `json:"blocked_ms"`
-	ChannelCloses   []string        `json:"channel_closes,omitempty"`
-	LostAllowed     bool            `json:"lost_allowed,omitempty"`
-	Consumers       json.RawMessage `json:"consumers,omitempty"` // live consumers' stats, JSON; absent without them
 	// DeadLetterRule is the rule Reconcile applied to tell loss on the
 	// dead-letter path from plain loss (absent: none applied).
 	DeadLetterRule *DeadLetterRule `json:"dead_letter_rule,omitempty"`
-	// DeadLetterLossAllowed and DeadLetterGuarantee are what the judge was
-	// told about loss on the dead-letter path: whether it is allowed, and
-	// the queue's dead-lettering guarantee in words.
-	DeadLetterLossAllowed bool   `json:"dead_letter_loss_allowed,omitempty"`
-	DeadLetterGuarantee   string `json:"dead_letter_guarantee,omitempty"`
-	// FalseAcks counts basic.acks received while a majority of a
-	// cluster's nodes was down (quorum-loss steps).
-	FalseAcks int `json:"false_acks,omitempty"`
-	// AssertionsFailed lists the steps that check the broker
-	// (assert-whole) and failed, one reason each.
-	AssertionsFailed []string `json:"assertions_failed,omitempty"`
-	// DeadLetterReasons counts the ids taken from the dead-letter queue by
-	// the reason of their latest x-death entry.
-	DeadLetterReasons map[string]int `json:"dead_letter_reasons,omitempty"`
+}
+
+// joinJSON is one JSON object holding the fields of codec (a struct), then
+// those of judged (nil: none), which must marshal to an object with none
+// of codec's field names.
+func joinJSON(codec, judged any) ([]byte, error) {
+	a, err := json.Marshal(codec)
+	if err != nil || judged == nil {
+		return a, err
+	}
+	b, err := json.Marshal(judged)
+	if err != nil {
+		return nil, err
+	}
+	var theirs map[string]json.RawMessage
+	if err := json.Unmarshal(b, &theirs); err != nil || theirs == nil {
+		return nil, fmt.Errorf("%T is not a JSON object", judged)
+	}
+	t := reflect.TypeOf(codec)
+	for i := range t.NumField() {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if _, ok := theirs[name]; ok {
+			return nil, fmt.Errorf("%T: field %q is the codec's own", judged, name)
+		}
+	}
+	switch {
+	case len(theirs) == 0:
+		return a, nil
+	case string(a) == "{}":
+		return b, nil
+	}
+	return append(append(a[:len(a)-1:len(a)-1], ','), b[1:]...), nil
 }
 
 // deltas is the per-kind state both ends keep to delta-encode records.
@@ -188,12 +200,12 @@ type HistoryWriter struct {
 	err   error
 }
 
-// NewHistoryWriter writes the magic and h (its Version is set) to w and
-// returns a writer for the records. Close it (with the trailer) to flush; it
-// never closes w.
-func NewHistoryWriter(w io.Writer, h HistoryHeader) (*HistoryWriter, error) {
+// NewHistoryWriter writes the magic and the header, h (its Version is set)
+// with judged's fields beside it (see joinJSON), to w and returns a writer
+// for the records. Close it (with the trailer) to flush; it never closes w.
+func NewHistoryWriter(w io.Writer, h HistoryHeader, judged any) (*HistoryWriter, error) {
 	h.Version = HistoryVersion
-	head, err := json.Marshal(h)
+	head, err := joinJSON(h, judged)
 	if err != nil {
 		return nil, fmt.Errorf("history header: %w", err)
 	}
@@ -226,16 +238,16 @@ func (w *HistoryWriter) Write(r HistoryRecord) {
 	w.n++
 }
 
-// Close writes the trailer and flushes the gzip stream. It returns the
-// first error met while writing the history; it does not close the
-// underlying writer.
-func (w *HistoryWriter) Close(t HistoryTrailer) error {
+// Close writes the trailer, t with judged's fields beside it (see
+// joinJSON), and flushes the gzip stream. It returns the first error met
+// while writing the history; it does not close the underlying writer.
+func (w *HistoryWriter) Close(t HistoryTrailer, judged any) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.err != nil {
 		return w.err
 	}
-	body, err := json.Marshal(t)
+	body, err := joinJSON(t, judged)
 	if err != nil {
 		return fmt.Errorf("history trailer: %w", err)
 	}
@@ -323,11 +335,15 @@ const maxHistoryID = 255
 
 // HistoryReader reads a history back record by record.
 type HistoryReader struct {
-	Header  HistoryHeader
-	br      *bufio.Reader
-	d       deltas
-	n       int64
-	trailer *HistoryTrailer
+	Header HistoryHeader
+	// HeaderJSON is the header as written, for the fields the writer's
+	// caller put beside the codec's (verdict reads them).
+	HeaderJSON  json.RawMessage
+	br          *bufio.Reader
+	d           deltas
+	n           int64
+	trailer     *HistoryTrailer
+	trailerJSON json.RawMessage
 }
 
 // ErrHistoryCorrupt wraps every error about a history that is truncated
@@ -353,28 +369,30 @@ func NewHistoryReader(r io.Reader) (*HistoryReader, error) {
 	if v := int(magic[len(historyMagic)]); v != HistoryVersion {
 		return nil, corrupt("history format version %d, this rmqtorture reads %d", v, HistoryVersion)
 	}
-	if err := hr.readJSON("header", &hr.Header); err != nil {
+	if hr.HeaderJSON, err = hr.readJSON("header", &hr.Header); err != nil {
 		return nil, err
 	}
 	return hr, nil
 }
 
-func (r *HistoryReader) readJSON(what string, v any) error {
+// readJSON reads a length-prefixed JSON object into v and returns it as
+// read.
+func (r *HistoryReader) readJSON(what string, v any) (json.RawMessage, error) {
 	n, err := binary.ReadUvarint(r.br)
 	if err != nil {
-		return r.truncated(what, err)
+		return nil, r.truncated(what, err)
 	}
 	if n > 16<<20 {
-		return corrupt("%s of %d bytes", what, n)
+		return nil, corrupt("%s of %d bytes", what, n)
 	}
 	body := make([]byte, n)
 	if _, err := io.ReadFull(r.br, body); err != nil {
-		return r.truncated(what, err)
+		return nil, r.truncated(what, err)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return corrupt("%s: %v", what, err)
+		return nil, corrupt("%s: %v", what, err)
 	}
-	return nil
+	return body, nil
 }
 
 func (r *HistoryReader) truncated(what string, err error) error {
@@ -386,6 +404,10 @@ func (r *HistoryReader) truncated(what string, err error) error {
 
 // Trailer is the trailer, available once Next returned io.EOF.
 func (r *HistoryReader) Trailer() HistoryTrailer { return *r.trailer }
+
+// TrailerJSON is the trailer as written (see HeaderJSON), available once
+// Next returned io.EOF.
+func (r *HistoryReader) TrailerJSON() json.RawMessage { return r.trailerJSON }
 
 // Next returns the next record, io.EOF after the trailer (the stream must
 // end there, its gzip checksum intact), or an error wrapping
@@ -400,7 +422,8 @@ func (r *HistoryReader) Next() (HistoryRecord, error) {
 	}
 	if kb == hTrailer {
 		var t HistoryTrailer
-		if err := r.readJSON("trailer", &t); err != nil {
+		body, err := r.readJSON("trailer", &t)
+		if err != nil {
 			return HistoryRecord{}, err
 		}
 		// The gzip reader verifies its checksum and size at the end.
@@ -409,7 +432,7 @@ func (r *HistoryReader) Next() (HistoryRecord, error) {
 		} else if err != io.EOF {
 			return HistoryRecord{}, corrupt("after the trailer: %v", err)
 		}
-		r.trailer = &t
+		r.trailer, r.trailerJSON = &t, body
 		return HistoryRecord{}, io.EOF
 	}
 	k := HistoryKind(kb)

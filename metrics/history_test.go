@@ -2,7 +2,9 @@ package metrics
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -12,12 +14,36 @@ import (
 
 var histStart = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
 
+// judgedHeader and judgedTrailer stand for the fields a caller (verdict)
+// writes beside the codec's.
+var (
+	judgedHeader  = map[string]any{"mode": "confirm-window", "expect": json.RawMessage(`{"MaxDuplicates":0}`)}
+	judgedTrailer = map[string]any{"drained": true, "blocked_ms": 12.5, "channel_closes": []string{"320 CONNECTION_FORCED"}}
+)
+
+// A caller's field may not take a codec field's name, and must be an
+// object: the header and the trailer are one flat object each.
+func TestHistoryJudgedFieldsBesideTheCodec(t *testing.T) {
+	for _, judged := range []any{map[string]int{"prefix": 1}, []int{1}, "mode"} {
+		if _, err := NewHistoryWriter(io.Discard, HistoryHeader{}, judged); err == nil {
+			t.Errorf("%v: written", judged)
+		}
+	}
+	w, err := NewHistoryWriter(io.Discard, HistoryHeader{}, struct{}{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(HistoryTrailer{}, map[string]int{"dead_letter_rule": 1}); err == nil {
+		t.Error("trailer field dead_letter_rule written twice")
+	}
+}
+
 // record runs fn against a recording ledger of n ids (confirm mode) and
 // returns the history and the ledger's own reconciliation.
 func record(t testing.TB, n int, confirm bool, fn func(l *Ledger, tr *ConfirmTracker)) ([]byte, Counts, IDSets) {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := NewHistoryWriter(&buf, HistoryHeader{Mode: "confirm-window", Prefix: "q-", Messages: n, ConfirmMode: confirm, Start: histStart, Expect: []byte(`{"MaxDuplicates":0}`)})
+	w, err := NewHistoryWriter(&buf, HistoryHeader{Prefix: "q-", Messages: n, ConfirmMode: confirm, Start: histStart}, judgedHeader)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +55,7 @@ func record(t testing.TB, n int, confirm bool, fn func(l *Ledger, tr *ConfirmTra
 		t.Fatal(err)
 	}
 	l.RecordTo(nil)
-	if err := w.Close(HistoryTrailer{Drained: true, BlockedMS: 12.5, ChannelCloses: []string{"320 CONNECTION_FORCED"}}); err != nil {
+	if err := w.Close(HistoryTrailer{}, judgedTrailer); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes(), c, ids
@@ -130,8 +156,11 @@ func TestHistoryReplayReproducesLedger(t *testing.T) {
 		!reflect.DeepEqual(gids.WentInDoubt, ids.WentInDoubt) || !reflect.DeepEqual(gids.Republished, ids.Republished) {
 		t.Fatalf("went in doubt %v republished %v (replayed %v %v)", ids.WentInDoubt, ids.Republished, gids.WentInDoubt, gids.Republished)
 	}
-	if !rp.Drained || rp.Trailer.BlockedMS != 12.5 || rp.Header.Prefix != "q-" || string(rp.Header.Expect) != `{"MaxDuplicates":0}` {
-		t.Fatalf("header/trailer %+v %+v", rp.Header, rp.Trailer)
+	// The caller's fields ride beside the codec's, in one object each.
+	wantHead := `{"version":1,"prefix":"q-","messages":10,"confirm_mode":true,"start":"2025-01-02T03:04:05Z","expect":{"MaxDuplicates":0},"mode":"confirm-window"}`
+	wantTrail := `{"blocked_ms":12.5,"channel_closes":["320 CONNECTION_FORCED"],"drained":true}`
+	if !rp.Drained || rp.Header.Prefix != "q-" || string(rp.HeaderJSON) != wantHead || string(rp.TrailerJSON) != wantTrail {
+		t.Fatalf("header/trailer %+v %s %s", rp.Header, rp.HeaderJSON, rp.TrailerJSON)
 	}
 }
 
@@ -184,14 +213,14 @@ func records(t *testing.T, b []byte) (HistoryHeader, []HistoryRecord, HistoryTra
 // rewrite writes a history with the given records.
 func rewrite(t *testing.T, h HistoryHeader, recs []HistoryRecord, tr HistoryTrailer) []byte {
 	var buf bytes.Buffer
-	w, err := NewHistoryWriter(&buf, h)
+	w, err := NewHistoryWriter(&buf, h, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range recs {
 		w.Write(r)
 	}
-	if err := w.Close(tr); err != nil {
+	if err := w.Close(tr, nil); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -239,7 +268,7 @@ func TestHistoryTruncatedOrCorrupt(t *testing.T) {
 	}
 	// A stream that stops before the trailer (the process died mid-run).
 	var buf bytes.Buffer
-	w, _ := NewHistoryWriter(&buf, HistoryHeader{Prefix: "q-", Messages: 2})
+	w, _ := NewHistoryWriter(&buf, HistoryHeader{Prefix: "q-", Messages: 2}, nil)
 	w.Write(HistoryRecord{Kind: HPublish, Seq: 1, Attempt: 1})
 	w.mu.Lock()
 	_ = w.bw.Flush()
@@ -351,14 +380,14 @@ func TestHistoryBytesPerMessage(t *testing.T) {
 	}
 	const n = 1_000_000
 	var cw countingWriter
-	w, err := NewHistoryWriter(&cw, HistoryHeader{Prefix: "q-", Messages: n, ConfirmMode: true, Start: histStart})
+	w, err := NewHistoryWriter(&cw, HistoryHeader{Prefix: "q-", Messages: n, ConfirmMode: true, Start: histStart}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	began := time.Now()
 	writeConfirmWindow(t, w, n)
 	recs := w.Records()
-	if err := w.Close(HistoryTrailer{Drained: true}); err != nil {
+	if err := w.Close(HistoryTrailer{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(began)
@@ -371,10 +400,10 @@ func TestHistoryBytesPerMessage(t *testing.T) {
 
 func BenchmarkHistoryWriter(b *testing.B) {
 	var cw countingWriter
-	w, _ := NewHistoryWriter(&cw, HistoryHeader{Prefix: "q-", Messages: b.N, ConfirmMode: true, Start: histStart})
+	w, _ := NewHistoryWriter(&cw, HistoryHeader{Prefix: "q-", Messages: b.N, ConfirmMode: true, Start: histStart}, nil)
 	b.ResetTimer()
 	writeConfirmWindow(b, w, b.N)
-	_ = w.Close(HistoryTrailer{})
+	_ = w.Close(HistoryTrailer{}, nil)
 	b.ReportMetric(float64(cw.n)/float64(b.N), "bytes/msg")
 }
 

@@ -70,8 +70,8 @@ func partHistory(t *testing.T, k int, nack map[int]bool, extra ...int) []byte {
 	t.Helper()
 	first, end := PartRange(10, k, 2)
 	var buf bytes.Buffer
-	w, err := NewHistoryWriter(&buf, HistoryHeader{Mode: "confirm-window", Prefix: "q-", Messages: 10, ConfirmMode: true, Start: partsStart,
-		Part: &Part{RunID: "r1", Index: k, Parts: 2, First: first, End: end}})
+	w, err := NewHistoryWriter(&buf, HistoryHeader{Prefix: "q-", Messages: 10, ConfirmMode: true, Start: partsStart,
+		Part: &Part{RunID: "r1", Index: k, Parts: 2, First: first, End: end}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func partHistory(t *testing.T, k int, nack map[int]bool, extra ...int) []byte {
 	}
 	l.Reconcile(false)
 	l.RecordTo(nil)
-	if err := w.Close(HistoryTrailer{}); err != nil {
+	if err := w.Close(HistoryTrailer{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -109,8 +109,8 @@ func partHistory(t *testing.T, k int, nack map[int]bool, extra ...int) []byte {
 func drainHistory(t *testing.T, ids ...string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	w, err := NewHistoryWriter(&buf, HistoryHeader{Mode: "confirm-window", Prefix: "q-", Messages: 10, ConfirmMode: true, Start: partsStart,
-		Part: &Part{RunID: "r1", Parts: 2, Drain: true}})
+	w, err := NewHistoryWriter(&buf, HistoryHeader{Prefix: "q-", Messages: 10, ConfirmMode: true, Start: partsStart,
+		Part: &Part{RunID: "r1", Parts: 2, Drain: true}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func drainHistory(t *testing.T, ids ...string) []byte {
 	}
 	l.Reconcile(true)
 	l.RecordTo(nil)
-	if err := w.Close(HistoryTrailer{Drained: true}); err != nil {
+	if err := w.Close(HistoryTrailer{}, nil); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()

@@ -17,7 +17,7 @@ func deadLetterRun(t *testing.T, rule bool) ([]byte, Counts, IDSets) {
 	t.Helper()
 	pubMS := []int{0, 50, 100, 150, 160, 250}
 	var buf bytes.Buffer
-	w, err := NewHistoryWriter(&buf, HistoryHeader{Mode: "confirm-window", Prefix: "q-", Messages: len(pubMS), ConfirmMode: true, Start: histStart})
+	w, err := NewHistoryWriter(&buf, HistoryHeader{Prefix: "q-", Messages: len(pubMS), ConfirmMode: true, Start: histStart}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,8 +45,7 @@ func deadLetterRun(t *testing.T, rule bool) ([]byte, Counts, IDSets) {
 		t.Fatal(err)
 	}
 	l.RecordTo(nil)
-	tt.Drained = true
-	if err := w.Close(tt); err != nil {
+	if err := w.Close(tt, nil); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes(), c, ids

@@ -10,7 +10,10 @@ import (
 type Replay struct {
 	Header  HistoryHeader
 	Trailer HistoryTrailer
-	Ledger  *Ledger
+	// HeaderJSON and TrailerJSON are the header and trailer as written,
+	// for the fields the writer's caller put beside the codec's.
+	HeaderJSON, TrailerJSON []byte
+	Ledger                  *Ledger
 	// Drained is the drain outcome of the last drain-end record (false when
 	// there is none).
 	Drained bool
@@ -82,7 +85,7 @@ func ReplayHistoryInto(r *HistoryReader, l *Ledger, skip func(seq int) bool) (*R
 	} else if l.prefix != h.Prefix || l.Size() != h.Messages {
 		return nil, fmt.Errorf("history of %d ids %s…, not the %d ids %s… it is merged with", h.Messages, h.Prefix, l.Size(), l.prefix)
 	}
-	p := &replayer{Replay: &Replay{Header: h, Ledger: l},
+	p := &replayer{Replay: &Replay{Header: h, HeaderJSON: r.HeaderJSON, Ledger: l},
 		tracker: NewConfirmTracker(), closed: map[Epoch]*closedEpoch{}}
 	for {
 		rec, err := r.Next()
@@ -101,7 +104,7 @@ func ReplayHistoryInto(r *HistoryReader, l *Ledger, skip func(seq int) bool) (*R
 			return nil, fmt.Errorf("%w: record %d (%s): %v", ErrHistoryCorrupt, p.Records-1, rec.Kind, err)
 		}
 	}
-	p.Trailer = r.Trailer()
+	p.Trailer, p.TrailerJSON = r.Trailer(), r.TrailerJSON()
 	p.Ledger.SetDeadLetterRule(p.Trailer.DeadLetterRule)
 	for e, c := range p.closed {
 		if len(c.left) != c.pending {

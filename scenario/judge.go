@@ -1,56 +1,90 @@
 package scenario
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
 	"github.com/rmqtorture/rmqtorture/metrics"
+	"github.com/rmqtorture/rmqtorture/redact"
 )
 
 // Conditions are facts about how a burst went that decide whether its numbers
-// can be trusted at all.
+// can be trusted at all. They are part of the evidence a history's trailer
+// records (verdict.Evidence): the JSON names are the trailer's, and
+// ReconcileErr and Unsent, which reconciliation finds, are recorded too.
 type Conditions struct {
-	ReconcileErr    error // the ledger did not add up (an rmqtorture bug)
-	BrokerNotBack   error // the broker did not accept AMQP again within its deadline
-	PublishErr      error // the publisher gave up (reconnect deadline) before the burst was done
-	DrainIncomplete error // the drain hit its deadline or failed
-	FaultMissed     error // a planned fault never fired
+	ReconcileErr Failure `json:"reconcile_error,omitzero"` // the ledger did not add up (an rmqtorture bug)
+	Unsent       int     `json:"unsent"`                   // orders never published
 	// Interrupted: Ctrl-C cut the burst short (before it and its faults
 	// ended), so its expectations, written for a whole burst, are not
 	// checked; lost and unexpected still fail. A Ctrl-C during the drain,
 	// which goes on, leaves the counts whole and is not this.
-	Interrupted bool
-	Unsent      int // orders never published
+	Interrupted     bool    `json:"interrupted,omitempty"`
+	PublishErr      Failure `json:"publish_error,omitzero"`    // the publisher gave up (reconnect deadline) before the burst was done
+	BrokerNotBack   Failure `json:"broker_not_back,omitzero"`  // the broker did not accept AMQP again within its deadline
+	FaultMissed     Failure `json:"fault_missed,omitzero"`     // a planned fault never fired
+	DrainIncomplete Failure `json:"drain_incomplete,omitzero"` // the drain hit its deadline or failed
 }
 
-// Observed is what a burst measured beside the ledger that expectations can check.
+// Failure is a condition's error (none: the zero Failure). In a run it is
+// the error itself; in a history it is the error's text without URL
+// passwords or terminal codes (redact.Foreign), as result.json has it, so
+// the reasons check re-judges from it are result.json's.
+type Failure struct{ Err error }
+
+// MarshalJSON writes the error's redacted text.
+func (f Failure) MarshalJSON() ([]byte, error) {
+	if f.Err == nil {
+		return []byte(`""`), nil
+	}
+	return json.Marshal(redact.Foreign(f.Err.Error()))
+}
+
+// UnmarshalJSON reads an error's text ("" is none).
+func (f *Failure) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	f.Err = nil
+	if s != "" {
+		f.Err = errors.New(s)
+	}
+	return nil
+}
+
+// Observed is what a burst measured beside the ledger that expectations can
+// check. It is part of the evidence a history's trailer records
+// (verdict.Evidence), under these JSON names.
 type Observed struct {
-	BlockedMS     float64
-	ChannelCloses []string
+	BlockedMS     float64  `json:"blocked_ms"`
+	ChannelCloses []string `json:"channel_closes,omitempty"`
 	// LostAllowed: the messages or the queue were not durable, or the queue
 	// discards messages by design, so a confirmed message that is gone is
 	// counted but fails nothing.
-	LostAllowed bool
+	LostAllowed bool `json:"lost_allowed,omitempty"`
 	// Consumers is what live consumers measured (nil without them).
-	Consumers *ConsumerStats
+	Consumers *ConsumerStats `json:"consumers,omitempty"`
 	// DeadLetterLossAllowed: confirmed messages lost on the dead-letter
 	// path (metrics.Counts.LostDeadLetterPath) fail nothing;
 	// DeadLetterGuarantee says what the queue promises on that path, with
 	// its source (Scenario.DeadLetterPath).
-	DeadLetterLossAllowed bool
-	DeadLetterGuarantee   string
+	DeadLetterLossAllowed bool   `json:"dead_letter_loss_allowed,omitempty"`
+	DeadLetterGuarantee   string `json:"dead_letter_guarantee,omitempty"`
 	// FalseAcks counts basic.acks received while a majority of a
 	// cluster's nodes was down (QuorumLossOutcome.Acked): a quorum queue
 	// cannot have committed those messages.
-	FalseAcks int
+	FalseAcks int `json:"false_acks,omitempty"`
 	// AssertionsFailed lists the steps that check the broker rather than
 	// act on it (assert-whole) and failed, one reason each.
-	AssertionsFailed []string
+	AssertionsFailed []string `json:"assertions_failed,omitempty"`
 	// DeadLetterReasons counts the ids taken from the dead-letter queue by
 	// the reason of their latest x-death entry (ModeResult.DeadLetterReasons).
-	DeadLetterReasons map[string]int
+	DeadLetterReasons map[string]int `json:"dead_letter_reasons,omitempty"`
 }
 
 // onlyValue checks that histogram h (value → messages) holds exactly one
@@ -344,9 +378,9 @@ func checkChannelClosedWith(in judgeInput) []string {
 func checkConditions(in judgeInput) []string {
 	var out []string
 	cond := in.cond
-	for _, err := range []error{cond.ReconcileErr, cond.BrokerNotBack, cond.FaultMissed, cond.PublishErr, cond.DrainIncomplete} {
-		if err != nil {
-			out = append(out, err.Error())
+	for _, f := range []Failure{cond.ReconcileErr, cond.BrokerNotBack, cond.FaultMissed, cond.PublishErr, cond.DrainIncomplete} {
+		if f.Err != nil {
+			out = append(out, f.Err.Error())
 		}
 	}
 	return out

@@ -40,7 +40,7 @@ func TestJudge(t *testing.T) {
 				"unexpected: 3 messages deleted with the queue by delete-queue were delivered after it was declared again (rabbitmq-server#12366)",
 				"interrupted before the burst completed"}}},
 		{"broker not back is inconclusive",
-			metrics.Counts{Sent: 5, Confirmed: 5}, Expect{}, Conditions{BrokerNotBack: errors.New("broker not back"), Unsent: 5},
+			metrics.Counts{Sent: 5, Confirmed: 5}, Expect{}, Conditions{BrokerNotBack: Failure{errors.New("broker not back")}, Unsent: 5},
 			Verdict{Inconclusive, []string{"broker not back", "5 orders were never published"}}},
 		{"fail outranks inconclusive and keeps both reasons",
 			metrics.Counts{Sent: 5, Lost: 5}, Expect{}, Conditions{Interrupted: true},
