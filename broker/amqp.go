@@ -11,6 +11,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/amqpx"
 	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -34,9 +35,6 @@ type AMQP struct {
 	Log  *slog.Logger
 }
 
-// dialTimeout bounds the TCP connect and AMQP handshake of every connection.
-const dialTimeout = 3 * time.Second
-
 func (a *AMQP) dial(name string) (*amqp.Connection, error) {
 	conn, _, err := a.dialFrom(name, 1, 0)
 	return conn, err
@@ -45,7 +43,7 @@ func (a *AMQP) dial(name string) (*amqp.Connection, error) {
 // dialFrom connects to node prefer (1-based) of a cluster, else to the
 // next nodes in node order, wrapping around; it returns the node it
 // reached. On a single broker it dials URL and returns node 0. Each try is
-// bounded by dialTimeout; the error names every node tried. heartbeat > 0
+// bounded by amqpx.DialTimeout; the error names every node tried. heartbeat > 0
 // replaces dialConfig's 10 s heartbeat.
 func (a *AMQP) dialFrom(name string, prefer int, heartbeat time.Duration) (*amqp.Connection, int, error) {
 	cfg := dialConfig(name)
@@ -73,43 +71,10 @@ func (a *AMQP) dialFrom(name string, prefer int, heartbeat time.Duration) (*amqp
 // 10 s heartbeat, named rmqtorture-<name>.
 func dialConfig(name string) amqp.Config {
 	return amqp.Config{
-		Dial:       amqp.DefaultDial(dialTimeout),
+		Dial:       amqp.DefaultDial(amqpx.DialTimeout),
 		Heartbeat:  10 * time.Second,
 		Properties: amqp.Table{"connection_name": "rmqtorture-" + name},
 	}
-}
-
-// closeConn closes a connection without waiting forever on a broker that
-// does not answer (the client library ignores contexts mid-write).
-func closeConn(c *amqp.Connection) {
-	if c != nil && !c.IsClosed() {
-		_ = c.CloseDeadline(time.Now().Add(2 * time.Second))
-	}
-}
-
-// rpcTimeout bounds every AMQP call that waits for the broker's reply
-// (channel.open, confirm.select, basic.qos, basic.consume): amqp091-go
-// checks no context while it waits, and only the heartbeat (10 s, about
-// 30 s before the connection is declared dead) would end the wait on a
-// paused or partitioned broker.
-const rpcTimeout = 10 * time.Second
-
-// errNoReply marks a call that bounded cut short.
-var errNoReply = errors.New("no reply from the broker")
-
-// bounded runs fn, a call that waits for the broker, and calls abort (which
-// must make fn return, e.g. by closing its connection) when fn has not
-// returned within d or ctx ends first. It returns fn's error, wrapped with
-// errNoReply when abort ran.
-func bounded(ctx context.Context, d time.Duration, abort func(), fn func() error) error {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	stop := context.AfterFunc(ctx, abort)
-	err := fn()
-	if !stop() { // abort ran (or is running): the connection is gone
-		return fmt.Errorf("%w within %s: %w", errNoReply, d, errors.Join(err, ctx.Err()))
-	}
-	return err
 }
 
 // dialNode connects to node (1-based) of a cluster and to no other: what
@@ -144,7 +109,7 @@ func (a *AMQP) withChannelOn(ctx context.Context, name string, node int, fn func
 	if err != nil {
 		return fmt.Errorf("connect to broker: %w", err)
 	}
-	defer closeConn(conn)
+	defer amqpx.CloseConn(conn)
 	ch, err := conn.Channel()
 	if err != nil {
 		return fmt.Errorf("open channel: %w", err)
@@ -155,7 +120,7 @@ func (a *AMQP) withChannelOn(ctx context.Context, name string, node int, fn func
 	case err := <-done:
 		return err
 	case <-ctx.Done():
-		closeConn(conn) // unblocks fn
+		amqpx.CloseConn(conn) // unblocks fn
 		return ctx.Err()
 	}
 }
@@ -312,10 +277,10 @@ func (a *AMQP) drainOnce(ctx context.Context, d engine.DrainPlan) (bool, error) 
 	if err != nil {
 		return false, err
 	}
-	defer closeConn(conn)
+	defer amqpx.CloseConn(conn)
 	// Cancelling ctx closes the connection: no basic.ack or other call
 	// outlives the drain's deadline.
-	defer context.AfterFunc(ctx, func() { closeConn(conn) })()
+	defer context.AfterFunc(ctx, func() { amqpx.CloseConn(conn) })()
 	ch, deliveries, err := openDrain(ctx, conn, d.Queue)
 	var ae *amqp.Error
 	if errors.As(err, &ae) && ae.Code == amqp.NotFound {
@@ -331,10 +296,10 @@ func (a *AMQP) drainOnce(ctx context.Context, d engine.DrainPlan) (bool, error) 
 }
 
 // openDrain opens a channel on conn with a prefetch of 2×drainAckEvery and
-// starts consuming queue with manual acks, within rpcTimeout (conn is closed
+// starts consuming queue with manual acks, within amqpx.RPCTimeout (conn is closed
 // if the broker does not answer in time).
 func openDrain(ctx context.Context, conn *amqp.Connection, queue string) (ch *amqp.Channel, deliveries <-chan amqp.Delivery, err error) {
-	err = bounded(ctx, rpcTimeout, func() { closeConn(conn) }, func() (err error) {
+	err = amqpx.Bounded(ctx, amqpx.RPCTimeout, func() { amqpx.CloseConn(conn) }, func() (err error) {
 		if ch, err = conn.Channel(); err != nil {
 			return err
 		}
@@ -416,7 +381,7 @@ func consumeDrain(ctx context.Context, ch *amqp.Channel, deliveries <-chan amqp.
 // operator or a clean-up job would) and returns the message count the
 // broker reported in queue.delete-ok. Over AMQP rather than rabbitmqctl:
 // it lands within milliseconds, inside the burst, and the count comes with
-// the reply. Bounded by ctx and rpcTimeout.
+// the reply. Bounded by ctx and amqpx.RPCTimeout.
 func (c *Container) DeleteQueue(ctx context.Context, target scenario.Target, queue string) (int, error) {
 	if err := single(target); err != nil {
 		return 0, err
@@ -439,15 +404,15 @@ func (c *Container) PurgeQueue(ctx context.Context, target scenario.Target, queu
 
 // operate runs one operator call on a fresh connection of its own (named
 // rmqtorture-operator, so it is never mistaken for the publisher's),
-// within rpcTimeout and ctx.
+// within amqpx.RPCTimeout and ctx.
 func (c *Container) operate(ctx context.Context, what string, call func(*amqp.Channel) (int, error)) (int, error) {
-	conn, err := amqp.DialConfig(c.URL(), amqp.Config{Dial: amqp.DefaultDial(dialTimeout), Properties: amqp.Table{"connection_name": "rmqtorture-operator"}})
+	conn, err := amqp.DialConfig(c.URL(), amqp.Config{Dial: amqp.DefaultDial(amqpx.DialTimeout), Properties: amqp.Table{"connection_name": "rmqtorture-operator"}})
 	if err != nil {
 		return 0, fmt.Errorf("%s: connect to broker: %w", what, err)
 	}
-	defer closeConn(conn)
+	defer amqpx.CloseConn(conn)
 	var n int
-	err = bounded(ctx, rpcTimeout, func() { closeConn(conn) }, func() error {
+	err = amqpx.Bounded(ctx, amqpx.RPCTimeout, func() { amqpx.CloseConn(conn) }, func() error {
 		ch, err := conn.Channel()
 		if err != nil {
 			return err

@@ -181,7 +181,7 @@ func (c *Cluster) CloseConnections(ctx context.Context, t scenario.Target) error
 // report 0 the second time. Measured on RabbitMQ 4.0.5, 3 nodes: with a
 // quorum queue's member on a stopped node the delete-ok comes 5.0 s late
 // (rabbit_quorum_queue's DELETE_TIMEOUT for the member that does not
-// answer; a purge takes ~10 ms), inside rpcTimeout.
+// answer; a purge takes ~10 ms), inside amqpx.RPCTimeout.
 func (c *Cluster) DeleteQueue(ctx context.Context, t scenario.Target, queue string) (int, error) {
 	n, err := c.operator(t)
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/docker/docker/client"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/amqpx"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -71,7 +72,7 @@ func depth(c *Cluster, i int, queue string) (int, error) {
 	}
 	defer conn.CloseDeadline(time.Now().Add(2 * time.Second))
 	var n int
-	err = bounded(context.Background(), 10*time.Second, func() { conn.CloseDeadline(time.Now()) }, func() error {
+	err = amqpx.Bounded(context.Background(), 10*time.Second, func() { conn.CloseDeadline(time.Now()) }, func() error {
 		ch, err := conn.Channel()
 		if err != nil {
 			return err

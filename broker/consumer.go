@@ -12,6 +12,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/amqpx"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -151,13 +152,13 @@ func (s *consumerSet) Stop() scenario.ConsumerStats {
 	return st
 }
 
-// awaitTurn waits until prev consumes (at most rpcTimeout: a consumer that
+// awaitTurn waits until prev consumes (at most amqpx.RPCTimeout: a consumer that
 // cannot connect does not hold the others back) and reports false when Stop
 // or ctx ended the consumer meanwhile.
 func (c *consumer) awaitTurn(ctx context.Context, prev *consumer) bool {
 	select {
 	case <-prev.ready:
-	case <-time.After(rpcTimeout):
+	case <-time.After(amqpx.RPCTimeout):
 	case <-c.stop:
 		return false
 	case <-ctx.Done():
@@ -263,11 +264,13 @@ type consumerSession struct {
 }
 
 // open sets up a session's channels, each broker call bounded by
-// rpcTimeout (the connection is closed if the broker does not answer).
+// amqpx.RPCTimeout (the connection is closed if the broker does not answer).
 func (c *consumer) open(ctx context.Context, conn *amqp.Connection) (*consumerSession, error) {
 	s := &consumerSession{c: c, conn: conn}
 	cs := c.set.plan.Consumers
-	call := func(fn func() error) error { return bounded(ctx, rpcTimeout, func() { closeConn(conn) }, fn) }
+	call := func(fn func() error) error {
+		return amqpx.Bounded(ctx, amqpx.RPCTimeout, func() { amqpx.CloseConn(conn) }, fn)
+	}
 	err := call(func() (err error) {
 		if s.ch, err = conn.Channel(); err != nil {
 			return err
@@ -320,8 +323,8 @@ func (c *consumer) session(ctx context.Context, sessions *int, downUntil *time.T
 	if err != nil {
 		return err
 	}
-	defer closeConn(conn)
-	defer context.AfterFunc(ctx, func() { closeConn(conn) })()
+	defer amqpx.CloseConn(conn)
+	defer context.AfterFunc(ctx, func() { amqpx.CloseConn(conn) })()
 	s, err := c.open(ctx, conn)
 	if err != nil {
 		return err
@@ -434,7 +437,7 @@ func (c *consumer) crashNow(s *consumerSession, crash *crashRequest, connection 
 	c.set.plan.Timeline.Record(metrics.Event{Kind: metrics.EvConsumerCrashed, Consumer: c.index + 1, Connection: connection,
 		Detail: fmt.Sprintf("consumer %d: %d processed deliveries unacknowledged", c.index, unackedNow)})
 	*downUntil = time.Now().Add(crash.down)
-	closeConn(s.conn)
+	amqpx.CloseConn(s.conn)
 }
 
 // settle applies on_delivery to one processed delivery.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/amqpx"
 	"github.com/rmqtorture/rmqtorture/metrics"
 )
 
@@ -39,8 +40,8 @@ func startDepthMonitor(ctx context.Context, a *AMQP, queue string) *depthMonitor
 		if err != nil {
 			return
 		}
-		defer closeConn(conn)
-		defer context.AfterFunc(ctx, func() { closeConn(conn) })()
+		defer amqpx.CloseConn(conn)
+		defer context.AfterFunc(ctx, func() { amqpx.CloseConn(conn) })()
 		ch, err := conn.Channel()
 		if err != nil {
 			return

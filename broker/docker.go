@@ -24,6 +24,7 @@ import (
 	"github.com/docker/go-connections/nat"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/amqpx"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/redact"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -590,7 +591,7 @@ func (c *Container) logTail(ctx context.Context, n int, sep string) string {
 
 // ServerVersion returns the broker's version from its server properties.
 func (c *Container) ServerVersion() string {
-	return serverVersion(c.URL())
+	return amqpx.ServerVersion(c.URL())
 }
 
 // Remove force-removes the container and its anonymous volumes if this run
@@ -645,18 +646,4 @@ func single(t scenario.Target) error {
 		return fmt.Errorf("target %s needs a cluster", t)
 	}
 	return nil
-}
-
-// serverVersion logs in at url and returns the broker's product and
-// version from its connection.start server properties ("RabbitMQ 4.0.5"),
-// "" when it cannot log in within 2 s.
-func serverVersion(url string) string {
-	conn, err := amqp.DialConfig(url, amqp.Config{Dial: amqp.DefaultDial(2 * time.Second)})
-	if err != nil {
-		return ""
-	}
-	defer conn.CloseDeadline(time.Now().Add(2 * time.Second))
-	product, _ := conn.Properties["product"].(string)
-	version, _ := conn.Properties["version"].(string)
-	return strings.TrimSpace(product + " " + version)
 }

@@ -12,6 +12,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/amqpx"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -143,7 +144,7 @@ func queueDepth(c *Container, queue string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer closeConn(conn)
+	defer amqpx.CloseConn(conn)
 	ch, err := conn.Channel()
 	if err != nil {
 		return 0, err

@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/amqpx"
 	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
@@ -162,7 +163,7 @@ func (p *publisher) runOne(ctx context.Context, first, channels int) error {
 			p.statsMu.Unlock()
 		}
 		err = p.channels(ctx, conn, first, channels, sessions, node)
-		closeConn(conn)
+		amqpx.CloseConn(conn)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -436,17 +437,17 @@ func (p *publisher) published(s traffic.Session, at time.Time) {
 }
 
 // openChannel opens a channel, in confirm mode when confirm is set, each
-// call bounded by rpcTimeout. Errors wrap traffic.ErrEpochOver.
+// call bounded by amqpx.RPCTimeout. Errors wrap traffic.ErrEpochOver.
 func openChannel(ctx context.Context, conn *amqp.Connection, confirm bool) (*amqp.Channel, error) {
 	var ch *amqp.Channel
-	abort := func() { closeConn(conn) }
-	if err := bounded(ctx, rpcTimeout, abort, func() (err error) { ch, err = conn.Channel(); return err }); err != nil {
+	abort := func() { amqpx.CloseConn(conn) }
+	if err := amqpx.Bounded(ctx, amqpx.RPCTimeout, abort, func() (err error) { ch, err = conn.Channel(); return err }); err != nil {
 		return nil, fmt.Errorf("%w: open channel: %v", traffic.ErrEpochOver, err)
 	}
 	if !confirm {
 		return ch, nil
 	}
-	if err := bounded(ctx, rpcTimeout, abort, func() error { return ch.Confirm(false) }); err != nil {
+	if err := amqpx.Bounded(ctx, amqpx.RPCTimeout, abort, func() error { return ch.Confirm(false) }); err != nil {
 		return nil, fmt.Errorf("%w: confirm.select: %v", traffic.ErrEpochOver, err)
 	}
 	return ch, nil
@@ -480,7 +481,7 @@ func (p *publisher) fireAndForgetEpoch(ctx context.Context, conn *amqp.Connectio
 	// close handshake comes after every earlier frame) ends the listener, and
 	// the ledger is complete once the reader has seen them all.
 	defer func() {
-		closeConn(conn)
+		amqpx.CloseConn(conn)
 		<-returnsDone
 	}()
 	w := p.watch(conn, ch, s, nil, nil)
@@ -597,7 +598,7 @@ func (p *publisher) confirmEpoch(ctx context.Context, conn *amqp.Connection, s t
 		// epoch starts.
 		r.stopTimeouts()
 		r.closing.Store(true)
-		closeConn(conn)
+		amqpx.CloseConn(conn)
 		<-r.done
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/amqpx"
 	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/metrics"
 )
@@ -56,7 +57,7 @@ func (p *publisher) txEpoch(ctx context.Context, conn *amqp.Connection, s traffi
 	if err != nil {
 		return err
 	}
-	if err := bounded(ctx, rpcTimeout, func() { closeConn(conn) }, ch.Tx); err != nil {
+	if err := amqpx.Bounded(ctx, amqpx.RPCTimeout, func() { amqpx.CloseConn(conn) }, ch.Tx); err != nil {
 		return fmt.Errorf("%w: tx.select: %v", traffic.ErrEpochOver, err)
 	}
 	size := max(1, p.p.TxSize)

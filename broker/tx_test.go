@@ -9,6 +9,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/amqpx"
 	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -34,7 +35,7 @@ func TestCommitRefused(t *testing.T) {
 		{"graceful broker shutdown", soft(320, "CONNECTION_FORCED - broker forced connection closure"), false},
 		{"connection lost (kill)", &amqp.Error{Code: amqp.FrameError, Reason: "EOF"}, false},
 		{"channel already closed", amqp.ErrClosed, false},
-		{"commit cut short by the confirm timeout", fmt.Errorf("%w: closed", errNoReply), false},
+		{"commit cut short by the confirm timeout", fmt.Errorf("%w: closed", amqpx.ErrNoReply), false},
 		{"not an AMQP error", errors.New("io: read/write on closed pipe"), false},
 	} {
 		if got := commitRefused(tc.err); got != tc.want {

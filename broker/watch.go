@@ -12,6 +12,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/amqpx"
 	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -96,7 +97,7 @@ func (w *watcher) callFailed(err error) {
 // goroutines, so every close reason and blocked interval is recorded.
 func (w *watcher) stop() {
 	w.stopDeadlines()
-	closeConn(w.conn)
+	amqpx.CloseConn(w.conn)
 	w.wg.Wait()
 }
 
@@ -248,13 +249,13 @@ func (w *watcher) deadlines() {
 		if w.oldest != nil {
 			if t, ok := w.oldest(); ok && now.Sub(t) > timeout {
 				w.record(now, metrics.EvConnectionLost, fmt.Sprintf("epoch %d: no confirm within %s: closing the connection, its pending messages are in doubt", w.s.Epoch, timeout))
-				closeConn(w.conn)
+				amqpx.CloseConn(w.conn)
 				return
 			}
 		}
 		if t := w.inCall.Load(); t != 0 && now.Sub(time.Unix(0, t)) > timeout {
 			w.record(now, metrics.EvConnectionLost, fmt.Sprintf("epoch %d: a publish call was stuck for %s: closing the connection", w.s.Epoch, timeout))
-			closeConn(w.conn)
+			amqpx.CloseConn(w.conn)
 			return
 		}
 		w.checkStall(now, &stalled)

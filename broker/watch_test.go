@@ -17,7 +17,7 @@ import (
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
-// bareWatcher is a watcher without a connection (closeConn ignores nil).
+// bareWatcher is a watcher without a connection (amqpx.CloseConn ignores nil).
 func bareWatcher(p *publisher) *watcher {
 	return &watcher{p: p, s: testSession, closed: make(chan struct{}), done: make(chan struct{})}
 }
