@@ -58,7 +58,7 @@ anything without the label. A run does the default cleanup before it starts.`,
 			if err := checkDockerEnv(); err != nil {
 				return usageErr(err)
 			}
-			cli, err := docker.Docker(ctx)
+			cli, err := docker.Connect(ctx)
 			if err != nil {
 				return opErr(err)
 			}

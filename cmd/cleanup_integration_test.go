@@ -158,7 +158,7 @@ func runBin(t *testing.T, bin string, env []string, args ...string) (int, string
 
 func dockerClient(t *testing.T) *client.Client {
 	t.Helper()
-	cli, err := docker.Docker(context.Background())
+	cli, err := docker.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -163,7 +163,7 @@ func TestExitCausesDocker(t *testing.T) {
 		t.Skip("integration test: needs Docker and the broker image")
 	}
 	ctx := context.Background()
-	cli, err := docker.Docker(ctx)
+	cli, err := docker.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -321,7 +321,7 @@ var interruptCases = []interruptCase{
 // noLeftovers checks that no container or network of the run is left.
 func noLeftovers(t *testing.T, runID string) {
 	t.Helper()
-	cli, err := docker.Docker(context.Background())
+	cli, err := docker.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

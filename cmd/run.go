@@ -462,7 +462,7 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 		if err := checkDockerEnv(); err != nil {
 			return usageErr(err)
 		}
-		cli, err = docker.Docker(ctx)
+		cli, err = docker.Connect(ctx)
 		if err != nil {
 			return notStarted(ctx, causeErr(CauseDockerUnreachable, err))
 		}

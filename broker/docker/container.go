@@ -47,7 +47,7 @@ const amqpPort = nat.Port("5672/tcp")
 // ErrImageMissing means the broker image is not in the local engine.
 var ErrImageMissing = errors.New("broker image missing")
 
-// Docker returns a client for the engine DOCKER_HOST names (unix://,
+// Connect returns a client for the engine DOCKER_HOST names (unix://,
 // tcp:// with DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, or ssh://), or else
 // the Docker CLI context DOCKER_CONTEXT or `docker context use` chose (see
 // resolveEngine and dockerEngine.clientOpts), negotiating the API version: the Go client defaults to API
@@ -55,7 +55,7 @@ var ErrImageMissing = errors.New("broker image missing")
 // compatible API 1.41 too (BROKER-FACTS.md). It pings the engine so an
 // unreachable one fails here, clearly; errors name DOCKER_HOST with any
 // password masked.
-func Docker(ctx context.Context) (*client.Client, error) {
+func Connect(ctx context.Context) (*client.Client, error) {
 	e := resolveEngine()
 	opts, err := e.clientOpts()
 	if err != nil {

@@ -75,7 +75,7 @@ func TestDockerSSHURLs(t *testing.T) {
 		"ssh://alice@192.0.2.10?x=1":    `DOCKER_HOST=ssh://alice@192.0.2.10?x=1: ssh host connection is not valid: invalid SSH URL: query parameters are not allowed: "x=1"`,
 	} {
 		t.Setenv("DOCKER_HOST", host)
-		if _, err := Docker(context.Background()); err == nil || err.Error() != want {
+		if _, err := Connect(context.Background()); err == nil || err.Error() != want {
 			t.Errorf("DOCKER_HOST %q: %v; want %q", host, err, want)
 		}
 	}
@@ -137,7 +137,7 @@ func TestEngineFromDockerContext(t *testing.T) {
 		t.Errorf("a config.json cut short: %v; want %q…", err, want)
 	}
 	t.Setenv("DOCKER_CONTEXT", "nosuch")
-	_, err = Docker(context.Background())
+	_, err = Connect(context.Background())
 	if want := `Docker context nosuch: context "nosuch": context not found`; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("DOCKER_CONTEXT=nosuch: %v; want %q…", err, want)
 	}

@@ -140,7 +140,7 @@ func TestMissingImageSaysHowToBuildIt(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	cli, err := Docker(context.Background())
+	cli, err := Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestUnreachableDockerIsAClearError(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
 	t.Setenv("DOCKER_HOST", "tcp://"+addr)
-	_, err = Docker(context.Background())
+	_, err = Connect(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "cannot reach the Docker Engine at tcp://"+addr) {
 		t.Fatalf("got %v", err)
 	}
@@ -172,7 +172,7 @@ func testDocker(t *testing.T) *client.Client {
 	if testing.Short() {
 		t.Skip("integration test: needs Docker and the broker image")
 	}
-	cli, err := Docker(context.Background())
+	cli, err := Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

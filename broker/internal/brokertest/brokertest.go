@@ -63,7 +63,7 @@ func Docker(t *testing.T) *client.Client {
 	if testing.Short() {
 		t.Skip("integration test: needs Docker and the broker image")
 	}
-	cli, err := docker.Docker(context.Background())
+	cli, err := docker.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
