@@ -10,6 +10,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/rmqtorture/rmqtorture/broker/internal/amqpx"
 )
 
 // External is a broker rmqtorture did not start and reaches only over AMQP
@@ -114,5 +116,5 @@ func (e *External) WaitReady(ctx context.Context, timeout time.Duration) error {
 // connection.start server properties ("RabbitMQ 4.0.5"), "" when it cannot
 // be read.
 func (e *External) ServerVersion() string {
-	return serverVersion(e.url)
+	return amqpx.ServerVersion(e.url)
 }

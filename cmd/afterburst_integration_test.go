@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/broker/docker"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -61,7 +61,7 @@ func TestKillAfterTheBurstEndedIsInconclusive(t *testing.T) {
 		t.Fatalf("fault %+v, confirmed %d, lost %d", f, m.Confirmed, m.Lost)
 	}
 	// result.json names the engine the run acted through.
-	if want := broker.EngineHost() + " (Docker Engine "; !strings.HasPrefix(r.Engine, want) {
+	if want := docker.EngineHost() + " (Docker Engine "; !strings.HasPrefix(r.Engine, want) {
 		t.Errorf("engine %q, want %q…", r.Engine, want)
 	}
 	if !strings.Contains(stdout, "kill landed with 0 in flight, 0 to publish") {

@@ -12,13 +12,13 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/spf13/cobra"
 
-	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/broker/docker"
 	"github.com/rmqtorture/rmqtorture/redact"
 )
 
 func newCleanup(_ *globalOpts) *cobra.Command {
 	var dry bool
-	var scope broker.Scope
+	var scope docker.Scope
 	c := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Remove what runs whose rmqtorture process died left behind, and restore containers they changed",
@@ -58,7 +58,7 @@ anything without the label. A run does the default cleanup before it starts.`,
 			if err := checkDockerEnv(); err != nil {
 				return usageErr(err)
 			}
-			cli, err := broker.Docker(ctx)
+			cli, err := docker.Connect(ctx)
 			if err != nil {
 				return opErr(err)
 			}
@@ -94,7 +94,7 @@ anything without the label. A run does the default cleanup before it starts.`,
 // dry, that would be done), skip each thing of this user's left in place.
 type sweeper struct {
 	cli       *client.Client
-	scope     broker.Scope
+	scope     docker.Scope
 	dry       bool
 	did, skip func(string)
 }
@@ -104,7 +104,7 @@ type swept struct{ done, skipped, foreign int }
 
 func (s sweeper) sweep(ctx context.Context) (swept, error) {
 	var n swept
-	list, err := broker.Labelled(ctx, s.cli)
+	list, err := docker.Labelled(ctx, s.cli)
 	if err != nil {
 		return n, err
 	}
@@ -131,7 +131,7 @@ func (s sweeper) sweep(ctx context.Context) (swept, error) {
 			s.did("would remove " + what + gone(r))
 			continue
 		}
-		if err := broker.RemoveResource(ctx, s.cli, r); err != nil {
+		if err := docker.RemoveResource(ctx, s.cli, r); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -144,8 +144,8 @@ func (s sweeper) sweep(ctx context.Context) (swept, error) {
 }
 
 // gone says why a removed resource was a leftover.
-func gone(r broker.Resource) string {
-	if r.Known && !r.Owner.Alive() && r.Owner.Host == broker.Self().Host {
+func gone(r docker.Resource) string {
+	if r.Known && !r.Owner.Alive() && r.Owner.Host == docker.Self().Host {
 		return fmt.Sprintf(": its rmqtorture process %d is gone", r.Owner.PID)
 	}
 	return ""
@@ -155,7 +155,7 @@ func gone(r broker.Resource) string {
 // process is gone (never under a live one: it is in the middle of a fault).
 func (s sweeper) restore(ctx context.Context) (swept, error) {
 	var n swept
-	list, err := broker.PendingRestores()
+	list, err := docker.PendingRestores()
 	var errs []error
 	if err != nil {
 		errs = append(errs, err)
@@ -174,7 +174,7 @@ func (s sweeper) restore(ctx context.Context) (swept, error) {
 		}
 		done, err := r.Apply(ctx, s.cli)
 		switch {
-		case errors.Is(err, broker.ErrRestoreBusy):
+		case errors.Is(err, docker.ErrRestoreBusy):
 			s.skip("skipping " + what + ": " + err.Error())
 		case err != nil:
 			errs = append(errs, fmt.Errorf("%w (state file %s kept for the next try)", err, r.File))
@@ -207,14 +207,14 @@ func sweepBeforeRun(ctx context.Context, log *slog.Logger, cli *client.Client) {
 func Abort(stderr io.Writer, within time.Duration) {
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	removed, errs := broker.RemoveCreated(ctx)
+	removed, errs := docker.RemoveCreated(ctx)
 	for _, name := range removed {
 		fmt.Fprintf(stderr, "rmqtorture: removed container %s\n", name)
 	}
 	for _, err := range errs {
 		fmt.Fprintf(stderr, "rmqtorture: %s; `rmqtorture cleanup` removes it\n", redact.Text(err.Error()))
 	}
-	for _, a := range broker.AlteredAttached() {
+	for _, a := range docker.AlteredAttached() {
 		fmt.Fprintf(stderr, "rmqtorture: left changed: %s; the next `rmqtorture run` or `rmqtorture cleanup` restores it\n", a)
 	}
 }

@@ -28,7 +28,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/docker/go-connections/nat"
 
-	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/broker/docker"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -158,7 +158,7 @@ func runBin(t *testing.T, bin string, env []string, args ...string) (int, string
 
 func dockerClient(t *testing.T) *client.Client {
 	t.Helper()
-	cli, err := broker.Docker(context.Background())
+	cli, err := docker.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func dockerClient(t *testing.T) *client.Client {
 func runContainers(t *testing.T, cli *client.Client, runID string) []container.Summary {
 	t.Helper()
 	list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", broker.LabelRun+"="+runID))})
+		Filters: filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+runID))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestSigkillThenCleanup(t *testing.T) {
 	// The container of a live rmqtorture process (this test's, created but
 	// not started).
 	liveRun := "live" + strconv.Itoa(os.Getpid())
-	live, err := cli.ContainerCreate(ctx, &container.Config{Image: brokerImage(), Labels: broker.Labels(liveRun, false)}, nil, nil, nil, "rmqt-"+liveRun)
+	live, err := cli.ContainerCreate(ctx, &container.Config{Image: brokerImage(), Labels: docker.Labels(liveRun, false)}, nil, nil, nil, "rmqt-"+liveRun)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +301,7 @@ func TestSigkillThenCleanup(t *testing.T) {
 	wouldRemove(t, bin, env, "remove container "+name, "remove network "+name, "remove volume "+name)
 	code, stdout, stderr := runBin(t, bin, env, "cleanup")
 	t.Log("\n" + stdout)
-	pid := labels[broker.LabelPID]
+	pid := labels[docker.LabelPID]
 	for _, want := range []string{
 		"removed container " + name + " (run " + killed + ", running): its rmqtorture process " + pid + " is gone",
 		"removed network " + name + " (run " + killed + "): its rmqtorture process " + pid + " is gone",

@@ -2,7 +2,7 @@ package cmd
 
 // `run --containers a,b,c`: a cluster of running containers the user named,
 // which rmqtorture acts on but did not create and never removes. The
-// cluster is made here with broker.CreateCluster under a run id of the
+// cluster is made here with docker.CreateCluster under a run id of the
 // test's own, so the run under test finds it as someone else's. -short
 // skips it.
 
@@ -20,7 +20,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/broker/docker"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -65,7 +65,7 @@ func TestRunOnNamedCluster(t *testing.T) {
 	ownRun := "testattach" + strconv.Itoa(os.Getpid())
 	quiet := slog.New(slog.DiscardHandler)
 	formed := time.Now()
-	c, err := broker.CreateCluster(ctx, cli, quiet, broker.ClusterOptions{Image: brokerImage(), RunID: ownRun, Nodes: 3})
+	c, err := docker.CreateCluster(ctx, cli, quiet, docker.ClusterOptions{Image: brokerImage(), RunID: ownRun, Nodes: 3})
 	if c != nil {
 		t.Cleanup(func() {
 			if err := c.Remove(context.Background()); err != nil {

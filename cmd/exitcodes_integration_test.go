@@ -22,7 +22,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/docker/go-connections/nat"
 
-	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/broker/docker"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -163,7 +163,7 @@ func TestExitCausesDocker(t *testing.T) {
 		t.Skip("integration test: needs Docker and the broker image")
 	}
 	ctx := context.Background()
-	cli, err := broker.Docker(ctx)
+	cli, err := docker.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestExitCausesDocker(t *testing.T) {
 	testContainer(t, cli, exitEnv.notReady, true, freeTestPort(t))
 
 	log := slog.New(slog.DiscardHandler)
-	ctr, err := broker.Create(ctx, cli, log, broker.CreateOptions{Image: testImage(), RunID: "exit" + id})
+	ctr, err := docker.Create(ctx, cli, log, docker.CreateOptions{Image: testImage(), RunID: "exit" + id})
 	if ctr != nil {
 		t.Cleanup(func() { _ = ctr.Remove(context.Background()) })
 	}

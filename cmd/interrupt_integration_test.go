@@ -28,7 +28,7 @@ import (
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/api/types/network"
 
-	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/broker/docker"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/reports"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -321,12 +321,12 @@ var interruptCases = []interruptCase{
 // noLeftovers checks that no container or network of the run is left.
 func noLeftovers(t *testing.T, runID string) {
 	t.Helper()
-	cli, err := broker.Docker(context.Background())
+	cli, err := docker.Connect(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cli.Close()
-	f := filters.NewArgs(filters.Arg("label", broker.LabelRun+"="+runID))
+	f := filters.NewArgs(filters.Arg("label", docker.LabelRun+"="+runID))
 	ctrs, err := cli.ContainerList(context.Background(), container.ListOptions{All: true, Filters: f})
 	if err != nil {
 		t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
-// logScanner reads the broker's log (broker.Container.ScanLog).
+// logScanner reads the broker's log (docker.Container.ScanLog).
 type logScanner interface {
 	ScanLog(ctx context.Context, since time.Time) ([]scenario.BrokerLogFinding, error)
 }

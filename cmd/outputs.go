@@ -12,7 +12,7 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/broker/docker"
 )
 
 // Output paths are checked before a command starts anything (before Docker
@@ -92,12 +92,12 @@ func checkAppendFile(flag, path string) error {
 // checkPortFree checks that port is free on addr (--broker-address) by
 // listening on it for a moment: a container created with a taken port
 // would only fail when Docker starts it. A remote engine's address cannot
-// be checked from here (broker.PortFree).
+// be checked from here (docker.PortFree).
 func checkPortFree(addr string, port int) error {
 	if addr == "" {
-		addr = broker.DefaultAddress
+		addr = docker.DefaultAddress
 	}
-	if err := broker.PortFree(addr, port); err != nil {
+	if err := docker.PortFree(addr, port); err != nil {
 		hp := net.JoinHostPort(addr, strconv.Itoa(port))
 		return causeErr(CausePortInUse, fmt.Errorf("--port %d: %s is already in use (%w); pick a free port or leave --port out", port, hp, err))
 	}

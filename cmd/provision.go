@@ -10,7 +10,8 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/spf13/cobra"
 
-	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/broker/amqp"
+	"github.com/rmqtorture/rmqtorture/broker/docker"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/redact"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -52,11 +53,11 @@ type underTest struct {
 
 // traffic is the AMQP traffic against the broker, failing over across a
 // cluster's nodes.
-func (u *underTest) traffic(log *slog.Logger) *broker.AMQP {
-	return &broker.AMQP{URL: u.url, URLs: u.urls, Log: log}
+func (u *underTest) traffic(log *slog.Logger) *amqp.Traffic {
+	return &amqp.Traffic{URL: u.url, URLs: u.urls, Log: log}
 }
 
-func single(ctr *broker.Container) *underTest {
+func single(ctr *docker.Container) *underTest {
 	return &underTest{broker: ctr, name: ctr.Name, image: ctr.Image, owned: ctr.Owned, url: ctr.URL, addr: ctr.Addr(),
 		streamAddr: ctr.StreamAddr, version: ctr.ServerVersion, remove: ctr.Remove, logs: ctr, features: ctr.Features,
 		ready: func(ctx context.Context, timeout time.Duration) error {
@@ -64,7 +65,7 @@ func single(ctr *broker.Container) *underTest {
 		}}
 }
 
-func cluster(c *broker.Cluster) *underTest {
+func cluster(c *docker.Cluster) *underTest {
 	u := &underTest{broker: c, name: c.Name(), image: c.Image, owned: c.Owned(), url: c.URL, urls: c.URLs, addr: c.Addrs(),
 		version: c.ServerVersion, remove: c.Remove, logs: c, features: c.Features,
 		// Every node accepting logins, then the cluster formed, each within
@@ -93,7 +94,7 @@ func (o *runOpts) provision(ctx context.Context, c *cobra.Command, log *slog.Log
 	ut, release, err := o.createOrAttach(ctx, log, cli, s, res.RunID)
 	if err != nil {
 		sr.provisionedWith(release, res)
-		if errors.Is(err, broker.ErrImageMissing) {
+		if errors.Is(err, docker.ErrImageMissing) {
 			return nil, CauseImageMissing, err
 		}
 		if errors.Is(err, context.Canceled) { // Ctrl-C while pulling the image: nothing created
@@ -152,25 +153,25 @@ func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *cli
 	case o.uri != "":
 		ut, err = o.external()
 	case len(o.containers) > 0:
-		var c *broker.Cluster
-		if c, err = broker.AttachCluster(cctx, cli, log, o.containers, o.address); c != nil {
+		var c *docker.Cluster
+		if c, err = docker.AttachCluster(cctx, cli, log, o.containers, o.address); c != nil {
 			ut = cluster(c)
 		}
 	case o.container != "":
-		var ctr *broker.Container
-		if ctr, err = broker.Attach(cctx, cli, log, o.container, o.address); ctr != nil {
+		var ctr *docker.Container
+		if ctr, err = docker.Attach(cctx, cli, log, o.container, o.address); ctr != nil {
 			ut = single(ctr)
 		}
 	case s.Broker.Nodes > 1:
-		var c *broker.Cluster
-		c, err = broker.CreateCluster(cctx, cli, log, broker.ClusterOptions{Image: s.Broker.Image, RunID: runID, Nodes: s.Broker.Nodes, Keep: o.keep, Address: o.address,
+		var c *docker.Cluster
+		c, err = docker.CreateCluster(cctx, cli, log, docker.ClusterOptions{Image: s.Broker.Image, RunID: runID, Nodes: s.Broker.Nodes, Keep: o.keep, Address: o.address,
 			Config: s.Broker.Config, AdvancedConfig: s.Broker.AdvancedConfig})
 		if c != nil {
 			ut = cluster(c)
 		}
 	default:
-		var ctr *broker.Container
-		ctr, err = broker.Create(cctx, cli, log, broker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort, Keep: o.keep, Address: o.address,
+		var ctr *docker.Container
+		ctr, err = docker.Create(cctx, cli, log, docker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort, Keep: o.keep, Address: o.address,
 			Config: s.Broker.Config, AdvancedConfig: s.Broker.AdvancedConfig, Streams: s.Queue.Type == scenario.Stream})
 		if ctr != nil {
 			ut = single(ctr)

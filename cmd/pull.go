@@ -7,19 +7,19 @@ import (
 
 	"github.com/docker/docker/client"
 
-	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/broker/docker"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
 // ensureImage pulls the scenario's broker image when the engine lacks it
-// (broker.EnsureImage), before any container of the run is created (a
+// (docker.EnsureImage), before any container of the run is created (a
 // cluster's nodes share it, so it is pulled once). On a terminal the pull
 // is the progress line ("pulling IMAGE: 45.2 MB of 120.0 MB"), then a
 // phase line; elsewhere two log lines say it began and ended. Ctrl-C stops
 // the pull: nothing has been created yet.
 func (o *runOpts) ensureImage(ctx context.Context, log *slog.Logger, cli *client.Client, s *scenario.Scenario) error {
 	start := time.Now()
-	pulled, err := broker.EnsureImage(ctx, cli, log, s.Broker.Image, o.prog.pulling)
+	pulled, err := docker.EnsureImage(ctx, cli, log, s.Broker.Image, o.prog.pulling)
 	if pulled {
 		o.prog.pulled(s.Broker.Image, time.Since(start))
 	}

@@ -31,7 +31,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/jsonmessage"
 
-	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/broker/docker"
 )
 
 const registryBin = "/usr/bin/docker-registry"
@@ -189,7 +189,7 @@ func TestRunPullsMissingImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lines []string
-	pulled, err := broker.EnsureImage(context.Background(), cli, slog.New(slog.DiscardHandler), ref, func(l string) { lines = append(lines, l) })
+	pulled, err := docker.EnsureImage(context.Background(), cli, slog.New(slog.DiscardHandler), ref, func(l string) { lines = append(lines, l) })
 	if !pulled || err != nil || len(lines) < 3 || lines[0] != "pulling "+ref || lines[len(lines)-1] != "pulling "+ref+": 3.0 MB of 3.0 MB" {
 		t.Errorf("pulled %v, err %v, progress lines:\n%s", pulled, err, strings.Join(lines, "\n"))
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/docker/docker/client"
 	"github.com/spf13/cobra"
 
-	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/broker/docker"
 	"github.com/rmqtorture/rmqtorture/broker/stream"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
@@ -27,7 +27,7 @@ import (
 )
 
 type runOpts struct {
-	// engine describes the container engine (broker.EngineDescription),
+	// engine describes the container engine (docker.EngineDescription),
 	// for result.json; "" with --uri.
 	engine    string
 	modes     []string
@@ -43,7 +43,7 @@ type runOpts struct {
 	out        string
 	hostPort   int
 	// address is --broker-address: the engine host's IP that ports are
-	// published on and clients dial (broker.DefaultAddress unless set).
+	// published on and clients dial (docker.DefaultAddress unless set).
 	address     string
 	all         bool
 	queueTypes  []string
@@ -161,7 +161,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	fl.BoolVar(&o.keep, "keep", false, "keep the broker container at the end")
 	fl.StringVar(&o.out, "out", "rmqtorture-results", "folder under which each run writes its report folder")
 	fl.IntVar(&o.hostPort, "port", 0, "host port to publish AMQP on, on --broker-address (default: a free one)")
-	fl.StringVar(&o.address, "broker-address", broker.DefaultAddress, "IP address of the Docker Engine's host to publish the broker's ports on and send traffic to (a remote engine's: DOCKER_HOST=ssh://… or tcp://…)")
+	fl.StringVar(&o.address, "broker-address", docker.DefaultAddress, "IP address of the Docker Engine's host to publish the broker's ports on and send traffic to (a remote engine's: DOCKER_HOST=ssh://… or tcp://…)")
 	fl.BoolVar(&o.all, "all", false, "run every scenario in the file, in file order")
 	fl.StringSliceVar(&o.queueTypes, "queue-types", nil, "matrix: run every mode on each of these queue types (quorum, classic)")
 	fl.StringSliceVar(&o.persistence, "persistence", nil, "matrix: run every mode with each of these (persistent, transient)")
@@ -207,7 +207,7 @@ func (o *runOpts) apply(c *cobra.Command, file string, s *scenario.Scenario) ([]
 		return nil, fmt.Errorf("--port must be within 1–65535, got %d", o.hostPort)
 	}
 	if fl.Changed("broker-address") {
-		a, err := broker.CheckAddress(o.address)
+		a, err := docker.CheckAddress(o.address)
 		if err != nil {
 			return nil, fmt.Errorf("--broker-address: %w", err)
 		}
@@ -462,13 +462,13 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 		if err := checkDockerEnv(); err != nil {
 			return usageErr(err)
 		}
-		cli, err = broker.Docker(ctx)
+		cli, err = docker.Connect(ctx)
 		if err != nil {
 			return notStarted(ctx, causeErr(CauseDockerUnreachable, err))
 		}
 		defer cli.Close()
-		o.engine = broker.EngineDescription(ctx, cli)
-		log.Info("Docker Engine", "host", broker.EngineHost(), "broker_address", o.address, "engine", o.engine)
+		o.engine = docker.EngineDescription(ctx, cli)
+		log.Info("Docker Engine", "host", docker.EngineHost(), "broker_address", o.address, "engine", o.engine)
 		sweepBeforeRun(ctx, log, cli)
 	}
 	if o.container != "" {
@@ -561,7 +561,7 @@ func (o *runOpts) haveImages(ctx context.Context, log *slog.Logger, cli *client.
 		}
 		seen[plans[i].Broker.Image] = true
 		if err := o.ensureImage(ctx, log, cli, &plans[i]); err != nil {
-			if errors.Is(err, broker.ErrImageMissing) {
+			if errors.Is(err, docker.ErrImageMissing) {
 				return notStarted(ctx, causeErr(CauseImageMissing, err))
 			}
 			return notStarted(ctx, causeErr(CauseOperational, err))
@@ -618,8 +618,8 @@ func (o *runOpts) preflight() error {
 // or one of --containers) can be the broker or a node, before anything
 // starts.
 func checkContainer(ctx context.Context, cli *client.Client, flag, name string) error {
-	err := broker.CheckAttachable(ctx, cli, name)
-	for kind, cause := range map[error]Cause{broker.ErrNoSuchContainer: CauseNoSuchContainer, broker.ErrContainerStopped: CauseContainerStopped, broker.ErrNoAMQPPort: CauseNoAMQPPort} {
+	err := docker.CheckAttachable(ctx, cli, name)
+	for kind, cause := range map[error]Cause{docker.ErrNoSuchContainer: CauseNoSuchContainer, docker.ErrContainerStopped: CauseContainerStopped, docker.ErrNoAMQPPort: CauseNoAMQPPort} {
 		if errors.Is(err, kind) {
 			return causeErr(cause, fmt.Errorf("%s %s: %w", flag, name, err))
 		}
@@ -711,7 +711,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	}
 	res.Warnings = append(res.Warnings, settingWarnings(c, s, res.BrokerVersion)...)
 	if ut.streamAddr != nil {
-		runner.StreamTraffic = &stream.Traffic{AMQP: ut.traffic(log), Addr: ut.streamAddr}
+		runner.StreamTraffic = &stream.Traffic{Traffic: ut.traffic(log), Addr: ut.streamAddr}
 	}
 	runCells(ctx, log, runner, s, res, runner.OnModeDone)
 	scanBrokerLog(ctx, log, ut.logs, res)

@@ -23,7 +23,7 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/pkg/stdcopy"
 
-	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/broker/docker"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -33,11 +33,11 @@ import (
 var (
 	shared struct {
 		mu  sync.Mutex
-		ctr *broker.Container
+		ctr *docker.Container
 	}
 	sharedCl struct {
 		mu sync.Mutex
-		c  *broker.Cluster
+		c  *docker.Cluster
 	}
 )
 
@@ -121,7 +121,7 @@ func shareable(t *testing.T, file, name string, extra []string) sharing {
 // sharedBroker returns the process's broker, creating it when there is
 // none: a labelled container kept from cleanup's default sweep (other tests
 // run cleanup), removed by TestMain.
-func sharedBroker(t *testing.T) *broker.Container {
+func sharedBroker(t *testing.T) *docker.Container {
 	t.Helper()
 	shared.mu.Lock()
 	defer shared.mu.Unlock()
@@ -132,7 +132,7 @@ func sharedBroker(t *testing.T) *broker.Container {
 	defer cancel()
 	cli := dockerClient(t)
 	id := fmt.Sprintf("shared-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
-	ctr, err := broker.Create(ctx, cli, slog.New(slog.NewTextHandler(io.Discard, nil)), broker.CreateOptions{Image: testImage(), RunID: id, Keep: true})
+	ctr, err := docker.Create(ctx, cli, slog.New(slog.NewTextHandler(io.Discard, nil)), docker.CreateOptions{Image: testImage(), RunID: id, Keep: true})
 	if err != nil {
 		if ctr != nil {
 			_ = ctr.Remove(context.Background())
@@ -189,7 +189,7 @@ func sharedCluster(t *testing.T) []string {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		id := fmt.Sprintf("sharedcl-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
-		c, err := broker.CreateCluster(ctx, dockerClient(t), slog.New(slog.DiscardHandler), broker.ClusterOptions{Image: testImage(), RunID: id, Nodes: 3, Keep: true})
+		c, err := docker.CreateCluster(ctx, dockerClient(t), slog.New(slog.DiscardHandler), docker.ClusterOptions{Image: testImage(), RunID: id, Nodes: 3, Keep: true})
 		if err == nil {
 			err = c.WaitFormed(ctx, 2*time.Minute)
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/docker/go-connections/nat"
 
 	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/broker/docker"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -109,7 +110,7 @@ func TestRunAgainstURI(t *testing.T) {
 // startUserBrokerAs starts a user's broker (startUserBroker) with user
 // user, password password and the vhost vh, and returns it and its URI
 // once it accepts that user's login.
-func startUserBrokerAs(t *testing.T, cli *client.Client, user, password string) (*broker.Container, string) {
+func startUserBrokerAs(t *testing.T, cli *client.Client, user, password string) (*docker.Container, string) {
 	t.Helper()
 	ctx := context.Background()
 	ctr, port := startUserBroker(t, cli)
@@ -133,11 +134,11 @@ func startUserBrokerAs(t *testing.T, cli *client.Client, user, password string) 
 	return ctr, uri
 }
 
-func startUserBroker(t *testing.T, cli *client.Client) (*broker.Container, int) {
+func startUserBroker(t *testing.T, cli *client.Client) (*docker.Container, int) {
 	ctx := context.Background()
 	port := freeLocalPort(t)
 	amqpPort := nat.Port("5672/tcp")
-	created, err := cli.ContainerCreate(ctx, &container.Config{Image: brokerImage(), ExposedPorts: nat.PortSet{amqpPort: {}}, Labels: broker.Labels("uri-test", false)},
+	created, err := cli.ContainerCreate(ctx, &container.Config{Image: brokerImage(), ExposedPorts: nat.PortSet{amqpPort: {}}, Labels: docker.Labels("uri-test", false)},
 		&container.HostConfig{PortBindings: nat.PortMap{amqpPort: {{HostIP: "127.0.0.1", HostPort: strconv.Itoa(port)}}}}, nil, nil, "")
 	if err != nil {
 		t.Fatal(err)
@@ -146,7 +147,7 @@ func startUserBroker(t *testing.T, cli *client.Client) (*broker.Container, int) 
 	if err := cli.ContainerStart(ctx, created.ID, container.StartOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	ctr, err := broker.Attach(ctx, cli, slog.New(slog.DiscardHandler), created.ID, "")
+	ctr, err := docker.Attach(ctx, cli, slog.New(slog.DiscardHandler), created.ID, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func startUserBroker(t *testing.T, cli *client.Client) (*broker.Container, int) 
 func ownContainers(t *testing.T, cli *client.Client) int {
 	t.Helper()
 	list, err := cli.ContainerList(context.Background(), container.ListOptions{All: true,
-		Filters: filters.NewArgs(filters.Arg("label", broker.LabelPID+"="+strconv.Itoa(os.Getpid())))})
+		Filters: filters.NewArgs(filters.Arg("label", docker.LabelPID+"="+strconv.Itoa(os.Getpid())))})
 	if err != nil {
 		t.Fatal(err)
 	}

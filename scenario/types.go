@@ -2,7 +2,7 @@
 // scenarios.yaml, strict loading and validation with file:line errors), the
 // Runner that drives one scenario through a broker and its traffic, and the
 // pure Judge that turns a reconciled ledger into a verdict. It imports neither
-// AMQP nor Docker: the broker package implements the interfaces it consumes.
+// AMQP nor Docker: the broker packages implement the interfaces it consumes.
 package scenario
 
 import (

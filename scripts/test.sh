@@ -3,7 +3,7 @@
 #
 #   scripts/test.sh            the gate (what .ci/run runs, ≤ 20 min on
 #                              2 cores): every package's unit tests, the
-#                              broker package's single-broker integration
+#                              broker packages' single-broker integration
 #                              tests, and the cmd tests whose line in
 #                              scripts/test-weights.txt says "gate": together
 #                              they cover every fault action, ledger class,
@@ -11,7 +11,7 @@
 #                              broker (docs/testing.md, "What the gate covers").
 #   scripts/test.sh --full     every test: the gate, the "full" tier (the
 #                              soak, 5-node partitions, the longer forms),
-#                              the broker package's cluster tests, and the
+#                              broker/docker's cluster tests, and the
 #                              publisher benchmark's long form.
 #   scripts/test.sh --slice K/N   the full tier's tests that are not in the
 #                              gate, dealt by weight into N slices, slice K
@@ -156,12 +156,12 @@ done
 
 status=0
 # The other packages' tests, but for those the weights file lists (the
-# broker package's cluster tests, run after the shards so that no two
+# broker/docker package's cluster tests, run after the shards so that no two
 # clusters boot at once), run beside the shards in one go test process;
 # a slice runs none of them.
 if [ "$what" != slice ]; then
   skip=()
-  for t in "${!tier[@]}"; do [[ "$t" == cmd/* ]] || skip+=("${t#*/}"); done
+  for t in "${!tier[@]}"; do [[ "$t" == cmd/* ]] || skip+=("${t##*/}"); done
   skipre=$(IFS='|'; echo "^(${skip[*]})\$")
   # shellcheck disable=SC2046 # one word per package
   go test -race -count=1 ${RMQT_TEST_VERBOSE:+-v} -timeout 30m -skip "$skipre" $(go list ./... | grep -v '/cmd$') || status=1
@@ -174,11 +174,11 @@ for entry in "${pids[@]}"; do
   cat "$logs/$name.log"
 done
 for t in "${others[@]}"; do
-  echo "== ${t%%/*} ${t#*/}"
-  go test -race -count=1 ${RMQT_TEST_VERBOSE:+-v} -timeout 20m -run "^${t#*/}\$" "./${t%%/*}" || status=1
+  echo "== ${t%/*} ${t##*/}"
+  go test -race -count=1 ${RMQT_TEST_VERBOSE:+-v} -timeout 20m -run "^${t##*/}\$" "./${t%/*}" || status=1
 done
 if [ "$what" = full ]; then
   echo "== the publisher benchmark's long form (RMQT_BENCH_LONG=1, without -race)"
-  RMQT_BENCH_LONG=1 go test -count=1 -timeout 30m -run '^TestPublisherVersusBareClient$' -v ./broker || status=1
+  RMQT_BENCH_LONG=1 go test -count=1 -timeout 30m -run '^TestPublisherVersusBareClient$' -v ./broker/amqp || status=1
 fi
 exit $status

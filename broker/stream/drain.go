@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rmqtorture/rmqtorture/broker"
 	"strconv"
 	"sync"
 	"time"
@@ -12,6 +11,7 @@ import (
 	streamamqp "github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 
+	"github.com/rmqtorture/rmqtorture/broker/amqp"
 	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/engine"
 )
@@ -105,7 +105,7 @@ func streamMessageID(m *streamamqp.Message) (id string, attempt int) {
 	default:
 		id = fmt.Sprint(v)
 	}
-	switch v := m.ApplicationProperties[broker.AttemptHeader].(type) {
+	switch v := m.ApplicationProperties[amqp.AttemptHeader].(type) {
 	case int32:
 		attempt = int(v)
 	case int64:

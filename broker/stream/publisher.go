@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/rmqtorture/rmqtorture/broker"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,6 +11,7 @@ import (
 	streamamqp "github.com/rabbitmq/rabbitmq-stream-go-client/pkg/amqp"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 
+	"github.com/rmqtorture/rmqtorture/broker/amqp"
 	"github.com/rmqtorture/rmqtorture/broker/internal/traffic"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
@@ -213,7 +213,7 @@ func (p *streamPublisher) dial(conn int) (*streamEpoch, error) {
 // property, and seq+1 as its publishing id.
 func (p *streamPublisher) message(seq, attempt int) *streamamqp.AMQP10 {
 	id := p.p.Ledger.MessageID(seq)
-	body, isJSON := broker.OrderBody(id, seq, p.p.MessageSizeBytes, p.p.MessageSizeSet || p.p.MessageSizeBytes > 0)
+	body, isJSON := amqp.OrderBody(id, seq, p.p.MessageSizeBytes, p.p.MessageSizeSet || p.p.MessageSizeBytes > 0)
 	contentType := "application/json"
 	if !isJSON {
 		contentType = "application/octet-stream" // cut below the order's JSON
@@ -221,7 +221,7 @@ func (p *streamPublisher) message(seq, attempt int) *streamamqp.AMQP10 {
 	m := streamamqp.NewMessage(body)
 	m.Properties = &streamamqp.MessageProperties{MessageID: id, ContentType: contentType, CreationTime: time.Now()}
 	if attempt > 0 {
-		m.ApplicationProperties = map[string]any{broker.AttemptHeader: int32(attempt)}
+		m.ApplicationProperties = map[string]any{amqp.AttemptHeader: int32(attempt)}
 	}
 	m.SetPublishingId(int64(seq) + 1)
 	return m

@@ -20,7 +20,7 @@ import (
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/logs"
 	"github.com/rabbitmq/rabbitmq-stream-go-client/pkg/stream"
 
-	"github.com/rmqtorture/rmqtorture/broker"
+	brokeramqp "github.com/rmqtorture/rmqtorture/broker/amqp"
 	"github.com/rmqtorture/rmqtorture/engine"
 )
 
@@ -28,7 +28,7 @@ import (
 // Consume are AMQP's (a stream is declared as x-queue-type stream); Publish
 // and Drain speak the stream protocol.
 type Traffic struct {
-	*broker.AMQP
+	*brokeramqp.Traffic
 	// Addr returns the broker's stream protocol address ("" when it
 	// publishes none).
 	Addr func() string

@@ -2,7 +2,7 @@ package stream
 
 import (
 	"context"
-	"github.com/rmqtorture/rmqtorture/broker"
+	"github.com/rmqtorture/rmqtorture/broker/amqp"
 	"io"
 	"log/slog"
 	"reflect"
@@ -23,7 +23,7 @@ import (
 // With no stream port published (an empty StreamAddr) a stream traffic
 // fails with a hint instead of dialling nothing.
 func TestStreamWithoutAPort(t *testing.T) {
-	s := &Traffic{AMQP: &broker.AMQP{URL: func() string { return "amqp://guest:guest@127.0.0.1:5999/" }, Log: quiet}, Addr: func() string { return "" }}
+	s := &Traffic{Traffic: &amqp.Traffic{URL: func() string { return "amqp://guest:guest@127.0.0.1:5999/" }, Log: quiet}, Addr: func() string { return "" }}
 	if _, err := s.environment(); err != errNoStreamPort {
 		t.Errorf("environment without a stream port: %v", err)
 	}
@@ -50,7 +50,7 @@ func ctxTimeout(t *testing.T, d time.Duration) context.Context {
 // testStreamEpoch is a stream publisher of n orders and one epoch with no
 // connection: enough for the bookkeeping of its confirmations.
 func testStreamEpoch(n, window int, republish scenario.Republish) *streamEpoch {
-	p := &streamPublisher{s: &Traffic{AMQP: &broker.AMQP{Log: quiet}},
+	p := &streamPublisher{s: &Traffic{Traffic: &amqp.Traffic{Log: quiet}},
 		p: engine.PublishPlan{Queue: "q", Mode: scenario.ConfirmWindow, Messages: n, Window: window, Republish: republish,
 			Ledger: metrics.NewLedger("t-", n), Latency: metrics.NewLatency(), Timeline: metrics.NewTimeline(time.Now())},
 		tracker: metrics.NewConfirmTracker()}

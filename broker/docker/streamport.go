@@ -1,0 +1,63 @@
+package docker
+
+// The container side of streams (broker/stream speaks their protocol):
+// the stream plugin enabled and its port published.
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/go-connections/nat"
+)
+
+// streamPort is the stream protocol's listener inside the container.
+const streamPort = nat.Port("5552/tcp")
+
+// enableStreams sets up a container about to be created for streams when
+// opts.Streams is set: the rabbitmq_stream plugin enabled at start
+// (RABBITMQ_ENABLED_PLUGINS, so the image needs no change), 5552 published
+// on a free port of opts.Address (127.0.0.1 unless named), and that address advertised to clients
+// (rabbitmq_stream's advertised_host and advertised_port, the
+// stream.advertised_* keys of rabbitmq.conf): a stream client connects to
+// the host and port the broker advertises, and the container's own
+// hostname and port are unreachable from the host. It returns the host
+// port (0 when streams are off).
+func enableStreams(opts CreateOptions, cfg *container.Config, host *container.HostConfig) (int, error) {
+	if !opts.Streams {
+		return 0, nil
+	}
+	port, err := freePort(opts.Address)
+	if err != nil {
+		return 0, err
+	}
+	ip := hostIP(opts.Address) // an IP literal (CheckAddress): safe in an Erlang string
+	cfg.ExposedPorts[streamPort] = struct{}{}
+	host.PortBindings[streamPort] = []nat.PortBinding{{HostIP: ip, HostPort: strconv.Itoa(port)}}
+	cfg.Env = append(cfg.Env, "RABBITMQ_ENABLED_PLUGINS=rabbitmq_stream",
+		fmt.Sprintf(`RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS=-rabbitmq_stream advertised_host "%s" -rabbitmq_stream advertised_port %d`, ip, port))
+	return port, nil
+}
+
+// readStreamPort reads the published stream port of an attached container
+// (0 when it publishes none).
+func (c *Container) readStreamPort(info container.InspectResponse) {
+	c.streamHostPort.Store(0)
+	for _, b := range info.NetworkSettings.Ports[streamPort] {
+		if p, err := strconv.Atoi(b.HostPort); err == nil && reachableOn(b.HostIP, c.address) {
+			c.streamHostPort.Store(int64(p))
+			return
+		}
+	}
+}
+
+// StreamAddr is the broker's stream protocol address (on its host
+// address, 127.0.0.1 unless the user named another), or "" when the container publishes no stream port.
+func (c *Container) StreamAddr() string {
+	p := c.streamHostPort.Load()
+	if p == 0 {
+		return ""
+	}
+	return net.JoinHostPort(hostIP(c.address), strconv.FormatInt(p, 10))
+}

@@ -1,7 +1,0 @@
-//go:build !race
-
-package broker
-
-// raceDetector is true in a test binary built with -race: timing
-// measurements then mean nothing (TestPublisherVersusBareClient skips).
-const raceDetector = false
