@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/docker/client"
 	"github.com/spf13/cobra"
 
 	"github.com/rmqtorture/rmqtorture/broker/docker"
@@ -93,7 +92,7 @@ anything without the label. A run does the default cleanup before it starts.`,
 // processes left in the state folder. did is told each thing done (or, with
 // dry, that would be done), skip each thing of this user's left in place.
 type sweeper struct {
-	cli       *client.Client
+	cli       *docker.Engine
 	scope     docker.Scope
 	dry       bool
 	did, skip func(string)
@@ -190,7 +189,7 @@ func (s sweeper) restore(ctx context.Context) (swept, error) {
 // sweepBeforeRun is the default cleanup a run does before it starts: what
 // dead rmqtorture processes of this user on this host left behind goes,
 // each removal and restore logged; a failure is logged, not fatal.
-func sweepBeforeRun(ctx context.Context, log *slog.Logger, cli *client.Client) {
+func sweepBeforeRun(ctx context.Context, log *slog.Logger, cli *docker.Engine) {
 	s := sweeper{cli: cli,
 		did:  func(msg string) { log.Info("leftover of an earlier run: " + msg) },
 		skip: func(string) {}}

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/docker/docker/client"
 	"github.com/spf13/cobra"
 
 	"github.com/rmqtorture/rmqtorture/broker/amqp"
@@ -90,7 +89,7 @@ func cluster(c *docker.Cluster) *underTest {
 // and the cause and error the scenario returns: a broker that never became
 // ready (or Ctrl-C while waiting for it) is first written to dir as an
 // inconclusive (interrupted) result.
-func (o *runOpts) provision(ctx context.Context, c *cobra.Command, log *slog.Logger, cli *client.Client, s *scenario.Scenario, res *scenario.Result, dir string, sr *scenarioRun) (*underTest, Cause, error) {
+func (o *runOpts) provision(ctx context.Context, c *cobra.Command, log *slog.Logger, cli *docker.Engine, s *scenario.Scenario, res *scenario.Result, dir string, sr *scenarioRun) (*underTest, Cause, error) {
 	ut, release, err := o.createOrAttach(ctx, log, cli, s, res.RunID)
 	if err != nil {
 		sr.provisionedWith(release, res)
@@ -137,7 +136,7 @@ func (o *runOpts) provision(ctx context.Context, c *cobra.Command, log *slog.Log
 // interrupt inside ContainerCreate could otherwise leave a container that
 // nobody removes. release, never nil, removes what this run created (also
 // ignoring Ctrl-C) unless --keep, in which case it logs where it is kept.
-func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *client.Client, s *scenario.Scenario, runID string) (*underTest, func(), error) {
+func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *docker.Engine, s *scenario.Scenario, runID string) (*underTest, func(), error) {
 	if o.uri == "" && len(o.containers) == 0 && o.container == "" {
 		// Pulled before anything is created, and interruptible: a pull
 		// can take longer than creation's own bound.

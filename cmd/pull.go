@@ -5,8 +5,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/docker/docker/client"
-
 	"github.com/rmqtorture/rmqtorture/broker/docker"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -17,7 +15,7 @@ import (
 // is the progress line ("pulling IMAGE: 45.2 MB of 120.0 MB"), then a
 // phase line; elsewhere two log lines say it began and ended. Ctrl-C stops
 // the pull: nothing has been created yet.
-func (o *runOpts) ensureImage(ctx context.Context, log *slog.Logger, cli *client.Client, s *scenario.Scenario) error {
+func (o *runOpts) ensureImage(ctx context.Context, log *slog.Logger, cli *docker.Engine, s *scenario.Scenario) error {
 	start := time.Now()
 	pulled, err := docker.EnsureImage(ctx, cli, log, s.Broker.Image, o.prog.pulling)
 	if pulled {

@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/docker/docker/client"
 	"github.com/spf13/cobra"
 
 	"github.com/rmqtorture/rmqtorture/broker/docker"
@@ -457,7 +456,7 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 		return err
 	}
 	// A broker named with --uri is reached over AMQP only: no Docker.
-	var cli *client.Client
+	var cli *docker.Engine
 	if o.uri == "" {
 		if err := checkDockerEnv(); err != nil {
 			return usageErr(err)
@@ -550,7 +549,7 @@ func (o *runOpts) plan(c *cobra.Command, g *globalOpts, runs []planned) ([]scena
 // is had (pulled if need be) before the first starts: an image missing for
 // the third run must not cost the first two their time. One run pulls its
 // image as it starts; --container, --containers and --uri use no image.
-func (o *runOpts) haveImages(ctx context.Context, log *slog.Logger, cli *client.Client, plans []scenario.Scenario) error {
+func (o *runOpts) haveImages(ctx context.Context, log *slog.Logger, cli *docker.Engine, plans []scenario.Scenario) error {
 	if cli == nil || len(plans) < 2 || o.container != "" || len(o.containers) > 0 {
 		return nil
 	}
@@ -617,7 +616,7 @@ func (o *runOpts) preflight() error {
 // checkContainer checks that a container named with flag (--container,
 // or one of --containers) can be the broker or a node, before anything
 // starts.
-func checkContainer(ctx context.Context, cli *client.Client, flag, name string) error {
+func checkContainer(ctx context.Context, cli *docker.Engine, flag, name string) error {
 	err := docker.CheckAttachable(ctx, cli, name)
 	for kind, cause := range map[error]Cause{docker.ErrNoSuchContainer: CauseNoSuchContainer, docker.ErrContainerStopped: CauseContainerStopped, docker.ErrNoAMQPPort: CauseNoAMQPPort} {
 		if errors.Is(err, kind) {
@@ -666,7 +665,7 @@ func worse(a, b Cause) Cause {
 // only when no broker could be had at all or the report could not be
 // written. A second interrupt writes what is known and removes the
 // container meanwhile (see interrupt.go).
-func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOpts, log *slog.Logger, cli *client.Client, s *scenario.Scenario, warnings []string) (Cause, error) {
+func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOpts, log *slog.Logger, cli *docker.Engine, s *scenario.Scenario, warnings []string) (Cause, error) {
 	runID := newRunID()
 	part := o.partOf(s)
 	if part != nil {

@@ -47,6 +47,12 @@ const amqpPort = nat.Port("5672/tcp")
 // ErrImageMissing means the broker image is not in the local engine.
 var ErrImageMissing = errors.New("broker image missing")
 
+// Engine is a connection to the Docker Engine API (or Podman's compatible
+// API) that Connect returns and every function of this package that acts
+// on containers takes: callers outside broker/ hold it without importing
+// the Docker client themselves.
+type Engine = client.Client
+
 // Connect returns a client for the engine DOCKER_HOST names (unix://,
 // tcp:// with DOCKER_TLS_VERIFY and DOCKER_CERT_PATH, or ssh://), or else
 // the Docker CLI context DOCKER_CONTEXT or `docker context use` chose (see
@@ -55,7 +61,7 @@ var ErrImageMissing = errors.New("broker image missing")
 // compatible API 1.41 too (BROKER-FACTS.md). It pings the engine so an
 // unreachable one fails here, clearly; errors name DOCKER_HOST with any
 // password masked.
-func Connect(ctx context.Context) (*client.Client, error) {
+func Connect(ctx context.Context) (*Engine, error) {
 	e := resolveEngine()
 	opts, err := e.clientOpts()
 	if err != nil {
