@@ -1,9 +1,8 @@
 package amqp
 
 import (
+	"context"
 	"testing"
-
-	"github.com/docker/docker/client"
 
 	"github.com/rmqtorture/rmqtorture/broker/docker"
 	"github.com/rmqtorture/rmqtorture/broker/internal/brokertest"
@@ -15,4 +14,13 @@ var quiet = brokertest.Quiet
 
 func testImage() string { return brokertest.Image() }
 
-func startBroker(t *testing.T) (*client.Client, *docker.Container) { return brokertest.StartBroker(t) }
+// startBroker creates a labelled broker container for one test and removes
+// it when the test ends.
+func startBroker(t *testing.T) (*docker.Engine, *docker.Container) {
+	t.Helper()
+	cli := brokertest.Connect(t, docker.Connect)
+	c := brokertest.Start(t, func(ctx context.Context, runID string) (*docker.Container, error) {
+		return docker.Create(ctx, cli, quiet, docker.CreateOptions{Image: testImage(), RunID: runID})
+	})
+	return cli, c
+}

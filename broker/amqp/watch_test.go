@@ -12,6 +12,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/brokertest"
 	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -168,16 +169,8 @@ func TestWatcherDeadlines(t *testing.T) {
 	}
 }
 
-// closedPort returns a URL nothing listens on.
-func closedPort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "amqp://guest:guest@" + addr + "/"
-}
+// closedPort returns a URL nothing listens on (brokertest.ClosedPort).
+func closedPort(t *testing.T) string { return brokertest.ClosedPort(t) }
 
 // Without a broker: the publisher gives up after its reconnect timeout,
 // the drain at its deadline, the live consumers stop when asked, and

@@ -7,53 +7,30 @@ package docker
 import (
 	"context"
 	"errors"
-	"io"
-	"log/slog"
 	"net"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/client"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/rmqtorture/rmqtorture/broker/internal/brokertest"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
-func testImage() string {
-	if img := os.Getenv("RMQT_IMAGE"); img != "" {
-		return img
-	}
-	return scenario.DefaultImage
-}
+func testImage() string { return brokertest.Image() }
 
-var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+var quiet = brokertest.Quiet
 
 // startBroker creates a labelled broker container for one test and removes
 // it when the test ends.
-func startBroker(t *testing.T) (*client.Client, *Container) {
+func startBroker(t *testing.T) (*Engine, *Container) {
 	t.Helper()
-	ctx := context.Background()
 	cli := testDocker(t)
-	runID := "test" + strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
-	runID = runID[:min(len(runID), 40)] + "-" + time.Now().Format("150405.000")
-	runID = strings.ReplaceAll(runID, ".", "")
-	c, err := Create(ctx, cli, quiet, CreateOptions{Image: testImage(), RunID: runID})
-	if c != nil {
-		t.Cleanup(func() {
-			if err := c.Remove(context.Background()); err != nil {
-				t.Errorf("remove: %v", err)
-			}
-		})
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.WaitReady(ctx, scenario.BrokerTarget(), 90*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	c := brokertest.Start(t, func(ctx context.Context, runID string) (*Container, error) {
+		return Create(ctx, cli, quiet, CreateOptions{Image: testImage(), RunID: runID})
+	})
 	return cli, c
 }
 
@@ -167,26 +144,7 @@ func TestUnreachableDockerIsAClearError(t *testing.T) {
 
 // testDocker skips an integration test under -short and returns a Docker
 // client, closed when the test ends.
-func testDocker(t *testing.T) *client.Client {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs Docker and the broker image")
-	}
-	cli, err := Connect(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cli.Close() })
-	return cli
-}
+func testDocker(t *testing.T) *Engine { return brokertest.Connect(t, Connect) }
 
-// closedPort returns a URL nothing listens on.
-func closedPort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return "amqp://guest:guest@" + addr + "/"
-}
+// closedPort returns a URL nothing listens on (brokertest.ClosedPort).
+func closedPort(t *testing.T) string { return brokertest.ClosedPort(t) }
