@@ -285,12 +285,16 @@ func (p *parser) validateFault(fp string, s *Scenario, f Fault) {
 	}
 }
 
-// validateOwnParams refuses the command's parameters on a step whose
-// action does not take them, then runs the action's own checks.
+// validateOwnParams refuses the command's and assert-whole's parameters
+// on a step whose action does not take them (naming the actions that do), then runs the action's own checks.
 func (p *parser) validateOwnParams(fp string, f Fault) {
 	for _, k := range []Param{ParamInject, ParamRecover, ParamTimeout, ParamReady, ParamState} {
 		if p.has(fp+"."+string(k)) && !f.Action.Takes(k) {
-			p.fail(fp+"."+string(k), "only command takes %s, not %s", k, f.Action)
+			by, verb := taking(k), "take"
+			if len(by) == 1 {
+				verb = "takes"
+			}
+			p.fail(fp+"."+string(k), "only %s %s %s, not %s", andList(by), verb, k, f.Action)
 		}
 	}
 	if own := actionTable[f.Action].validate; own != nil {
