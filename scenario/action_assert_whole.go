@@ -21,7 +21,7 @@ var assertWholeSpec = ActionSpec{
 	Name:   AssertWhole,
 	Params: []Param{ParamTimeout},
 	Leaves: "up", Repeatable: true, ClusterOnly: true, Asserts: true,
-	While: "while a assert-whole fault was in effect",
+	While: "while rmqtorture checked that the cluster was whole",
 	defaults: func(d defaulter, fp string, f *Fault) {
 		d.dur(fp+"timeout", &f.Timeout, DefaultAssertWholeTimeout)
 	},

@@ -32,7 +32,7 @@ var commandSpec = ActionSpec{
 	Params:   []Param{ParamInject, ParamRecover, ParamTimeout, ParamReady, ParamState, ParamDown},
 	Recovers: true, Leaves: "as its command left it", FromTrigger: true, Repeatable: true,
 	BrokerDown: true, UserCommand: true, DowntimeFromConnections: true,
-	While: "while a command fault was in effect",
+	While: "while the scenario's command step was in effect",
 	defaults: func(d defaulter, fp string, f *Fault) {
 		d.dur(fp+"timeout", &f.Timeout, DefaultCommandTimeout)
 	},

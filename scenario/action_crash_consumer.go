@@ -15,7 +15,7 @@ var crashConsumerSpec = ActionSpec{
 	Name:   CrashConsumer,
 	Params: []Param{ParamDown},
 	Leaves: "up", ClientSide: true, Repeatable: true, CrashesConsumer: true,
-	While: "while a crash-consumer fault was in effect",
+	While: "while a consumer had crashed",
 	defaults: func(d defaulter, fp string, f *Fault) {
 		d.dur(fp+"down", &f.Down, 2*time.Second)
 	},

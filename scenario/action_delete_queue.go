@@ -15,7 +15,7 @@ var deleteQueueSpec = ActionSpec{
 	Name:     DeleteQueue,
 	Params:   []Param{ParamDown},
 	Recovers: true, Leaves: "queue deleted", Repeatable: true, RemovesMessages: true, DeletesQueue: true,
-	While:         "while a delete-queue fault was in effect",
+	While:         "while the queue under test was deleted",
 	validateQueue: validateDeleteQueue,
 }
 

@@ -13,5 +13,5 @@ var diskAlarmSpec = ActionSpec{
 	Name:     DiskAlarm,
 	Params:   []Param{ParamDown},
 	Recovers: true, Leaves: "alarmed", Repeatable: true, OnPublishing: true, BrokerDown: true,
-	While: "while a disk-alarm fault was in effect",
+	While: "while the broker was under a disk alarm",
 }

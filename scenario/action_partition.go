@@ -12,7 +12,7 @@ var partitionSpec = ActionSpec{
 	Params:   []Param{ParamShape, ParamDown},
 	Recovers: true, Leaves: "partitioned", Repeatable: true, ClusterOnly: true, DefaultTarget: TargetLeader,
 	OnPublishing: true, BrokerDown: true, DowntimeFromConnections: true,
-	While: "while a partition fault was in effect",
+	While: "while the cluster was partitioned",
 	defaults: func(d defaulter, fp string, f *Fault) {
 		if !d.at(fp + "shape") {
 			f.Shape = PartitionIsolate

@@ -10,5 +10,5 @@ var publishToMissingExchangeSpec = ActionSpec{
 	Name:   PublishToMissingExchange,
 	Leaves: "up", ClientSide: true, AMQPOnly: true,
 	Once:  "one misrouted message per scenario",
-	While: "while a publish-to-missing-exchange fault was in effect",
+	While: "after a publish to a missing exchange",
 }

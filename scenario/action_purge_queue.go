@@ -9,5 +9,5 @@ const PurgeQueue Action = "purge-queue"
 var purgeQueueSpec = ActionSpec{
 	Name:   PurgeQueue,
 	Leaves: "up", Repeatable: true, RemovesMessages: true,
-	While: "while a purge-queue fault was in effect",
+	While: "while the queue under test was being purged",
 }

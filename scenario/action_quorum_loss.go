@@ -15,7 +15,7 @@ var quorumLossSpec = ActionSpec{
 	RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true,
 	Repeatable: true, ClusterOnly: true, DefaultTarget: TargetMajority, OnPublishing: true, BrokerDown: true,
 	StopsMajority: true,
-	While:         "while a quorum-loss fault was in effect",
+	While:         "while a majority of the nodes was stopped",
 	validateTarget: func(p *parser, _, tp string, _ int, _ Fault, t Target) {
 		if t.Kind != TargetMajority && t.Kind != TargetAll {
 			p.fail(tp, "quorum-loss stops a majority of the nodes: its target is majority (the default) or all, not %s", t.Kind)

@@ -8,5 +8,5 @@ const Reconnect Action = "reconnect"
 var reconnectSpec = ActionSpec{
 	Name:       Reconnect,
 	IsRecovery: true, Leaves: "up",
-	While: "while a reconnect fault was in effect",
+	While: "while the broker was being reconnected to its network",
 }

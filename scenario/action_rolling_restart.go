@@ -13,5 +13,5 @@ var rollingRestartSpec = ActionSpec{
 	Params: []Param{ParamGrace},
 	Leaves: "up", FromTrigger: true, Repeatable: true, ClusterOnly: true, DefaultTarget: TargetAll,
 	OnPublishing: true, DowntimeFromConnections: true,
-	While: "while a rolling-restart fault was in effect",
+	While: "while the nodes were being restarted one by one",
 }

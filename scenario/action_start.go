@@ -9,5 +9,5 @@ const Start Action = "start"
 var startSpec = ActionSpec{
 	Name:       Start,
 	IsRecovery: true, Leaves: "up", StartsContainer: true,
-	While: "while a start fault was in effect",
+	While: "while the broker was being started",
 }

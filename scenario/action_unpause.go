@@ -8,5 +8,5 @@ const Unpause Action = "unpause"
 var unpauseSpec = ActionSpec{
 	Name:       Unpause,
 	IsRecovery: true, Leaves: "up",
-	While: "while a unpause fault was in effect",
+	While: "while the broker was being unpaused",
 }

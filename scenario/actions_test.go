@@ -188,6 +188,8 @@ func TestEveryFaultActionHasItsPieces(t *testing.T) {
 			t.Errorf("%s: its spec is not registered in actionSpecs (actions.go)", a)
 		} else if s.While == "" {
 			t.Errorf("%s: its spec has no effect text (While)", a)
+		} else if s.While == "while a "+string(a)+" fault was in effect" || !strings.HasPrefix(s.While, "while ") && !strings.HasPrefix(s.While, "after ") {
+			t.Errorf("%s: its effect text %q does not say what the broker went through (\"while the broker was paused\")", a, s.While)
 		}
 		if !heads[string(a)] {
 			t.Errorf("docs/faults.md has no heading \"### %s\" for the fault action %s", a, a)
