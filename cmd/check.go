@@ -143,10 +143,8 @@ func checkRun(dir string) ([]string, error) {
 		if m.History == "" {
 			return lines, causeErr(CauseBadResult, fmt.Errorf("%s: %s has no recorded history (modes[%d].history): nothing to re-judge", dir, label, i))
 		}
-		if !filepath.IsLocal(m.History) || filepath.Base(m.History) != m.History {
-			// A result is a file anyone may have edited: check reads the
-			// run folder, nothing else.
-			return lines, causeErr(CauseBadResult, fmt.Errorf("%s: modes[%d].history %q: not a file name in the run folder", dir, i, m.History))
+		if err := historyName(dir, i, m.History); err != nil {
+			return lines, causeErr(CauseBadResult, err)
 		}
 		diffs, err := recheck(filepath.Join(dir, m.History), res.Messages, m)
 		if err != nil {
@@ -207,6 +205,17 @@ func recheck(path string, messages int, m *scenario.ModeResult) ([]string, error
 		diffs = append(diffs, fmt.Sprintf("verdict reasons: history %q, result.json %q", got.Verdict.Reasons, m.Verdict.Reasons))
 	}
 	return diffs, nil
+}
+
+// historyName refuses a recorded history (modes[i].history of dir's
+// result.json) that is not a plain file name of the run folder: a result
+// is a file anyone may have edited, and check reads the run folder,
+// nothing else.
+func historyName(dir string, i int, name string) error {
+	if !filepath.IsLocal(name) || filepath.Base(name) != name {
+		return fmt.Errorf("%s: modes[%d].history %q: not a file name in the run folder", dir, i, name)
+	}
+	return nil
 }
 
 // openHistory opens the history file at path and reads its header, which

@@ -154,8 +154,16 @@ func burstOf(f *partFolder, q string) *scenario.ModeResult {
 
 // replayInto replays m's history (in f) into *ledger (nil: the first
 // history sizes it), setting aside the deliveries skip names, and returns
-// the replay and the evidence it recorded.
+// the replay and the evidence it recorded. The history must be a file of
+// f's folder (historyName), and record the mode result.json gives it.
 func replayInto(f *partFolder, m *scenario.ModeResult, ledger **metrics.Ledger, skip func(int) bool) (*metrics.Replay, verdict.Evidence, error) {
+	i := 0
+	for i < len(f.res.Modes) && &f.res.Modes[i] != m {
+		i++
+	}
+	if err := historyName(f.dir, i, m.History); err != nil {
+		return nil, verdict.Evidence{}, err
+	}
 	path := filepath.Join(f.dir, m.History)
 	file, r, err := openHistory(path, f.res.Messages)
 	if err != nil {
@@ -173,6 +181,9 @@ func replayInto(f *partFolder, m *scenario.ModeResult, ledger **metrics.Ledger, 
 	ev, err := verdict.FromReplay(rp)
 	if err != nil {
 		return nil, verdict.Evidence{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if ev.Mode != m.Mode {
+		return nil, verdict.Evidence{}, fmt.Errorf("%s: the history records mode %q, result.json names %q for it", path, ev.Mode, m.Mode)
 	}
 	return rp, ev, nil
 }

@@ -145,3 +145,51 @@ func TestCheckSplitRunBadFolders(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckSplitRunRefusesForeignHistories: a part's result.json is a file
+// anyone may have edited. A history named outside its run folder
+// ("../…", even a genuine history of the same part copied there) and a
+// history that records another mode than the one result.json names are
+// bad input (exit 2), as for a whole run, not read nor merged.
+func TestCheckSplitRunRefusesForeignHistories(t *testing.T) {
+	root := t.TempDir()
+	p1, p2, drain := writeSplitFolder(t, root, 1, 2), writeSplitFolder(t, root, 2, 2), writeSplitFolder(t, root, 0, 2, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9)
+	outside := t.TempDir()
+	h, err := os.ReadFile(filepath.Join(p1, "history-0.bin.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(outside, "h.bin.gz"), h, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	edit := func(dir string, change func(*scenario.ModeResult)) {
+		t.Helper()
+		res, err := loadResult(filepath.Join(dir, "result.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		change(&res.Modes[0])
+		b, _ := json.Marshal(res)
+		if err := os.WriteFile(filepath.Join(dir, "result.json"), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rel, err := filepath.Rel(p1, filepath.Join(outside, "h.bin.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(p1, func(m *scenario.ModeResult) { m.History = rel })
+	code, out, errOut := checkCmd(t, p1, p2, drain)
+	want := "rmqtorture: " + p1 + ": modes[0].history \"" + rel + "\": not a file name in the run folder\n"
+	if code != ExitUsage || out != "" || errOut != want {
+		t.Errorf("history outside the folder: exit %d, stdout %q, stderr %q; want 2, %q", code, out, errOut, want)
+	}
+
+	edit(p1, func(m *scenario.ModeResult) { m.History = "history-0.bin.gz" })
+	edit(drain, func(m *scenario.ModeResult) { m.Mode = scenario.FireAndForget })
+	code, out, errOut = checkCmd(t, p1, p2, drain)
+	want = "rmqtorture: " + filepath.Join(drain, "history-0.bin.gz") + ": the history records mode \"confirm-window\", result.json names \"fire-and-forget\" for it\n"
+	if code != ExitUsage || out != "" || errOut != want {
+		t.Errorf("mode differs: exit %d, stdout %q, stderr %q; want 2, %q", code, out, errOut, want)
+	}
+}
