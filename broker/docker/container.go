@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"slices"
@@ -570,7 +571,10 @@ func (c *Container) cannotBecomeReady(ctx context.Context, waited time.Duration)
 	if st.Error != "" {
 		why += ", " + redact.Foreign(st.Error)
 	}
-	if refused := configRefusal(c.logTail(lctx, 200, "\n")); refused != "" {
+	// The whole log (bounded): the refusal comes first, and the crash
+	// reports after it are of any length (a process's crash report with
+	// its state ran past a 200-line tail).
+	if refused := configRefusal(c.logTail(lctx, 0, "\n")); refused != "" {
 		return fmt.Errorf("broker container %q %s (exit code %d%s) after %.1f s: RabbitMQ refused the configuration rmqtorture wrote from the scenario's broker.config: %s",
 			c.Name, verb, st.ExitCode, why, waited.Seconds(), refused)
 	}
@@ -578,17 +582,25 @@ func (c *Container) cannotBecomeReady(ctx context.Context, waited time.Duration)
 		c.Name, verb, st.ExitCode, why, waited.Seconds(), c.logTail(lctx, 8, " | "))
 }
 
-// logTail returns the container's last n log lines joined by sep (" | "
-// for a message): the container may be removed before anyone reads
-// `docker logs`.
+// maxLogRead bounds what logTail reads of a container's log (bytes).
+const maxLogRead = 4 << 20
+
+// logTail returns the container's last n log lines (n 0: its whole log, at
+// most maxLogRead bytes from its start) joined by sep (" | " for a
+// message): the container may be removed before anyone reads `docker logs`.
 func (c *Container) logTail(ctx context.Context, n int, sep string) string {
-	rc, err := c.cli.ContainerLogs(ctx, c.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true, Tail: strconv.Itoa(n)})
+	tail := strconv.Itoa(n)
+	if n <= 0 {
+		tail = "all"
+	}
+	rc, err := c.cli.ContainerLogs(ctx, c.ID, container.LogsOptions{ShowStdout: true, ShowStderr: true, Tail: tail})
 	if err != nil {
 		return "(unavailable: " + err.Error() + ")"
 	}
 	defer rc.Close()
 	var out bytes.Buffer
-	if _, err := stdcopy.StdCopy(&out, &out, rc); err != nil {
+	// A log cut at maxLogRead ends inside a frame: what was read stands.
+	if _, err := stdcopy.StdCopy(&out, &out, io.LimitReader(rc, maxLogRead)); err != nil && out.Len() == 0 {
 		return "(unavailable: " + err.Error() + ")"
 	}
 	// RabbitMQ colours its console log when it believes it has a terminal;
