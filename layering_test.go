@@ -74,6 +74,9 @@ func TestLayering(t *testing.T) {
 		if pkg != "verdict" {
 			checkNoVerdictCalls(t, fset, path, f)
 		}
+		if pkg == "cmd" {
+			checkCmdMetrics(t, fset, path, f)
+		}
 		return nil
 	})
 	if err != nil {
@@ -97,6 +100,29 @@ func checkImports(t *testing.T, path, pkg string, f *ast.File, allowed []string)
 			}
 		}
 	}
+}
+
+// cmdMetrics is what cmd may use of metrics: the vocabulary a run's
+// observers and split runs share (events, the burst's series and
+// timeline, broker states, load parts, the bucket default). The ledger
+// and the history codec are verdict's: cmd hands verdict the files.
+var cmdMetrics = []string{"BrokerState", "DefaultBucket", "Event", "EventKind", "MaxParts", "ParsePart", "Part", "PartRange", "Series", "Timeline"}
+
+func checkCmdMetrics(t *testing.T, fset *token.FileSet, path string, f *ast.File) {
+	t.Helper()
+	ast.Inspect(f, func(n ast.Node) bool {
+		sel, ok := n.(*ast.SelectorExpr)
+		if !ok {
+			return true
+		}
+		if x, ok := sel.X.(*ast.Ident); ok && x.Name == "metrics" {
+			name := sel.Sel.Name
+			if !slices.Contains(cmdMetrics, name) && !strings.HasPrefix(name, "Ev") && !strings.HasPrefix(name, "State") {
+				t.Errorf("%s: cmd uses metrics.%s: cmd may use only metrics' shared vocabulary %v (Ev…, State…); the ledger and the history codec are verdict's", fset.Position(sel.Pos()), name, cmdMetrics)
+			}
+		}
+		return true
+	})
 }
 
 func checkNoVerdictCalls(t *testing.T, fset *token.FileSet, path string, f *ast.File) {

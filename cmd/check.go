@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/rmqtorture/rmqtorture/inputfile"
-	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/redact"
 	"github.com/rmqtorture/rmqtorture/scenario"
 	"github.com/rmqtorture/rmqtorture/verdict"
@@ -176,21 +175,17 @@ func modeLabel(m *scenario.ModeResult) string {
 // recheck replays the history at path and returns how the re-judged burst
 // differs from m; an error means the history cannot be read.
 func recheck(path string, messages int, m *scenario.ModeResult) ([]string, error) {
-	f, r, err := openHistory(path, messages)
+	f, err := openHistory(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	rp, err := metrics.ReplayHistory(r)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	got, err := verdict.Recheck(rp)
+	got, incons, err := verdict.RecheckHistory(f, messages)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var diffs []string
-	for _, s := range rp.Inconsistencies {
+	for _, s := range incons {
 		diffs = append(diffs, "history inconsistency: "+s)
 	}
 	if string(got.Mode) != string(m.Mode) {
@@ -218,29 +213,20 @@ func historyName(dir string, i int, name string) error {
 	return nil
 }
 
-// openHistory opens the history file at path and reads its header, which
-// must hold a burst of messages ids, as result.json says (the ledger is
-// sized by the header: a few bytes claiming a billion ids would cost
-// gigabytes); the caller closes the file.
-func openHistory(path string, messages int) (*os.File, *metrics.HistoryReader, error) {
+// openHistory opens the history file at path, which must be in a run
+// folder; verdict reads it (its header must hold the burst result.json
+// names); the caller closes the file.
+func openHistory(path string) (*os.File, error) {
 	if err := inRunFolder(path); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	f, err := inputfile.Open(path, "a history", 0)
 	if inputfile.IsRefused(err) {
-		return nil, nil, err
+		return nil, err
 	} else if err != nil {
-		return nil, nil, fmt.Errorf("read history: %w", err)
+		return nil, fmt.Errorf("read history: %w", err)
 	}
-	r, err := metrics.NewHistoryReader(f)
-	if err == nil && r.Header.Messages != messages {
-		err = fmt.Errorf("its header holds a burst of %d ids, result.json says messages: %d", r.Header.Messages, messages)
-	}
-	if err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return f, r, nil
+	return f, nil
 }
 
 // fieldDiffs lists the fields of two structs of one type that differ, by

@@ -139,113 +139,79 @@ func mergeSplitRun(folders []partFolder) ([]mergedBurst, error) {
 	return out, nil
 }
 
-// burstOf is f's burst on queue q with a history, or nil.
-func burstOf(f *partFolder, q string) *scenario.ModeResult {
+// burstOf is f's burst on queue q with a history, and its index in
+// f's result.json, or nil.
+func burstOf(f *partFolder, q string) (*scenario.ModeResult, int) {
 	if f == nil {
-		return nil
+		return nil, 0
 	}
 	for i := range f.res.Modes {
 		if m := &f.res.Modes[i]; m.Queue == q && m.History != "" {
-			return m
+			return m, i
 		}
 	}
-	return nil
+	return nil, 0
 }
 
-// replayInto replays m's history (in f) into *ledger (nil: the first
-// history sizes it), setting aside the deliveries skip names, and returns
-// the replay and the evidence it recorded. The history must be a file of
-// f's folder (historyName), and record the mode result.json gives it.
-func replayInto(f *partFolder, m *scenario.ModeResult, ledger **metrics.Ledger, skip func(int) bool) (*metrics.Replay, verdict.Evidence, error) {
-	i := 0
-	for i < len(f.res.Modes) && &f.res.Modes[i] != m {
-		i++
-	}
+// replayInto replays f's history of burst m (modes[i] of its result.json)
+// into split, as a load part or as the drain, and returns the history's
+// inconsistencies. The history must be a file of f's folder
+// (historyName).
+func replayInto(split *verdict.Split, f *partFolder, m *scenario.ModeResult, i int) ([]string, error) {
 	if err := historyName(f.dir, i, m.History); err != nil {
-		return nil, verdict.Evidence{}, err
+		return nil, err
 	}
 	path := filepath.Join(f.dir, m.History)
-	file, r, err := openHistory(path, f.res.Messages)
+	file, err := openHistory(path)
 	if err != nil {
-		return nil, verdict.Evidence{}, err
+		return nil, err
 	}
 	defer file.Close()
-	if h := r.Header.Part; h == nil || *h != *f.res.LoadPart {
-		return nil, verdict.Evidence{}, fmt.Errorf("%s: the history's part (%v) is not the one result.json names (%v)", path, h, f.res.LoadPart)
+	replay := split.LoadPart
+	if f.res.LoadPart.Drain {
+		replay = split.Drain
 	}
-	rp, err := metrics.ReplayHistoryInto(r, *ledger, skip)
+	incons, err := replay(file, f.res.Messages, *f.res.LoadPart, m.Mode)
 	if err != nil {
-		return nil, verdict.Evidence{}, fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	*ledger = rp.Ledger
-	ev, err := verdict.FromReplay(rp)
-	if err != nil {
-		return nil, verdict.Evidence{}, fmt.Errorf("%s: %w", path, err)
-	}
-	if ev.Mode != m.Mode {
-		return nil, verdict.Evidence{}, fmt.Errorf("%s: the history records mode %q, result.json names %q for it", path, ev.Mode, m.Mode)
-	}
-	return rp, ev, nil
+	return incons, nil
 }
 
 // mergeBurst replays the parts' and the drain's histories of queue q into
 // one ledger and concludes it on their merged evidence.
 func mergeBurst(q string, parts []*partFolder, drain *partFolder) (mergedBurst, error) {
-	var ledger *metrics.Ledger
 	var mb mergedBurst
-	var split verdict.Split
-	var missing []int // indices of the parts without this burst
+	split := verdict.NewSplit(len(parts))
 	for k, f := range parts {
-		m := burstOf(f, q)
+		m, i := burstOf(f, q)
 		if m == nil {
-			missing = append(missing, k+1)
+			split.MissingPart(k + 1)
 			continue
 		}
-		rp, ev, err := replayInto(f, m, &ledger, nil)
+		incons, err := replayInto(split, f, m, i)
 		if err != nil {
 			return mb, err
 		}
 		mb.parts++
-		split.AddLoadPart(f.res.LoadPart.String(), ev)
-		mb.diffs = append(mb.diffs, prefixed(f.res.LoadPart.String()+": ", rp.Inconsistencies)...)
+		mb.diffs = append(mb.diffs, prefixed(f.res.LoadPart.String()+": ", incons)...)
 	}
-	skipped := 0
-	if m := burstOf(drain, q); m != nil {
-		// A missing part's ids were published by it: their deliveries are
-		// set aside, not unexpected.
-		skip := func(seq int) bool {
-			return slices.ContainsFunc(missing, func(k int) bool {
-				first, end := metrics.PartRange(drain.res.Messages, k, len(parts))
-				return seq >= first && seq < end
-			})
-		}
-		rp, ev, err := replayInto(drain, m, &ledger, skip)
+	if m, i := burstOf(drain, q); m != nil {
+		incons, err := replayInto(split, drain, m, i)
 		if err != nil {
 			return mb, err
 		}
-		skipped = rp.Skipped
-		split.AddDrain(ev)
-		mb.diffs = append(mb.diffs, prefixed("drain: ", rp.Inconsistencies)...)
+		mb.diffs = append(mb.diffs, prefixed("drain: ", incons)...)
 		mb.drained = true
 	} else if drain == nil {
 		split.NoDrain(errors.New("the drain's folder was not given: no delivery is known"))
 	} else {
 		split.NoDrain(fmt.Errorf("the drain has no history of queue %s: no delivery is known", q))
 	}
-	if ledger == nil {
-		return mb, fmt.Errorf("queue %s: no history of it in any folder", q)
-	}
-	// A missing part's ids were never seen published: unaccounted, not lost.
-	for i, k := range missing {
-		first, end := metrics.PartRange(ledger.Size(), k, len(parts))
-		gap := fmt.Sprintf("part %d/%d missing: ids %s–%d not accounted", k, len(parts), ledger.MessageID(first), end-1)
-		if i == len(missing)-1 && skipped > 0 {
-			gap += fmt.Sprintf(" (the drain's %d deliveries of them set aside)", skipped)
-		}
-		split.Unaccounted(end-first, gap)
-	}
 	mb.res.Queue = q
-	split.Conclude(&mb.res, ledger)
+	if err := split.Conclude(&mb.res); err != nil {
+		return mb, fmt.Errorf("queue %s: %w", q, err)
+	}
 	return mb, nil
 }
 

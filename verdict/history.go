@@ -56,3 +56,41 @@ func Recheck(rp *metrics.Replay) (scenario.ModeResult, error) {
 	Conclude(&res, rp.Ledger, &ev, nil)
 	return res, nil
 }
+
+// readHistory reads the header of the history on r. It must hold a burst
+// of messages ids, as the run's result.json says: the ledger is sized by
+// the header, and a few bytes claiming a billion ids would cost
+// gigabytes. part, when set, is the share of a split run result.json
+// names for the history, which its header must record too.
+func readHistory(r io.Reader, messages int, part *metrics.Part) (*metrics.HistoryReader, error) {
+	hr, err := metrics.NewHistoryReader(r)
+	if err != nil {
+		return nil, err
+	}
+	if hr.Header.Messages != messages {
+		return nil, fmt.Errorf("its header holds a burst of %d ids, result.json says messages: %d", hr.Header.Messages, messages)
+	}
+	if h := hr.Header.Part; part != nil && (h == nil || *h != *part) {
+		return nil, fmt.Errorf("the history's part (%v) is not the one result.json names (%v)", h, part)
+	}
+	return hr, nil
+}
+
+// RecheckHistory re-judges the history read from r, of a burst of
+// messages ids (result.json's load.messages), as its run judged it (see
+// Recheck). It returns the re-judged result and the history's
+// inconsistencies: records that contradict each other, in the replay's
+// words. Errors: a header of another burst size, and a history that
+// cannot be read (wrapping metrics.ErrHistoryCorrupt when it is corrupt).
+func RecheckHistory(r io.Reader, messages int) (scenario.ModeResult, []string, error) {
+	hr, err := readHistory(r, messages, nil)
+	if err != nil {
+		return scenario.ModeResult{}, nil, err
+	}
+	rp, err := metrics.ReplayHistory(hr)
+	if err != nil {
+		return scenario.ModeResult{}, nil, err
+	}
+	res, err := Recheck(rp)
+	return res, rp.Inconsistencies, err
+}
