@@ -35,6 +35,7 @@ var layering = map[string][]string{
 	"metrics":                    {},
 	"redact":                     {},
 	"inputfile":                  {},
+	"internal/schemagen":         {"scenario"},
 }
 
 // clients are the protocol and engine clients only broker/ may import.

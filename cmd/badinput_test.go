@@ -171,7 +171,7 @@ func scenarioCases() []badInput {
 		fileCase("garbage after the document end", okScenario+"...\ngarbage: [\n", ExitUsage, "rmqtorture: s.yaml:5: after the end of the document: did not find expected <document start>"),
 		fileCase("values nested 40 deep", "version: 1\nscenarios: []\nx: "+strings.Repeat("[", 40)+strings.Repeat("]", 40)+"\n", ExitUsage, "rmqtorture: s.yaml:3:35: x[0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0][0]: values nested more than 32 deep (a scenario nests 4); refusing to read further"),
 		fileCase("alias expansion bomb", "version: 1\na: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nscenarios: []\n", ExitUsage, "rmqtorture: s.yaml:2:29: e[0][6][8][8][7]: aliases expand the file to more than 20000 values; refusing to read further"),
-		scen("fault without an action", "load: {messages: 100}\nfaults:\n  - {published: 10}", ExitUsage, "rmqtorture: s.yaml:6:9: scenarios[0].faults[0].action: missing; every step names its action (kill, stop, restart, pause, disconnect, start, unpause, reconnect, memory-alarm, close-connections, publish-to-missing-exchange, crash-consumer, delete-queue, purge-queue, disk-alarm, command)"),
+		scen("fault without an action", "load: {messages: 100}\nfaults:\n  - {published: 10}", ExitUsage, "rmqtorture: s.yaml:6:9: scenarios[0].faults[0].action: missing; every step names its action ("+actionsOn(1)+")"),
 		fileCase("scenario not a mapping", "version: 1\nscenarios: [s]\n", ExitUsage, "rmqtorture: s.yaml:2:13: scenarios[0]: must be a mapping, got \"s\""),
 		scen("unknown scenario key", "load: {messages: 100}\nfault: []", ExitUsage, "rmqtorture: s.yaml:5:5: scenarios[0].fault: unknown field (known: name, description, broker, queue, load, faults, consumers, drain, expect, matrix, seed, runs)"),
 		scen("seed negative", "load: {messages: 100}\nseed: -1", ExitUsage, "rmqtorture: s.yaml:5:11: scenarios[0].seed: must be within 0–18446744073709551615, got -1"),
@@ -287,7 +287,7 @@ func scenarioCases() []badInput {
 		scen("hold negative", "load: {messages: 100}\nconsumers: {count: 1, hold: -1s}", ExitUsage, "rmqtorture: s.yaml:5:33: scenarios[0].consumers.hold: must not be negative"),
 		scen("crash-consumer with reject", "queue: {dead_letter_queue: true}\nload: {messages: 100}\nconsumers: {count: 1, on_delivery: reject}\nfaults: [{action: crash-consumer, published: 50}]", ExitUsage, "rmqtorture: s.yaml:7:23: scenarios[0].faults[0].action: crash-consumer crashes before an ack: it needs consumers.on_delivery: ack"),
 		// faults
-		scen("action unknown", "load: {messages: 100}\nfaults: [{action: explode, published: 50}]", ExitUsage, "rmqtorture: s.yaml:5:23: scenarios[0].faults[0].action: \"explode\" is not a fault action (kill, stop, restart, pause, disconnect, start, unpause, reconnect, memory-alarm, close-connections, publish-to-missing-exchange, crash-consumer, delete-queue, purge-queue, disk-alarm, partition, rolling-restart, quorum-loss, command, assert-whole)"),
+		scen("action unknown", "load: {messages: 100}\nfaults: [{action: explode, published: 50}]", ExitUsage, "rmqtorture: s.yaml:5:23: scenarios[0].faults[0].action: \"explode\" is not a fault action ("+allActions+")"),
 		scen("no trigger", "load: {messages: 100}\nfaults: [{action: kill}]", ExitUsage, "rmqtorture: s.yaml:5:14: scenarios[0].faults[0]: needs exactly one trigger (published_percent, published, in_flight, after, after_burst or after_start), got 0"),
 		scen("two triggers", "load: {messages: 100}\nfaults: [{action: kill, published: 50, after: 1s}]", ExitUsage, "rmqtorture: s.yaml:5:14: scenarios[0].faults[0]: needs exactly one trigger (published_percent, published, in_flight, after, after_burst or after_start), got 2"),
 		scen("published_percent above 100", "load: {messages: 100}\nfaults: [{action: kill, published_percent: 150}]", ExitUsage, "rmqtorture: s.yaml:5:48: scenarios[0].faults[0].published_percent: must be within 0–100, got 150"),
@@ -295,7 +295,7 @@ func scenarioCases() []badInput {
 		scen("published beyond the burst", "load: {messages: 100}\nfaults: [{action: kill, published: 200}]", ExitUsage, "rmqtorture: s.yaml:5:40: scenarios[0].faults[0].published: must be within 0–100 (load.messages), got 200"),
 		scen("signal on stop", "load: {messages: 100}\nfaults: [{action: stop, signal: SIGTERM, published: 50}]", ExitUsage, "rmqtorture: s.yaml:5:37: scenarios[0].faults[0].signal: only kill takes a signal, not stop"),
 		scen("signal unknown", "load: {messages: 100}\nfaults: [{action: kill, signal: SIGFOO, published: 50}]", ExitUsage, "rmqtorture: s.yaml:5:37: scenarios[0].faults[0].signal: \"SIGFOO\" is not a signal (SIGKILL, SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2, SIGABRT)"),
-		scen("down on close-connections", "load: {messages: 100}\nfaults: [{action: close-connections, published: 50, down: 1s}]", ExitUsage, "rmqtorture: s.yaml:5:63: scenarios[0].faults[0].down: close-connections has nothing to recover; down applies to kill, stop, pause, disconnect, memory-alarm, crash-consumer, delete-queue, disk-alarm, command"),
+		scen("down on close-connections", "load: {messages: 100}\nfaults: [{action: close-connections, published: 50, down: 1s}]", ExitUsage, "rmqtorture: s.yaml:5:63: scenarios[0].faults[0].down: close-connections has nothing to recover; down applies to "+downActions(1)),
 		scen("down negative", "load: {messages: 100}\nfaults: [{action: kill, published: 50, down: -1s}]", ExitUsage, "rmqtorture: s.yaml:5:50: scenarios[0].faults[0].down: must not be negative"),
 		scen("grace on kill", "load: {messages: 100}\nfaults: [{action: kill, published: 50, grace: 1s}]", ExitUsage, "rmqtorture: s.yaml:5:51: scenarios[0].faults[0].grace: only stop and restart take a grace period, not kill"),
 		scen("grace negative", "load: {messages: 100}\nfaults: [{action: stop, published: 50, grace: -1s}]", ExitUsage, "rmqtorture: s.yaml:5:51: scenarios[0].faults[0].grace: must not be negative"),
@@ -915,4 +915,29 @@ func TestReadmeBadInputCounts(t *testing.T) {
 			t.Errorf("docs/reliability.md lacks %q: update its Reliability section", want)
 		}
 	}
+}
+
+// allActions and downActions are the lists of actions validation messages
+// give, in the action table's order: every action, and those that take
+// down on a broker of nodes nodes. The cases build their messages from
+// them, so that adding an action touches no case of another.
+var allActions = strings.Join(actionNames(func(scenario.Action) bool { return true }), ", ")
+
+// actionsOn lists the actions a broker of nodes nodes takes.
+func actionsOn(nodes int) string {
+	return strings.Join(actionNames(func(a scenario.Action) bool { return nodes > 1 || !a.ClusterOnly() }), ", ")
+}
+
+func downActions(nodes int) string {
+	return strings.Join(actionNames(func(a scenario.Action) bool { return a.Takes(scenario.ParamDown) && (nodes > 1 || !a.ClusterOnly()) }), ", ")
+}
+
+func actionNames(keep func(scenario.Action) bool) []string {
+	var out []string
+	for _, a := range scenario.Actions {
+		if keep(a) {
+			out = append(out, string(a))
+		}
+	}
+	return out
 }

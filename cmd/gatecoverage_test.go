@@ -20,12 +20,16 @@ var gatePaths = map[string][]string{
 	"output": {"report", "JSON", "check", "compare", "cleanup", "interrupt"},
 }
 
-// TestGateCoverage holds docs/testing.md's coverage table against the code:
-// every fault action of the action table, every ledger class and every
-// provisioning path and output has a row; every row's test exists and is in
-// the gate tier of scripts/test-weights.txt.
+// TestGateCoverage holds the coverage docs against the code: every fault
+// action of the action table has a "Gate test:" line in its section of
+// docs/faults.md, every ledger class and every provisioning path and
+// output a row in docs/testing.md's table; every test they name exists and
+// is in the gate tier of scripts/test-weights.txt.
 func TestGateCoverage(t *testing.T) {
 	rows := gateRows(t)
+	for a, test := range actionGateTests(t) {
+		rows["action|"+a] = test
+	}
 	tiers := weightTiers(t)
 	tests := testFuncs(t)
 	want := map[string][]string{"class": append(append([]string{}, metrics.PartitionClasses...), metrics.CrossClasses...)}
@@ -38,15 +42,19 @@ func TestGateCoverage(t *testing.T) {
 	for kind, names := range want {
 		for _, n := range names {
 			if rows[kind+"|"+n] == "" {
-				t.Errorf("docs/testing.md: %s %q has no row in the gate table (kind | name | gate test | what it proves)", kind, n)
+				if kind == "action" {
+					t.Errorf("docs/faults.md: action %q has no line \"- **Gate test:** `TestX`: what it proves.\" in its section", n)
+				} else {
+					t.Errorf("docs/testing.md: %s %q has no row in the gate table (kind | name | gate test | what it proves)", kind, n)
+				}
 			}
 		}
 	}
 	for key, test := range rows {
 		if !tests[test] {
-			t.Errorf("docs/testing.md: row %q names %s, which is no test function", key, test)
+			t.Errorf("docs: %q names %s, which is no test function", key, test)
 		} else if tiers[test] != "gate" {
-			t.Errorf("docs/testing.md: row %q names %s, whose tier in scripts/test-weights.txt is %q, not gate", key, test, tiers[test])
+			t.Errorf("docs: %q names %s, whose tier in scripts/test-weights.txt is %q, not gate", key, test, tiers[test])
 		}
 	}
 }
@@ -70,6 +78,30 @@ func gateRows(t *testing.T) map[string]string {
 		t.Fatal("docs/testing.md has no gate table rows")
 	}
 	return rows
+}
+
+// actionGateTests reads the "- **Gate test:** `TestX`: …" line of each
+// "### action" section of docs/faults.md: action → test.
+func actionGateTests(t *testing.T) map[string]string {
+	t.Helper()
+	data, err := os.ReadFile("../docs/faults.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	heading := regexp.MustCompile("^### ([a-z-]+)$")
+	gate := regexp.MustCompile("^- \\*\\*Gate test:\\*\\* `(Test\\w+)`")
+	section := ""
+	for _, line := range strings.Split(string(data), "\n") {
+		if m := heading.FindStringSubmatch(line); m != nil {
+			section = m[1]
+		} else if strings.HasPrefix(line, "#") {
+			section = ""
+		} else if m := gate.FindStringSubmatch(line); m != nil && section != "" {
+			out[section] = m[1]
+		}
+	}
+	return out
 }
 
 // weightTiers reads scripts/test-weights.txt: cmd test name → tier.

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,6 +23,7 @@ type fakeBroker struct {
 	readyErr error
 	killErr  error
 	alarmErr error
+	toolErr  error // fails every ApplyTool call
 	ops      []string
 	targets  []string
 	stored   map[int]int // seq → copies in the queue
@@ -102,6 +104,21 @@ func alarmState(on bool, err error) metrics.BrokerState {
 		return metrics.StateBlocked
 	}
 	return metrics.StateUp
+}
+
+// ApplyTool and RecoverTool model an action made of the broker's tools as
+// stop-app is: its connections drop, and it is up again once recovered.
+func (b *fakeBroker) ApplyTool(_ context.Context, t scenario.Target, p scenario.ToolPlay) error {
+	if b.toolErr != nil {
+		b.set("tool "+strings.Join(p.Inject, " "), t, "")
+		return b.toolErr
+	}
+	b.set("tool "+strings.Join(p.Inject, " "), t, metrics.StateDown)
+	return nil
+}
+func (b *fakeBroker) RecoverTool(_ context.Context, t scenario.Target, p scenario.ToolPlay) error {
+	b.set("tool "+strings.Join(p.Recover, " "), t, metrics.StateUp)
+	return nil
 }
 func (b *fakeBroker) CloseConnections(_ context.Context, t scenario.Target) error {
 	b.set("close", t, "")

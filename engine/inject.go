@@ -209,6 +209,36 @@ var (
 	}
 )
 
+// playOf is how action a is played: its playbook entry, or the one play of
+// every action made of the broker's own tools (scenario.ToolPlay).
+func playOf(a scenario.Action) (play, bool) {
+	if p, ok := playbook[a]; ok {
+		return p, true
+	}
+	if a.Tool() == nil {
+		return nil, false
+	}
+	return func(in *injector, ctx context.Context, f *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
+		t := f.Action.Tool()
+		return t.Applied, withPort(in.ports.Tools, func() error { return in.ports.Tools.ApplyTool(ctx, in.target, *t) })
+	}, true
+}
+
+// unplayOf is how action a is undone in place: its unplay entry, or the
+// recovery of an action made of the broker's own tools.
+func unplayOf(a scenario.Action) (undo, bool) {
+	if u, ok := unplay[a]; ok {
+		return u, true
+	}
+	if t := a.Tool(); t == nil || t.Recover == nil {
+		return nil, false
+	}
+	return func(in *injector, ctx context.Context, f *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
+		t := f.Action.Tool()
+		return t.Recovered, withPort(in.ports.Tools, func() error { return in.ports.Tools.RecoverTool(ctx, in.target, *t) })
+	}, true
+}
+
 // withPort runs call, or fails when port is nil.
 func withPort[P any](port P, call func() error) error {
 	if any(port) == nil {
@@ -244,7 +274,7 @@ func (in *injector) inject(ctx context.Context, f *scenario.Fault, trigger strin
 	}
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 	defer fcancel()
-	apply, ok := playbook[f.Action]
+	apply, ok := playOf(f.Action)
 	if !ok {
 		rec.Error = fmt.Sprintf("no way to play fault action %q", f.Action)
 		return rec, errors.New(rec.Error)
@@ -347,13 +377,22 @@ func (in *injector) recoverStep(ctx, fctx context.Context, f *scenario.Fault, re
 		return rec, nil
 	}
 	in.waitDown(ctx, f, applied)
-	if undo, ok := unplay[f.Action]; ok {
+	if undo, ok := unplayOf(f.Action); ok {
 		detail, err := undo(in, fctx, f, &rec)
 		if err != nil {
 			rec.Error = err.Error()
 			return rec, fmt.Errorf("clear %s: %w", f.Action, err)
 		}
 		in.event(time.Time{}, metrics.EvFaultCleared, f.Action, detail)
+		if f.Action.Tool() != nil {
+			// What the broker's tools undid may take logins away until
+			// it is done (stop-app): the fault ends at the next login.
+			if err := in.waitReady(fctx, f.Action); err != nil {
+				rec.Error = err.Error()
+				return rec, fmt.Errorf("broker not back after %s: %w", f.Action, err)
+			}
+			return rec, nil
+		}
 		in.fault.End()
 		return rec, nil
 	}
@@ -393,7 +432,7 @@ func (in *injector) undoFailed(ctx context.Context, f *scenario.Fault, rec *scen
 	a := f.Action
 	if recovery, _ := a.Recovery(); recovery != "" {
 		_, err = in.recoverBroker(ctx, recovery)
-	} else if undo, ok := unplay[a]; ok {
+	} else if undo, ok := unplayOf(a); ok {
 		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
 		_, err = undo(in, uctx, f, rec)
 		cancel()

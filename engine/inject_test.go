@@ -188,15 +188,21 @@ func TestFaultInEffectOnlyForBrokerFaults(t *testing.T) {
 	}
 }
 
-// TestPlaybookCoversTheTable: the engine's one table keyed by action plays
-// every action of the scenario's table: each fault step has a play, each
-// action recovered in place (no recovery step) an unplay, each recovery
-// step its recoverWith, and none holds an action the table does not know.
+// TestPlaybookCoversTheTable: the engine plays every action of the
+// scenario's table: each fault step has a play (the playbook's, or the
+// one play of the actions made of the broker's tools), each action
+// recovered in place (no recovery step) an unplay, each recovery step its
+// recoverWith, none holds an action the table does not know, and no
+// action made of the broker's tools is in the playbook (its file alone
+// says how it is played).
 func TestPlaybookCoversTheTable(t *testing.T) {
 	for _, a := range scenario.Actions {
 		rec, _ := a.Recovery()
-		_, plays := playbook[a]
-		_, undoes := unplay[a]
+		_, plays := playOf(a)
+		_, undoes := unplayOf(a)
+		if _, ok := playbook[a]; ok && a.Tool() != nil {
+			t.Errorf("%s is made of the broker's tools (its ToolPlay), yet has a playbook entry", a)
+		}
 		_, recovers := recoverWith[a]
 		want := [3]bool{!a.IsRecovery(), a.Recovers() && rec == "", a.IsRecovery()}
 		if got := [3]bool{plays, undoes, recovers}; got != want {

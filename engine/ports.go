@@ -127,6 +127,20 @@ type Cluster interface {
 	WaitWhole(ctx context.Context, timeout time.Duration) error
 }
 
+// Tools runs the broker's own command line tools on a target's nodes:
+// the fault actions made of them (scenario.ToolPlay, e.g. stop-app).
+type Tools interface {
+	// ApplyTool runs p.Inject on each of the target's nodes. On a
+	// container rmqtorture did not create it first records p.Recover, so
+	// that the next run or `rmqtorture cleanup` runs it if this process
+	// dies before RecoverTool. Errors name the command, the node and its
+	// output.
+	ApplyTool(ctx context.Context, target scenario.Target, p scenario.ToolPlay) error
+	// RecoverTool runs p.Recover on each of the target's nodes and drops
+	// the record ApplyTool made.
+	RecoverTool(ctx context.Context, target scenario.Target, p scenario.ToolPlay) error
+}
+
 // Ports are the fault ports a Runner drives. A nil port fails the steps that
 // need it with an error, never a panic.
 type Ports struct {
@@ -138,6 +152,9 @@ type Ports struct {
 	Cluster   Cluster // nil: a single broker
 	// Commands plays command steps (nil: a run refuses them).
 	Commands Commands
+	// Tools plays the actions made of the broker's own command line
+	// tools (nil: such a step fails).
+	Tools Tools
 }
 
 // Broker is something that implements every fault port (a broker
@@ -150,11 +167,15 @@ type Broker interface {
 	Readiness
 }
 
-// PortsOf uses b for every port, and for Cluster when b is one.
+// PortsOf uses b for every port, and for Cluster and Tools when b is
+// one.
 func PortsOf(b Broker) Ports {
 	p := Ports{Lifecycle: b, Freezer: b, Network: b, Operator: b, Readiness: b}
 	if c, ok := b.(Cluster); ok {
 		p.Cluster = c
+	}
+	if t, ok := b.(Tools); ok {
+		p.Tools = t
 	}
 	return p
 }

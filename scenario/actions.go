@@ -122,6 +122,11 @@ type ActionSpec struct {
 	// close reasons and timeline details ("while the broker was being
 	// killed"); see Action.While.
 	While string
+	// Tool, when set, plays the action with the broker's own command line
+	// tools on each target node (stop-app): the engine runs it, and its
+	// recovery in place after Down, with no play of its own for the
+	// action. nil: the engine's playbook plays it.
+	Tool *ToolPlay
 
 	// defaults fills the step's action-specific defaults (fp: its path,
 	// "faults[0].") after the generic ones (down, grace).
@@ -136,6 +141,31 @@ type ActionSpec struct {
 	// (fp: the path of its action).
 	validateQueue func(p *parser, fp string, s *Scenario)
 }
+
+// ToolPlay is a fault action made of the broker's own command line tools
+// (rabbitmqctl, rabbitmq-upgrade, rabbitmq-queues, rabbitmq-diagnostics),
+// run inside each target node's container through the Docker exec API,
+// as an operator would run them on the node. Such an action is its file
+// alone: the engine plays every ToolPlay the same way (Inject; Down;
+// Recover; wait for an AMQP login), and a run interrupted before Recover
+// ran leaves Recover recorded to be run by the next run or `rmqtorture
+// cleanup` on a container rmqtorture did not create.
+type ToolPlay struct {
+	// Inject is the command (argv, no shell) run on each target node to
+	// apply the fault; Recover, when set, the command that undoes it after
+	// Down.
+	Inject, Recover []string
+	// Applied and Recovered are the details of the timeline's fault and
+	// fault-cleared events.
+	Applied, Recovered string
+}
+
+// Tool is the command line play of a (nil: the engine's playbook plays
+// it).
+func (a Action) Tool() *ToolPlay { return actionTable[a].Tool }
+
+// The JSON Schemas' action enums are written from this table:
+//go:generate go run ../internal/schemagen ..
 
 // actionSpecs is every fault action, one line each, in the order messages
 // list actions (validation's "one of …", the docs' sections). Each
@@ -162,6 +192,7 @@ var actionSpecs = []ActionSpec{
 	quorumLossSpec,
 	commandSpec,
 	assertWholeSpec,
+	stopAppSpec,
 }
 
 var actionTable = func() map[Action]ActionSpec {

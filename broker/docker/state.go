@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -47,7 +48,11 @@ type Restore struct {
 	Unpause   bool      `json:"unpause,omitempty"`   // paused: unpause it
 	Reconnect []string  `json:"reconnect,omitempty"` // disconnected: connect it to these networks again
 	Watermark string    `json:"watermark,omitempty"` // memory alarm raised: set vm_memory_high_watermark back to this Erlang term
-	File      string    `json:"-"`                   // the state file
+	// Commands are the recoveries of faults made of the broker's own
+	// tools (scenario.ToolPlay.Recover, e.g. rabbitmqctl start_app), run
+	// in the container in turn; only those of the action table are run.
+	Commands [][]string `json:"commands,omitempty"`
+	File     string     `json:"-"` // the state file
 }
 
 // Steps says what is left to undo, in the order Apply does it.
@@ -64,6 +69,9 @@ func (r *Restore) Steps() []string {
 	}
 	if r.Watermark != "" {
 		s = append(s, "set vm_memory_high_watermark back to "+r.Watermark)
+	}
+	for _, c := range r.Commands {
+		s = append(s, "run "+strings.Join(c, " "))
 	}
 	return s
 }
@@ -211,6 +219,23 @@ func (r *Restore) undo(ctx context.Context, cli *client.Client) ([]string, error
 			return done, err
 		}
 		done = append(done, "vm_memory_high_watermark set back to "+r.Watermark)
+	}
+	// A stopped application (stop_app) lives in the running node too: a
+	// start boots it anyway.
+	if len(r.Commands) > 0 && !started && running {
+		c := &Container{cli: cli, log: slog.New(slog.NewTextHandler(io.Discard, nil)), ID: r.Container, Name: r.Name}
+		for _, argv := range r.Commands {
+			if !knownRecovery(argv) {
+				return done, fmt.Errorf("the restore record asks to run %q, which is no fault action's recovery: not run", strings.Join(argv, " "))
+			}
+			xctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+			_, err := c.Exec(xctx, argv...)
+			cancel()
+			if err != nil {
+				return done, err
+			}
+			done = append(done, "ran "+strings.Join(argv, " "))
+		}
 	}
 	return done, nil
 }
