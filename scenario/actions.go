@@ -193,6 +193,7 @@ var actionSpecs = []ActionSpec{
 	commandSpec,
 	assertWholeSpec,
 	stopAppSpec,
+	maintenanceSpec,
 }
 
 var actionTable = func() map[Action]ActionSpec {
