@@ -269,3 +269,33 @@ var allActions = strings.Join(func() []string {
 func downActions(nodes int) string {
 	return strings.Join(forBroker(taking(ParamDown), nodes), ", ")
 }
+
+// checkToolStep checks what every action made of the broker's tools that
+// is recovered in place shares: down defaults to 5s, on a cluster it acts
+// on the queue's leader, its play is inject then recover (the argv joined
+// by spaces), and no later step can recover it (manual_recovery is
+// refused, at its value's column).
+func checkToolStep(t *testing.T, a Action, inject, recover string) {
+	t.Helper()
+	f, err := Parse("s.yaml", []byte(fmt.Sprintf("version: 1\nscenarios:\n  - name: s\n    broker: {nodes: 3}\n    load: {messages: 100}\n    faults: [{action: %s, published: 50}]\n", a)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Scenarios[0]
+	if d := s.Faults[0].Down.D(); d != 5*time.Second {
+		t.Fatalf("down %s", d)
+	}
+	if tg := s.Faults[0].TargetOf(3, "q"); tg.Kind != TargetLeader {
+		t.Fatalf("target %s", tg)
+	}
+	if p := a.Tool(); p == nil || strings.Join(p.Inject, " ") != inject || strings.Join(p.Recover, " ") != recover {
+		t.Fatalf("play %+v", p)
+	}
+	line := fmt.Sprintf("    faults: [{action: %s, published: 50, manual_recovery: true}]", a)
+	expectParseErrors(t, []struct {
+		name, yaml string
+		want       []string
+	}{{"manual_recovery", "version: 1\nscenarios:\n  - name: s\n    load: {messages: 100}\n" + line + "\n", []string{
+		fmt.Sprintf("s.yaml:5:%d: scenarios[0].faults[0].manual_recovery: only %s can be recovered by a later step", strings.Index(line, "true")+1, strings.Join(forBroker(RecoverableLater(), 1), ", ")),
+	}}})
+}

@@ -53,6 +53,13 @@ func exitedEngine(t *testing.T, log string) *client.Client {
 			http.Error(w, `{"message":"unexpected call"}`, http.StatusNotFound)
 		}
 	}))
+	return fakeEngine(t, srv)
+}
+
+// fakeEngine is a Docker client (API 1.41) of the engine API srv serves,
+// closed with the test.
+func fakeEngine(t *testing.T, srv *httptest.Server) *client.Client {
+	t.Helper()
 	t.Cleanup(srv.Close)
 	cli, err := client.NewClientWithOpts(client.WithHost("tcp://"+strings.TrimPrefix(srv.URL, "http://")), client.WithVersion("1.41"))
 	if err != nil {

@@ -12,8 +12,6 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/docker/docker/client"
-
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -39,11 +37,7 @@ func TestRestoreRunsOnlyKnownToolRecoveries(t *testing.T) {
 			http.Error(w, `{"message":"unexpected call"}`, http.StatusNotFound)
 		}
 	}))
-	t.Cleanup(srv.Close)
-	cli, err := client.NewClientWithOpts(client.WithHost("tcp://"+strings.TrimPrefix(srv.URL, "http://")), client.WithVersion("1.41"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	cli := fakeEngine(t, srv)
 	file := filepath.Join(t.TempDir(), "c1.json")
 	if err := os.WriteFile(file, []byte("{}"), 0o600); err != nil {
 		t.Fatal(err)
@@ -52,7 +46,7 @@ func TestRestoreRunsOnlyKnownToolRecoveries(t *testing.T) {
 	if got := r.Steps(); !slices.Equal(got, []string{"run sh -c rm -rf /"}) {
 		t.Fatalf("steps %q", got)
 	}
-	_, err = r.Apply(context.Background(), cli)
+	_, err := r.Apply(context.Background(), cli)
 	if err == nil || !strings.Contains(err.Error(), `the restore record asks to run "sh -c rm -rf /", which is no fault action's recovery: not run`) || execs.Load() != 0 {
 		t.Fatalf("err %v, %d exec calls", err, execs.Load())
 	}
