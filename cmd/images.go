@@ -233,6 +233,9 @@ func (o *runOpts) writeRun(c *cobra.Command, dir string, res *scenario.Result) e
 	if err := o.writeReport(dir, res); err != nil {
 		return err
 	}
+	if err := o.scenarioEnded(res); err != nil {
+		return err
+	}
 	o.versions.add(dir, res)
 	_, err := fmt.Fprintf(c.ErrOrStderr(), "%s on %s: %s\nreport: %s\nresult: %s\n", res.Scenario, res.BrokerVersionOrImage(),
 		strings.ToUpper(string(res.Verdict.Status)), filepath.Join(dir, "report.md"), filepath.Join(dir, "result.json"))

@@ -50,9 +50,15 @@ type runOpts struct {
 	repeat      int
 	seed        uint64
 	summaryFile string
-	bucket      time.Duration
-	prog        *progress  // nil unless stderr is a terminal
-	warnings    [][]string // per plan, from apply
+	// metricsFile and metricsListen are --metrics-file and
+	// --metrics-listen (metricsexport.go); live serves the latter (nil
+	// without it), metricResults are the scenarios the file holds.
+	metricsFile, metricsListen string
+	live                       *liveMetrics
+	metricResults              []*scenario.Result
+	bucket                     time.Duration
+	prog                       *progress  // nil unless stderr is a terminal
+	warnings                   [][]string // per plan, from apply
 
 	// output is -o: the default summary, wide tables, json or markdown.
 	output outputFormat
@@ -175,6 +181,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	addOutputFlag(c, &o.output, outWide, outJSON, outMarkdown)
 	o.addImagesFlag(c)
 	o.addSplitFlags(c)
+	o.addMetricsFlags(c)
 	return c
 }
 
@@ -455,6 +462,10 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 	if err := o.preflight(); err != nil {
 		return err
 	}
+	if err := o.startMetrics(log); err != nil {
+		return err
+	}
+	defer o.stopMetrics()
 	// A broker named with --uri is reached over AMQP only: no Docker.
 	var cli *docker.Engine
 	if o.uri == "" {
@@ -685,6 +696,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	sr := o.watch(ctx, c, log, s, res, dir)
 	defer sr.stop()
 	o.prog.startScenario(modesToRun(s), s.Load.Messages)
+	o.live.startScenario(s.Name)
 	o.prog.brokerStarting(s.Broker.Image, o.brokerNamed(), s.Broker.Nodes)
 	ut, cause, err := o.provision(ctx, c, log, cli, s, res, dir, sr)
 	if ut == nil {
@@ -702,9 +714,9 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		Part:         part,
 		Seed:         seed,
 		Bucket:       o.bucket,
-		OnBurst:      o.prog.onBurst,
+		OnBurst:      o.onBurst,
 		History:      historySink(dir),
-		OnModeDone:   o.prog.modeDone(sr.modeDone),
+		OnModeDone:   o.prog.modeDone(o.live.modeDone(sr.modeDone)),
 		// What some queue settings do depends on the broker's version.
 		BrokerVersion: res.BrokerVersion,
 	}
@@ -886,6 +898,9 @@ func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *sce
 // dir, and appends the markdown to --summary-file.
 func (o *runOpts) writeFiles(dir string, res *scenario.Result) error {
 	if err := o.writeReport(dir, res); err != nil {
+		return err
+	}
+	if err := o.scenarioEnded(res); err != nil {
 		return err
 	}
 	if o.summaryFile != "" {
