@@ -200,7 +200,8 @@ func TestRunWriteOutput(t *testing.T) {
 		paths := "report: " + filepath.Join(run, "report.md") + "\nresult: " + filepath.Join(run, "result.json") + "\n"
 		wantOut, wantErr := readFile(t, tc.want)+paths, ""
 		if !tc.pathsStdout {
-			wantOut, wantErr = readFile(t, tc.want), paths
+			// stdout holds the document alone: the verdict goes to stderr.
+			wantOut, wantErr = readFile(t, tc.want), "verdict: kill-mid-burst: PASS\n"+paths
 		}
 		if stdout.String() != wantOut || stderr.String() != wantErr {
 			t.Errorf("-o %s: stdout %d bytes, stderr %q; want %d bytes, stderr %q", tc.output, stdout.Len(), stderr.String(), len(wantOut), wantErr)

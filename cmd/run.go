@@ -113,7 +113,8 @@ the verdict with its reasons) and a table that fits 100 columns (-o wide:
 every column; -o json: result.json, or with several scenarios one JSON
 array of them; -o markdown: report.md), and writes
 report.md and result.json to a folder under --out, whose paths it prints
-(on stderr with -o json or -o markdown, so stdout holds only the document).
+(on stderr with -o json or -o markdown, so stdout holds only the document;
+the verdict and its reasons go to stderr then too).
 A fire-and-forget order lost without an error is a warning; with
 --fail-on-missing (or expect.max_unconfirmed_missing: 0) it fails the run.
 Each mode's queue is deleted after its drain, and the container it created is
@@ -888,10 +889,27 @@ func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *sce
 	if err := o.writeFiles(dir, res); err != nil {
 		return errors.Join(err, stdoutErr)
 	}
+	if o.output == outJSON || o.output == outMarkdown {
+		// stdout holds the document alone: the verdict and its reasons
+		// reach a CI log on stderr, beside the paths.
+		if _, err := fmt.Fprintln(paths, verdictLine(res)); err != nil && stdoutErr == nil {
+			stdoutErr = fmt.Errorf("print the verdict: %w", err)
+		}
+	}
 	if _, err := fmt.Fprintf(paths, "report: %s\nresult: %s\n", filepath.Join(dir, "report.md"), filepath.Join(dir, "result.json")); err != nil && stdoutErr == nil {
 		stdoutErr = fmt.Errorf("print the report paths: %w", err)
 	}
 	return stdoutErr
+}
+
+// verdictLine is "verdict: SCENARIO: FAIL: reason; reason" (no reasons:
+// none after the status).
+func verdictLine(res *scenario.Result) string {
+	line := fmt.Sprintf("verdict: %s: %s", res.Scenario, strings.ToUpper(string(res.Verdict.Status)))
+	if len(res.Verdict.Reasons) > 0 {
+		line += ": " + strings.Join(res.Verdict.Reasons, "; ")
+	}
+	return line
 }
 
 // writeFiles writes result.json, report.md and the charts atomically into
