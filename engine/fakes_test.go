@@ -24,6 +24,12 @@ type fakeBroker struct {
 	killErr  error
 	alarmErr error
 	toolErr  error // fails every ApplyTool call
+	// recoverLeft is the time left to the deadline of each RecoverTool
+	// call's context when it was called.
+	recoverLeft []time.Duration
+	// callLeft is the time left to the deadline of each Restart call's
+	// context, and of each WaitWhole's (fakeCluster), when it was called.
+	callLeft []time.Duration
 	ops      []string
 	targets  []string
 	stored   map[int]int // seq → copies in the queue
@@ -116,7 +122,12 @@ func (b *fakeBroker) ApplyTool(_ context.Context, t scenario.Target, p scenario.
 	b.set("tool "+strings.Join(p.Inject, " "), t, metrics.StateDown)
 	return nil
 }
-func (b *fakeBroker) RecoverTool(_ context.Context, t scenario.Target, p scenario.ToolPlay) error {
+func (b *fakeBroker) RecoverTool(ctx context.Context, t scenario.Target, p scenario.ToolPlay) error {
+	if d, ok := ctx.Deadline(); ok {
+		b.mu.Lock()
+		b.recoverLeft = append(b.recoverLeft, time.Until(d))
+		b.mu.Unlock()
+	}
 	b.set("tool "+strings.Join(p.Recover, " "), t, metrics.StateUp)
 	return nil
 }
@@ -152,7 +163,12 @@ func (b *fakeBroker) Stop(_ context.Context, t scenario.Target, _ time.Duration)
 	b.set("stop", t, metrics.StateDown)
 	return nil
 }
-func (b *fakeBroker) Restart(_ context.Context, t scenario.Target, _ time.Duration) error {
+func (b *fakeBroker) Restart(ctx context.Context, t scenario.Target, _ time.Duration) error {
+	if d, ok := ctx.Deadline(); ok {
+		b.mu.Lock()
+		b.callLeft = append(b.callLeft, time.Until(d))
+		b.mu.Unlock()
+	}
 	b.set("restart", t, "")
 	return nil
 }

@@ -272,7 +272,9 @@ func (in *injector) inject(ctx context.Context, f *scenario.Fault, trigger strin
 		}
 		return out, nil
 	}
-	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	// The call's deadline leaves room for the step's own timeout
+	// (assert-whole waits up to it; a command step bounds itself).
+	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout+f.Timeout.D())
 	defer fcancel()
 	apply, ok := playOf(f.Action)
 	if !ok {
@@ -304,7 +306,7 @@ func (in *injector) inject(ctx context.Context, f *scenario.Fault, trigger strin
 		return rec, fmt.Errorf("fault %s: %w", f.Action, err)
 	}
 	applied := in.applied(f, &rec, at, returned, atCall, detail)
-	return in.recoverStep(ctx, fctx, f, rec, applied)
+	return in.recoverStep(ctx, f, rec, applied)
 }
 
 // underWay is what a burst has under way at one moment: ids published,
@@ -359,9 +361,11 @@ func (in *injector) applied(f *scenario.Fault, rec *scenario.FaultRecord, at, re
 // table says: a step that takes the broker down and back by itself
 // (restart) is waited for; one with a recovery runs it after Down, or
 // leaves it to a later step (manual_recovery).
-func (in *injector) recoverStep(ctx, fctx context.Context, f *scenario.Fault, rec scenario.FaultRecord, applied time.Time) (scenario.FaultRecord, error) {
+func (in *injector) recoverStep(ctx context.Context, f *scenario.Fault, rec scenario.FaultRecord, applied time.Time) (scenario.FaultRecord, error) {
 	if _, _, down := f.Action.LeavesState(); down && !f.Action.Recovers() {
-		if err := in.waitReady(fctx, f.Action); err != nil {
+		rctx, cancel := in.recoveryContext(ctx)
+		defer cancel()
+		if err := in.waitReady(rctx, f.Action); err != nil {
 			rec.Error = err.Error()
 			return rec, fmt.Errorf("broker not back after %s: %w", f.Action, err)
 		}
@@ -378,7 +382,9 @@ func (in *injector) recoverStep(ctx, fctx context.Context, f *scenario.Fault, re
 	}
 	in.waitDown(ctx, f, applied)
 	if undo, ok := unplayOf(f.Action); ok {
-		detail, err := undo(in, fctx, f, &rec)
+		uctx, ucancel := in.recoveryContext(ctx)
+		defer ucancel()
+		detail, err := undo(in, uctx, f, &rec)
 		if err != nil {
 			rec.Error = err.Error()
 			return rec, fmt.Errorf("clear %s: %w", f.Action, err)
@@ -387,7 +393,7 @@ func (in *injector) recoverStep(ctx, fctx context.Context, f *scenario.Fault, re
 		if f.Action.Tool() != nil {
 			// What the broker's tools undid may take logins away until
 			// it is done (stop-app): the fault ends at the next login.
-			if err := in.waitReady(fctx, f.Action); err != nil {
+			if err := in.waitReady(uctx, f.Action); err != nil {
 				rec.Error = err.Error()
 				return rec, fmt.Errorf("broker not back after %s: %w", f.Action, err)
 			}
@@ -403,6 +409,16 @@ func (in *injector) recoverStep(ctx, fctx context.Context, f *scenario.Fault, re
 	}
 	in.log.Info("broker ready again", "downtime_since_fault", time.Since(applied).Round(time.Millisecond))
 	return rec, nil
+}
+
+// recoveryContext is the context of a recovery that begins now: not
+// cancelled by Ctrl-C (the broker must not be left down), with a deadline
+// of its own, counted from now, long enough for its call and a login
+// (cleanupTimeout plus broker.ready_timeout). The fault call's context
+// (cleanupTimeout from the trigger) may have run out during the down, up
+// to 10m, or during a restart's call.
+func (in *injector) recoveryContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout+in.s.Broker.ReadyTimeout.D())
 }
 
 // waitDown waits out a fault's planned downtime. It is cut short by
@@ -588,31 +604,47 @@ func (in *injector) rollingRestart(ctx context.Context, f *scenario.Fault, rec *
 	// The step takes effect as its first restart call starts
 	// (EffectDuringCall): each node's times count from there.
 	began := time.Now()
-	since := func() float64 { return metrics.Millis(time.Since(began)) }
 	for _, n := range all.Nodes {
-		in.target = scenario.Target{Kind: scenario.TargetNode, Node: n, Nodes: []int{n}}
-		at := time.Now()
-		nr := scenario.NodeRecovery{Node: scenario.NodeName(n), RestartMS: since()}
-		if err := withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Restart(ctx, in.target, f.Grace.D()) }); err != nil {
-			return "", fmt.Errorf("restart %s: %w", scenario.NodeName(n), err)
+		// Each node gets a deadline of its own: restarting it, its login
+		// and the queue's members settling; the call's would run out on
+		// a busy host after a node or two.
+		nctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout+f.Grace.D()+2*in.s.Broker.ReadyTimeout.D())
+		err := in.restartNode(nctx, f, rec, n, began)
+		cancel()
+		if err != nil {
+			return "", err
 		}
-		nr.RunningMS = since()
-		in.event(time.Time{}, metrics.EvBrokerStarted, f.Action, fmt.Sprintf("%s restarted (call took %s)", scenario.NodeName(n), time.Since(at).Round(time.Millisecond)))
-		if err := withPort(in.ports.Readiness, func() error { return in.ports.Readiness.WaitReady(ctx, in.target, in.s.Broker.ReadyTimeout.D()) }); err != nil {
-			rec.NodeRecoveries = append(rec.NodeRecoveries, nr)
-			return "", fmt.Errorf("%s not back: %w", scenario.NodeName(n), err)
-		}
-		nr.AcceptingMS = since()
-		in.event(time.Time{}, metrics.EvBrokerReady, f.Action, scenario.NodeName(n)+" accepts AMQP logins")
-		if in.cluster != nil && in.s.Queue.Type == scenario.Quorum {
-			if err := in.cluster.settle(ctx, in.s.Broker.ReadyTimeout.D()); err != nil {
-				rec.NodeRecoveries = append(rec.NodeRecoveries, nr)
-				return "", fmt.Errorf("after restarting %s: %w", scenario.NodeName(n), err)
-			}
-			caught := since()
-			nr.CaughtUpMS = &caught
-		}
-		rec.NodeRecoveries = append(rec.NodeRecoveries, nr)
 	}
 	return fmt.Sprintf("rolling restart of %s, one node at a time (graceful, %s grace), waiting for the queue's members between nodes", scenario.NodeNames(all.Nodes), f.Grace.D()), nil
+}
+
+// restartNode is node n's turn of a rolling restart begun at began: it
+// restarts the node, waits for its login and, on a quorum queue, for the
+// queue's members, and records the times in rec.
+func (in *injector) restartNode(ctx context.Context, f *scenario.Fault, rec *scenario.FaultRecord, n int, began time.Time) error {
+	since := func() float64 { return metrics.Millis(time.Since(began)) }
+	in.target = scenario.Target{Kind: scenario.TargetNode, Node: n, Nodes: []int{n}}
+	at := time.Now()
+	nr := scenario.NodeRecovery{Node: scenario.NodeName(n), RestartMS: since()}
+	if err := withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Restart(ctx, in.target, f.Grace.D()) }); err != nil {
+		return fmt.Errorf("restart %s: %w", scenario.NodeName(n), err)
+	}
+	nr.RunningMS = since()
+	in.event(time.Time{}, metrics.EvBrokerStarted, f.Action, fmt.Sprintf("%s restarted (call took %s)", scenario.NodeName(n), time.Since(at).Round(time.Millisecond)))
+	if err := withPort(in.ports.Readiness, func() error { return in.ports.Readiness.WaitReady(ctx, in.target, in.s.Broker.ReadyTimeout.D()) }); err != nil {
+		rec.NodeRecoveries = append(rec.NodeRecoveries, nr)
+		return fmt.Errorf("%s not back: %w", scenario.NodeName(n), err)
+	}
+	nr.AcceptingMS = since()
+	in.event(time.Time{}, metrics.EvBrokerReady, f.Action, scenario.NodeName(n)+" accepts AMQP logins")
+	if in.cluster != nil && in.s.Queue.Type == scenario.Quorum {
+		if err := in.cluster.settle(ctx, in.s.Broker.ReadyTimeout.D()); err != nil {
+			rec.NodeRecoveries = append(rec.NodeRecoveries, nr)
+			return fmt.Errorf("after restarting %s: %w", scenario.NodeName(n), err)
+		}
+		caught := since()
+		nr.CaughtUpMS = &caught
+	}
+	rec.NodeRecoveries = append(rec.NodeRecoveries, nr)
+	return nil
 }
