@@ -97,10 +97,13 @@ func renderResult(t *testing.T, f func(io.Writer, *scenario.Result) error, r *sc
 func TestDeadLetterTTLKillCountsLossOnTheWayApart(t *testing.T) {
 	r, dir := runScenarioDir(t, "dead-letter-ttl-kill")
 	m := mode(t, r, scenario.ConfirmWindow)
-	// Measured on RabbitMQ 4.0.5: every run loses some (2,581 of the ids
-	// that expired before the kill): the dead-letter queue had not written
-	// their copies yet.
-	if m.Lost != 0 || m.LostDeadLetterPath == 0 || m.Confirmed+m.LostDeadLetterPath != m.Sent {
+	// Measured on RabbitMQ 4.0.5 on a quiet host: runs lose some (2,581
+	// of the ids that expired before the kill): the dead-letter queue had
+	// not written their copies yet. At most once allows none too: under
+	// CPU load a run lost 0, so any number is accepted, and each one
+	// counted must meet the rule below.
+	t.Logf("lost on the dead-letter path: %d", m.LostDeadLetterPath)
+	if m.Lost != 0 || m.Confirmed+m.LostDeadLetterPath != m.Sent {
 		t.Fatalf("lost %d, lost on the dead-letter path %d, confirmed %d of %d", m.Lost, m.LostDeadLetterPath, m.Confirmed, m.Sent)
 	}
 	if !m.DeadLetterLossAllowed || !strings.Contains(m.DeadLetterGuarantee, "classic queues dead-letter at most once") {
@@ -120,6 +123,9 @@ func TestDeadLetterTTLKillCountsLossOnTheWayApart(t *testing.T) {
 		if p, ok := pub[seq]; !ok || p+rule.AfterPublishUS >= rule.DownUS[0] {
 			t.Fatalf("id %d counted as lost on the dead-letter path, published at %d µs + TTL, broker down at %d µs", seq, p, rule.DownUS[0])
 		}
+	}
+	if m.LostDeadLetterPath == 0 {
+		return // nothing lost on the way: no note and no column to check
 	}
 	var note string
 	for _, n := range m.Notes {
