@@ -101,6 +101,7 @@ type liveMetrics struct {
 
 	mu       sync.Mutex
 	scenario string
+	runID    string
 	mode     scenario.Mode
 	s        *metrics.Series
 	tl       *metrics.Timeline
@@ -126,14 +127,14 @@ func (l *liveMetrics) onBurst(m scenario.Mode, s *metrics.Series, tl *metrics.Ti
 	l.mode, l.s, l.tl = m, s, tl
 }
 
-// startScenario names the scenario whose bursts follow.
-func (l *liveMetrics) startScenario(name string) {
+// startScenario names the scenario (and its run id) whose bursts follow.
+func (l *liveMetrics) startScenario(name, runID string) {
 	if l == nil {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.scenario, l.modes, l.s, l.tl = name, nil, nil, nil
+	l.scenario, l.runID, l.modes, l.s, l.tl = name, runID, nil, nil, nil
 }
 
 // modeDone wraps next (a Runner.OnModeDone): the mode's burst leaves the
@@ -174,7 +175,7 @@ func (l *liveMetrics) Describe(ch chan<- *prometheus.Desc) {
 // and the ended scenarios.
 func (l *liveMetrics) Collect(ch chan<- prometheus.Metric) {
 	l.mu.Lock()
-	scen, mode, s, tl := l.scenario, l.mode, l.s, l.tl
+	scen, runID, mode, s, tl := l.scenario, l.runID, l.mode, l.s, l.tl
 	modes := append([]scenario.ModeResult(nil), l.modes...)
 	ended := append([]*scenario.Result(nil), l.ended...)
 	l.mu.Unlock()
@@ -196,7 +197,7 @@ func (l *liveMetrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	for i := range modes {
 		if !modes[i].NotRun {
-			reports.CollectMode(ch, scen, &modes[i])
+			reports.CollectMode(ch, scen, runID, &modes[i])
 		}
 	}
 	reports.ResultCollector{Results: ended}.Collect(ch)

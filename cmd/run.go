@@ -697,7 +697,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	sr := o.watch(ctx, c, log, s, res, dir)
 	defer sr.stop()
 	o.prog.startScenario(modesToRun(s), s.Load.Messages)
-	o.live.startScenario(s.Name)
+	o.live.startScenario(s.Name, runID)
 	o.prog.brokerStarting(s.Broker.Image, o.brokerNamed(), s.Broker.Nodes)
 	ut, cause, err := o.provision(ctx, c, log, cli, s, res, dir, sr)
 	if ut == nil {

@@ -16,8 +16,8 @@ import (
 
 // The OpenMetrics families a run's result gives (docs/metrics-export.md).
 // Every family is a gauge of the result as the run ended, labelled by
-// scenario, mode and, for a matrix run's cells, queue_type, persistent
-// and repeat (empty otherwise). Units are base units (seconds), rates are
+// scenario, run_id, mode and, for a matrix run's cells, queue_type,
+// persistent and repeat (empty otherwise). Units are base units (seconds), rates are
 // messages per second.
 var (
 	// MessagesDesc is the ledger: messages of each class at the end
@@ -39,13 +39,13 @@ var (
 	// ModeVerdictDesc: 1 for the mode's verdict status, 0 for the others.
 	ModeVerdictDesc = prometheus.NewDesc("rmqtorture_mode_verdict", "The mode's verdict: 1 for its status (pass, fail, inconclusive), 0 for the others.", append(modeLabels, "status"), nil)
 	// VerdictDesc: 1 for the scenario's verdict status, 0 for the others.
-	VerdictDesc = prometheus.NewDesc("rmqtorture_verdict", "The scenario's verdict: 1 for its status (pass, fail, inconclusive), 0 for the others.", []string{"scenario", "status"}, nil)
+	VerdictDesc = prometheus.NewDesc("rmqtorture_verdict", "The scenario's verdict: 1 for its status (pass, fail, inconclusive), 0 for the others.", []string{"scenario", "run_id", "status"}, nil)
 	// InfoDesc: 1, labelled with the run id, the broker's version and the
 	// tool's.
 	InfoDesc = prometheus.NewDesc("rmqtorture_run_info", "1, labelled with the run's id, the broker's version and rmqtorture's.", []string{"scenario", "run_id", "broker_version", "tool"}, nil)
 )
 
-var modeLabels = []string{"scenario", "mode", "queue_type", "persistent", "repeat"}
+var modeLabels = []string{"scenario", "run_id", "mode", "queue_type", "persistent", "repeat"}
 
 // statuses are the verdict statuses, in the order their series are written.
 var statuses = []scenario.Status{scenario.Pass, scenario.Fail, scenario.Inconclusive}
@@ -68,19 +68,19 @@ func (c ResultCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, res := range c.Results {
 		ch <- prometheus.MustNewConstMetric(InfoDesc, prometheus.GaugeValue, 1, res.Scenario, res.RunID, res.BrokerVersionOrImage(), res.Tool)
 		for _, st := range statuses {
-			ch <- prometheus.MustNewConstMetric(VerdictDesc, prometheus.GaugeValue, oneIf(res.Verdict.Status == st), res.Scenario, string(st))
+			ch <- prometheus.MustNewConstMetric(VerdictDesc, prometheus.GaugeValue, oneIf(res.Verdict.Status == st), res.Scenario, res.RunID, string(st))
 		}
 		for i := range res.Modes {
 			if m := &res.Modes[i]; !m.NotRun {
-				CollectMode(ch, res.Scenario, m)
+				CollectMode(ch, res.Scenario, res.RunID, m)
 			}
 		}
 	}
 }
 
-// CollectMode sends one mode's series.
-func CollectMode(ch chan<- prometheus.Metric, scen string, m *scenario.ModeResult) {
-	lv := ModeLabelValues(scen, m)
+// CollectMode sends the series of one mode of run runID of scenario scen.
+func CollectMode(ch chan<- prometheus.Metric, scen, runID string, m *scenario.ModeResult) {
+	lv := ModeLabelValues(scen, runID, m)
 	gauge := func(d *prometheus.Desc, v float64, more ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, append(lv[:len(lv):len(lv)], more...)...)
 	}
@@ -110,12 +110,14 @@ func CollectMode(ch chan<- prometheus.Metric, scen string, m *scenario.ModeResul
 	}
 }
 
-// ModeLabelValues are the values of a mode's labels (modeLabels).
-func ModeLabelValues(scen string, m *scenario.ModeResult) []string {
+// ModeLabelValues are the values of a mode's labels (modeLabels). The run
+// id tells apart runs of one scenario in one file (--images runs each
+// scenario once per image).
+func ModeLabelValues(scen, runID string, m *scenario.ModeResult) []string {
 	if m.Cell == nil {
-		return []string{scen, string(m.Mode), "", "", ""}
+		return []string{scen, runID, string(m.Mode), "", "", ""}
 	}
-	return []string{scen, string(m.Mode), string(m.Cell.QueueType), strconv.FormatBool(m.Cell.Persistent), strconv.Itoa(m.Cell.Repeat)}
+	return []string{scen, runID, string(m.Mode), string(m.Cell.QueueType), strconv.FormatBool(m.Cell.Persistent), strconv.Itoa(m.Cell.Repeat)}
 }
 
 // LedgerClasses are the classes rmqtorture_messages has, by their JSON

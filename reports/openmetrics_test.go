@@ -46,3 +46,28 @@ func TestOpenMetrics(t *testing.T) {
 		golden(t, strings.TrimSuffix(strings.TrimSuffix(name, ".json.golden"), ".result.json")+".openmetrics.golden", buf.Bytes())
 	}
 }
+
+// One scenario run twice in one file (--images runs it once per image) is
+// told apart by its run id: the file holds both, and the registry finds
+// no series twice.
+func TestOpenMetricsSameScenarioTwice(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "kill-mid-burst.result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Decode(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := Decode(data)
+	b.RunID = "other"
+	var buf bytes.Buffer
+	if err := OpenMetrics(&buf, a, b); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{a.RunID, "other"} {
+		if !strings.Contains(buf.String(), `rmqtorture_verdict{run_id="`+id+`",scenario="kill-mid-burst",status="pass"} 1`) {
+			t.Errorf("no verdict of run %s in\n%s", id, buf.String())
+		}
+	}
+}
