@@ -76,11 +76,7 @@ func (c *fakeCluster) Partitions(context.Context) (map[string][]string, error) {
 // WaitWhole is whole at once, or a partition at once when partitions is
 // set (the fake does not wait out the timeout).
 func (c *fakeCluster) WaitWhole(ctx context.Context, _ time.Duration) error {
-	if d, ok := ctx.Deadline(); ok {
-		c.fakeBroker.mu.Lock()
-		c.callLeft = append(c.callLeft, time.Until(d))
-		c.fakeBroker.mu.Unlock()
-	}
+	c.noteDeadline(ctx, &c.callLeft)
 	c.cmu.Lock()
 	defer c.cmu.Unlock()
 	if len(c.partitions) > 0 {

@@ -123,11 +123,7 @@ func (b *fakeBroker) ApplyTool(_ context.Context, t scenario.Target, p scenario.
 	return nil
 }
 func (b *fakeBroker) RecoverTool(ctx context.Context, t scenario.Target, p scenario.ToolPlay) error {
-	if d, ok := ctx.Deadline(); ok {
-		b.mu.Lock()
-		b.recoverLeft = append(b.recoverLeft, time.Until(d))
-		b.mu.Unlock()
-	}
+	b.noteDeadline(ctx, &b.recoverLeft)
 	b.set("tool "+strings.Join(p.Recover, " "), t, metrics.StateUp)
 	return nil
 }
@@ -159,16 +155,22 @@ func (b *fakeBroker) removeAll() int {
 	b.stored = nil
 	return n
 }
+
+// noteDeadline appends to *left the time left to ctx's deadline, if any.
+func (b *fakeBroker) noteDeadline(ctx context.Context, left *[]time.Duration) {
+	if d, ok := ctx.Deadline(); ok {
+		b.mu.Lock()
+		*left = append(*left, time.Until(d))
+		b.mu.Unlock()
+	}
+}
+
 func (b *fakeBroker) Stop(_ context.Context, t scenario.Target, _ time.Duration) error {
 	b.set("stop", t, metrics.StateDown)
 	return nil
 }
 func (b *fakeBroker) Restart(ctx context.Context, t scenario.Target, _ time.Duration) error {
-	if d, ok := ctx.Deadline(); ok {
-		b.mu.Lock()
-		b.callLeft = append(b.callLeft, time.Until(d))
-		b.mu.Unlock()
-	}
+	b.noteDeadline(ctx, &b.callLeft)
 	b.set("restart", t, "")
 	return nil
 }
