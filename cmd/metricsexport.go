@@ -34,15 +34,10 @@ func (o *runOpts) addMetricsFlags(c *cobra.Command) {
 	fl.StringVar(&o.metricsListen, "metrics-listen", "", "serve live Prometheus metrics on HOST:PORT (e.g. 127.0.0.1:9419) at /metrics while the run goes on")
 }
 
-// startMetrics checks --metrics-file and starts the --metrics-listen
-// server, before anything else starts: an address that cannot be listened
-// on is a bad flag (exit 2).
+// startMetrics starts the --metrics-listen server, before anything else
+// starts: an address that cannot be listened on is a bad flag (exit 2).
+// --metrics-file is checked with the other outputs (preflight).
 func (o *runOpts) startMetrics(log *slog.Logger) error {
-	if o.metricsFile != "" {
-		if err := checkAppendFile("--metrics-file", o.metricsFile); err != nil {
-			return err
-		}
-	}
 	if o.metricsListen == "" {
 		return nil
 	}

@@ -620,7 +620,12 @@ func (o *runOpts) preflight() error {
 		return err
 	}
 	if o.summaryFile != "" {
-		return checkAppendFile("--summary-file", o.summaryFile)
+		if err := checkAppendFile("--summary-file", o.summaryFile); err != nil {
+			return err
+		}
+	}
+	if o.metricsFile != "" {
+		return checkAppendFile("--metrics-file", o.metricsFile)
 	}
 	return nil
 }

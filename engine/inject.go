@@ -215,11 +215,11 @@ func playOf(a scenario.Action) (play, bool) {
 	if p, ok := playbook[a]; ok {
 		return p, true
 	}
-	if a.Tool() == nil {
+	t := a.Tool()
+	if t == nil {
 		return nil, false
 	}
-	return func(in *injector, ctx context.Context, f *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
-		t := f.Action.Tool()
+	return func(in *injector, ctx context.Context, _ *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
 		return t.Applied, withPort(in.ports.Tools, func() error { return in.ports.Tools.ApplyTool(ctx, in.target, *t) })
 	}, true
 }
@@ -230,11 +230,11 @@ func unplayOf(a scenario.Action) (undo, bool) {
 	if u, ok := unplay[a]; ok {
 		return u, true
 	}
-	if t := a.Tool(); t == nil || t.Recover == nil {
+	t := a.Tool()
+	if t == nil || t.Recover == nil {
 		return nil, false
 	}
-	return func(in *injector, ctx context.Context, f *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
-		t := f.Action.Tool()
+	return func(in *injector, ctx context.Context, _ *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
 		return t.Recovered, withPort(in.ports.Tools, func() error { return in.ports.Tools.RecoverTool(ctx, in.target, *t) })
 	}, true
 }
