@@ -122,8 +122,23 @@ func TestFollowerKillMidBurst(t *testing.T) {
 // what awaited a confirm is confirmed once the majority is back (within
 // the 60 s confirm timeout on an idle machine, so nothing goes in doubt;
 // a loaded one may time out once: at most a window per connection).
+//
+// One mode: the point is the cluster and the fault, not the mode, and a
+// second mode costs the gate another 15 s down and its recovery
+// (scripts/test.sh --full runs the scenario's two modes in
+// TestQuorumLossBothModes).
 func TestQuorumLoss(t *testing.T) {
-	r := runScenario(t, "quorum-loss")
+	checkQuorumLoss(t, runScenario(t, "quorum-loss", "--mode", "confirm-window"))
+}
+
+// TestQuorumLossBothModes is TestQuorumLoss on both of the scenario's
+// modes (the full tier).
+func TestQuorumLossBothModes(t *testing.T) {
+	checkQuorumLoss(t, runScenario(t, "quorum-loss"))
+}
+
+func checkQuorumLoss(t *testing.T, r *scenario.Result) {
+	t.Helper()
 	checkCluster(t, r, 3)
 	for _, m := range r.Modes {
 		f := m.Faults[0]
@@ -148,8 +163,21 @@ func TestQuorumLoss(t *testing.T) {
 // leader, the isolated node confirms nothing, the publisher's confirms time
 // out and what it sent goes in doubt and is published again. Nothing
 // confirmed is lost.
+//
+// One mode, as for TestQuorumLoss (TestLeaderIsolatedBothModes in the full
+// tier runs both).
 func TestLeaderIsolated(t *testing.T) {
-	r := runScenario(t, "leader-isolated")
+	checkLeaderIsolated(t, runScenario(t, "leader-isolated", "--mode", "confirm-window"))
+}
+
+// TestLeaderIsolatedBothModes is TestLeaderIsolated on both of the
+// scenario's modes (the full tier).
+func TestLeaderIsolatedBothModes(t *testing.T) {
+	checkLeaderIsolated(t, runScenario(t, "leader-isolated"))
+}
+
+func checkLeaderIsolated(t *testing.T, r *scenario.Result) {
+	t.Helper()
 	checkCluster(t, r, 3)
 	for _, m := range r.Modes {
 		f := m.Faults[0]
