@@ -63,12 +63,15 @@ func TestBlipLeavesAPartition(t *testing.T) {
 	if m.Faults[0].Error != "" || m.Lost != 0 || m.Unverified != 0 || m.Confirmed != 2000 || m.Delivered != 2000 {
 		t.Fatalf("fault %+v, counts %+v: want the step recovered and every confirmed order delivered", m.Faults[0], m.Counts)
 	}
-	// rmq1 cut its link to rmq2: each of the two sees the other
-	// partitioned (RabbitMQ's partial-partition handling usually cuts rmq3
-	// off too).
+	// rmq1 cut its link to rmq2: at least one of the two sees the other
+	// partitioned. Each node records a partition when its own metadata
+	// store reports it, and RabbitMQ's partial-partition handling then
+	// cuts further links, so the views need not agree as the drain
+	// begins: a loaded CI run had rmq1 seeing rmq2, and rmq2 seeing only
+	// rmq3.
 	p := m.PartitionedAtDrain
-	if !slices.Contains(p["rabbit@rmq1"], "rabbit@rmq2") || !slices.Contains(p["rabbit@rmq2"], "rabbit@rmq1") {
-		t.Fatalf("partitioned_at_drain %v: want rmq1 and rmq2 each seeing the other", p)
+	if !slices.Contains(p["rabbit@rmq1"], "rabbit@rmq2") && !slices.Contains(p["rabbit@rmq2"], "rabbit@rmq1") {
+		t.Fatalf("partitioned_at_drain %v: want rmq1 or rmq2 seeing the other", p)
 	}
 	drainAt := slices.IndexFunc(m.Events, func(e metrics.Event) bool { return e.Kind == metrics.EvDrainStart })
 	atDrain := slices.IndexFunc(m.Events, func(e metrics.Event) bool {
