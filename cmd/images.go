@@ -239,7 +239,7 @@ func (o *runOpts) writeRun(c *cobra.Command, dir string, res *scenario.Result) e
 	o.versions.add(dir, res)
 	_, err := fmt.Fprintf(c.ErrOrStderr(), "%s on %s: %s\nreport: %s\nresult: %s\n", res.Scenario, res.BrokerVersionOrImage(),
 		strings.ToUpper(string(res.Verdict.Status)), filepath.Join(dir, "report.md"), filepath.Join(dir, "result.json"))
-	return err
+	return errors.Join(err, annotate(c.ErrOrStderr(), res))
 }
 
 // finish writes the versions report (once): versions.json and versions.md

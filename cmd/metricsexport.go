@@ -74,10 +74,14 @@ func (o *runOpts) stopMetrics() {
 	_ = o.live.srv.Shutdown(ctx)
 }
 
-// scenarioEnded adds res to the metrics: the file is written again with
-// every scenario so far, and the live server shows res's families.
+// scenarioEnded adds res to the metrics and the JUnit report: the files
+// are written again with every scenario so far, and the live server shows
+// res's families.
 func (o *runOpts) scenarioEnded(res *scenario.Result) error {
 	o.live.scenarioEnded(res)
+	if err := o.writeJUnit(res); err != nil {
+		return err
+	}
 	if o.metricsFile == "" {
 		return nil
 	}

@@ -56,9 +56,12 @@ type runOpts struct {
 	metricsFile, metricsListen string
 	live                       *liveMetrics
 	metricResults              []*scenario.Result
-	bucket                     time.Duration
-	prog                       *progress  // nil unless stderr is a terminal
-	warnings                   [][]string // per plan, from apply
+	// junitFile is --junit (ciout.go); junitResults the scenarios it holds.
+	junitFile    string
+	junitResults []*scenario.Result
+	bucket       time.Duration
+	prog         *progress  // nil unless stderr is a terminal
+	warnings     [][]string // per plan, from apply
 
 	// output is -o: the default summary, wide tables, json or markdown.
 	output outputFormat
@@ -183,6 +186,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	o.addImagesFlag(c)
 	o.addSplitFlags(c)
 	o.addMetricsFlags(c)
+	o.addCIFlags(c)
 	return c
 }
 
@@ -609,7 +613,7 @@ func runOutcome(worst Cause) error {
 
 // preflight checks, before anything starts, that --port is free (when a
 // container is to be created with it) and that --out and --summary-file
-// can be written.
+// can be written, and so can --metrics-file and --junit.
 func (o *runOpts) preflight() error {
 	if o.hostPort != 0 && o.namedContainers() == "" {
 		if err := checkPortFree(o.address, o.hostPort); err != nil {
@@ -624,8 +628,12 @@ func (o *runOpts) preflight() error {
 			return err
 		}
 	}
-	if o.metricsFile != "" {
-		return checkAppendFile("--metrics-file", o.metricsFile)
+	for _, f := range [][2]string{{"--metrics-file", o.metricsFile}, {"--junit", o.junitFile}} {
+		if f[1] != "" {
+			if err := checkAppendFile(f[0], f[1]); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -900,6 +908,9 @@ func (o *runOpts) write(c *cobra.Command, log *slog.Logger, dir string, res *sce
 		if _, err := fmt.Fprintln(paths, verdictLine(res)); err != nil && stdoutErr == nil {
 			stdoutErr = fmt.Errorf("print the verdict: %w", err)
 		}
+	}
+	if err := annotate(paths, res); err != nil && stdoutErr == nil {
+		stdoutErr = fmt.Errorf("print the annotations: %w", err)
 	}
 	if _, err := fmt.Fprintf(paths, "report: %s\nresult: %s\n", filepath.Join(dir, "report.md"), filepath.Join(dir, "result.json")); err != nil && stdoutErr == nil {
 		stdoutErr = fmt.Errorf("print the report paths: %w", err)

@@ -43,6 +43,10 @@ var (
 
 // TestMain removes the shared broker when the process's tests are done.
 func TestMain(m *testing.M) {
+	// The tests' output is the same wherever they run: under GitHub
+	// Actions a run would add its annotations to stdout
+	// (TestJUnitAndAnnotations sets the variable itself).
+	os.Unsetenv(githubActions)
 	code := m.Run()
 	shared.mu.Lock()
 	if shared.ctr != nil {

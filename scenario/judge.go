@@ -112,14 +112,42 @@ func onlyValue(name string, h map[string]int, want int) string {
 // inconclusive: a measured loss is a finding even when the run was cut short.
 // Reasons come in the order of checks: every failure, then every doubt.
 func Judge(mode Mode, c metrics.Counts, obs Observed, e Expect, cond Conditions) Verdict {
+	return VerdictOf(JudgeChecks(mode, c, obs, e, cond))
+}
+
+// CheckOutcome is one check of the judge's table run on one burst: the
+// check's name (e.g. "lost", "mode expectations"), whether a finding
+// fails the burst (else it makes it inconclusive), and its findings, one
+// sentence each (none: the burst satisfies the check). A JUnit report
+// makes one testcase of each (reports.JUnit).
+type CheckOutcome struct {
+	Name    string
+	Fails   bool
+	Reasons []string
+}
+
+// JudgeChecks runs every check of the judge's table on a reconciled burst,
+// in the table's order; Judge is VerdictOf its outcomes. It is pure.
+func JudgeChecks(mode Mode, c metrics.Counts, obs Observed, e Expect, cond Conditions) []CheckOutcome {
 	in := judgeInput{mode: mode, c: c, obs: obs, e: e, cond: cond}
+	out := make([]CheckOutcome, len(checks))
+	for i, ch := range checks {
+		out[i] = CheckOutcome{Name: ch.name, Fails: ch.fails, Reasons: ch.run(in)}
+	}
+	return out
+}
+
+// VerdictOf is the verdict of a burst's check outcomes: fail when a
+// failing check found something, else inconclusive when any check did,
+// else pass. Reasons: every failure, then every doubt, each in the
+// table's order.
+func VerdictOf(outcomes []CheckOutcome) Verdict {
 	var fails, doubts []string
-	for _, ch := range checks {
-		reasons := ch.run(in)
-		if ch.fails {
-			fails = append(fails, reasons...)
+	for _, o := range outcomes {
+		if o.Fails {
+			fails = append(fails, o.Reasons...)
 		} else {
-			doubts = append(doubts, reasons...)
+			doubts = append(doubts, o.Reasons...)
 		}
 	}
 	switch {

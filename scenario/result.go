@@ -235,7 +235,14 @@ type ModeResult struct {
 
 	Notes   []string `json:"notes,omitempty"` // facts worth knowing that do not change the verdict
 	Verdict Verdict  `json:"verdict"`
-	Error   string   `json:"error,omitempty"`
+	// Checks are the judge's checks on this burst, each with its findings,
+	// in the order of the judge's table; Verdict is their sum
+	// (VerdictOf). Set where the burst was judged, for the run's JUnit
+	// report; not in result.json (its verdict's reasons are), so nil in a
+	// result read back from a file and in a burst that was never judged
+	// (not run, its verdict set by the run).
+	Checks []CheckOutcome `json:"-"`
+	Error  string         `json:"error,omitempty"`
 	// History is the file name, relative to the run folder, of this burst's
 	// recorded history (see metrics.HistoryWriter); empty when none was kept.
 	History string `json:"history,omitempty"`

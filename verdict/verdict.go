@@ -58,8 +58,9 @@ type Evidence struct {
 // Unsent), so ev is then the record of everything the verdict came from,
 // as a history's trailer keeps it.
 //
-// It is the only caller of Ledger.Reconcile and scenario.Judge outside
-// tests.
+// It is the only caller of Ledger.Reconcile and the judge
+// (scenario.JudgeChecks) outside tests; res.Checks keeps each check's
+// outcome for the run's JUnit report.
 func Conclude(res *scenario.ModeResult, ledger *metrics.Ledger, ev *Evidence, amend func(*Evidence)) {
 	counts, ids, err := ledger.Reconcile(ev.Drained)
 	res.Mode, res.Counts, res.IDs = ev.Mode, counts, ids
@@ -69,5 +70,6 @@ func Conclude(res *scenario.ModeResult, ledger *metrics.Ledger, ev *Evidence, am
 	ev.ReconcileErr = scenario.Failure{Err: err}
 	// Not published by its deadline is an outcome, not a gap.
 	ev.Unsent = ledger.Size() - counts.Sent - counts.NotPublished - ev.Unaccounted
-	res.Verdict = scenario.Judge(ev.Mode, counts, ev.Observed, ev.Expect, ev.Conditions)
+	res.Checks = scenario.JudgeChecks(ev.Mode, counts, ev.Observed, ev.Expect, ev.Conditions)
+	res.Verdict = scenario.VerdictOf(res.Checks)
 }
