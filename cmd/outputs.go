@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
-	"syscall"
 
 	"github.com/rmqtorture/rmqtorture/broker/docker"
 )
@@ -64,7 +63,7 @@ func checkAppendFile(flag, path string) error {
 			// `cat p` its end of file, and it would be gone by the append.
 			return holdPipe(path)
 		case err == nil && !fi.Mode().IsRegular():
-			return syscall.Access(path, 2) // W_OK
+			return accessWrite(path)
 		case err == nil && fi.Mode().Perm()&0o222 == 0:
 			// Root may open a read-only file for writing (/proc/version
 			// opens; its writes fail once the run is over).
@@ -171,24 +170,14 @@ func openAppend(path string) (*os.File, error) {
 		if err != nil {
 			return nil, err
 		}
-		fd, derr := -1, error(nil)
-		if err := rc.Control(func(h uintptr) { fd, derr = syscall.Dup(int(h)) }); err != nil {
+		fd, derr := uintptr(0), error(nil)
+		if err := rc.Control(func(h uintptr) { fd, derr = dup(h) }); err != nil {
 			return nil, err
 		}
 		if derr != nil {
 			return nil, derr
 		}
-		return os.NewFile(uintptr(fd), path), nil
+		return os.NewFile(fd, path), nil
 	}
 	return openNonBlocking(path)
-}
-
-// openNonBlocking is openAppend's open: append, create (0644), without
-// blocking on a named pipe that has no reader.
-func openNonBlocking(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NONBLOCK, 0o644)
-	if errors.Is(err, syscall.ENXIO) {
-		return nil, errors.New("a named pipe with no reader (writing would wait for one for ever)")
-	}
-	return f, err
 }

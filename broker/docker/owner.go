@@ -1,13 +1,11 @@
 package docker
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 )
 
 // Labels that say which rmqtorture process created a container, network or
@@ -80,8 +78,8 @@ func (o Owner) Alive() bool {
 	if o.PID <= 0 || (o.Host != "" && o.Host != Self().Host) {
 		return false
 	}
-	if err := syscall.Kill(o.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return false // ESRCH: no such process (EPERM: it exists, under another user)
+	if !processExists(o.PID) {
+		return false
 	}
 	if o.Start == "" {
 		return true

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/docker/docker/api/types/container"
@@ -158,7 +157,7 @@ func (r *Restore) Apply(ctx context.Context, cli *client.Client) ([]string, erro
 		return nil, err
 	}
 	defer f.Close()
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := lockExclusive(f.Fd()); err != nil {
 		return nil, ErrRestoreBusy
 	}
 	if _, err := os.Stat(r.File); errors.Is(err, fs.ErrNotExist) {
