@@ -481,6 +481,8 @@ func flagCases() []badInput {
 		flagCase("run --summary-file a folder", run("--summary-file", "adir"), ExitUsage, "rmqtorture: --summary-file adir: cannot append there: is a directory", "adir/keep", ""),
 		flagCase("run --summary-file under a file", run("--summary-file", "afile/s.md"), ExitUsage, "rmqtorture: --summary-file afile/s.md: cannot append there: stat afile/s.md: not a directory", "afile", "x"),
 		flagCase("run --metrics-file a folder", run("--metrics-file", "adir"), ExitUsage, "rmqtorture: --metrics-file adir: cannot append there: is a directory", "adir/keep", ""),
+		withEnv(flagCase("run RMQTORTURE_MESSAGES not a number", run(), ExitUsage, `rmqtorture: RMQTORTURE_MESSAGES=abc: invalid argument "abc" for "--messages" flag: strconv.ParseInt: parsing "abc": invalid syntax (it sets --messages)`), "RMQTORTURE_MESSAGES", "abc"),
+		withEnv(flagCase("run RMQTORTURE_MODE unknown", run(), ExitUsage, `rmqtorture: --mode fire-and-hope: scenario "s": load.modes[0]: "fire-and-hope" is not a mode (fire-and-forget, confirm-each, confirm-window, transactional)`), "RMQTORTURE_MODE", "fire-and-hope"),
 		flagCase("run --junit a folder", run("--junit", "adir"), ExitUsage, "rmqtorture: --junit adir: cannot append there: is a directory", "adir/keep", ""),
 		flagCase("run --junit in a missing folder", run("--junit", "nodir/junit.xml"), ExitUsage, "rmqtorture: --junit nodir/junit.xml: cannot append there: open nodir/junit.xml: no such file or directory"),
 		flagCase("run --metrics-listen without a port", run("--metrics-listen", "127.0.0.1"), ExitUsage, `rmqtorture: --metrics-listen "127.0.0.1": want HOST:PORT, e.g. 127.0.0.1:9419`),

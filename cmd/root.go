@@ -134,6 +134,8 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	root.Version = versionText(debug.ReadBuildInfo()) // --version
 	root.SetVersionTemplate("{{.Version}}")
 	root.SetFlagErrorFunc(suggestFlag)
+	// Every flag also from its RMQTORTURE_* variable (envflags.go).
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return flagsFromEnv(c) }
 	root.AddCommand(newRun(g), newList(g), newValidate(g), newVersion(), newCleanup(g), newReport(g), newCompare(), newCheck())
 	addCompletions(root, g)
 	return root
@@ -149,10 +151,15 @@ func Execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	root := NewRoot(stdout, stderr)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	c, err := root.ExecuteContextC(ctx)
 	if err != nil {
 		// An error may quote DOCKER_HOST, credentials included, or a broker log.
 		fmt.Fprintln(stderr, "rmqtorture:", redact.Foreign(err.Error()))
+		if c != nil && ExitCode(err) == ExitUsage {
+			for _, line := range envNotes(c) {
+				fmt.Fprintln(stderr, redact.Foreign(line))
+			}
+		}
 	}
 	return ExitCode(err)
 }

@@ -208,3 +208,40 @@ func TestURIFromEnvironment(t *testing.T) {
 		t.Errorf("run: exit %d, %d Docker contacts, output %q; want %d, none, no password", code, docker.Load(), stdout.String()+stderr.String(), ExitInconclusive)
 	}
 }
+
+// Every flag also comes from its RMQTORTURE_* variable, as if given: the
+// scenario gives way to it, and the command line beats it.
+func TestEnvironmentSetsFlags(t *testing.T) {
+	t.Setenv("RMQTORTURE_RATE", "2500")
+	t.Setenv("RMQTORTURE_KILL_AT", "25%")
+	t.Setenv("RMQTORTURE_QUEUE_TYPE", "classic")
+	t.Setenv("RMQTORTURE_PUBLISHERS", "4")
+	f, err := scenario.LoadFile("../scenarios.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.Find("../scenarios.yaml", "kill-mid-burst")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := *s
+	o := &runOpts{}
+	c := newRunWith(&globalOpts{}, o)
+	c.SetErr(&bytes.Buffer{})
+	if err := c.ParseFlags([]string{"--publishers", "2"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := flagsFromEnv(c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.apply(c, "../scenarios.yaml", &sc); err != nil {
+		t.Fatal(err)
+	}
+	if k := sc.Faults[0]; sc.Load.Rate != 2500 || sc.Queue.Type != scenario.Classic || sc.Load.Publishers != 2 ||
+		k.PublishedPercent == nil || *k.PublishedPercent != 25 {
+		t.Errorf("rate %g, queue type %s, publishers %d (the flag's 2, not the variable's 4), kill at %s", sc.Load.Rate, sc.Queue.Type, sc.Load.Publishers, k.Trigger())
+	}
+	if got := flagEnv("broker-address"); got != "RMQTORTURE_BROKER_ADDRESS" {
+		t.Errorf("flagEnv(broker-address) = %s", got)
+	}
+}
