@@ -483,6 +483,8 @@ func flagCases() []badInput {
 		flagCase("run --metrics-file a folder", run("--metrics-file", "adir"), ExitUsage, "rmqtorture: --metrics-file adir: cannot append there: is a directory", "adir/keep", ""),
 		withEnv(flagCase("run RMQTORTURE_MESSAGES not a number", run(), ExitUsage, `rmqtorture: RMQTORTURE_MESSAGES=abc: invalid argument "abc" for "--messages" flag: strconv.ParseInt: parsing "abc": invalid syntax (it sets --messages)`), "RMQTORTURE_MESSAGES", "abc"),
 		withEnv(flagCase("run RMQTORTURE_MODE unknown", run(), ExitUsage, `rmqtorture: --mode fire-and-hope: scenario "s": load.modes[0]: "fire-and-hope" is not a mode (fire-and-forget, confirm-each, confirm-window, transactional)`), "RMQTORTURE_MODE", "fire-and-hope"),
+		flagCase("run -q with PerfTest's prefetch", []string{"run", "-q", "100", "s", "-f", "s.yaml", "--out", "out"}, ExitUsage, `rmqtorture: -q is --quiet here, and "100" is no scenario: PerfTest's -q 100 (the consumers' basic.qos prefetch) is --prefetch 100`),
+		flagCase("run -x 0 publishers", run("-x", "0"), ExitUsage, "rmqtorture: --publishers must be within 1–64, got 0"),
 		flagCase("run --junit a folder", run("--junit", "adir"), ExitUsage, "rmqtorture: --junit adir: cannot append there: is a directory", "adir/keep", ""),
 		flagCase("run --junit in a missing folder", run("--junit", "nodir/junit.xml"), ExitUsage, "rmqtorture: --junit nodir/junit.xml: cannot append there: open nodir/junit.xml: no such file or directory"),
 		flagCase("run --metrics-listen without a port", run("--metrics-listen", "127.0.0.1"), ExitUsage, `rmqtorture: --metrics-listen "127.0.0.1": want HOST:PORT, e.g. 127.0.0.1:9419`),
@@ -497,7 +499,7 @@ func flagCases() []badInput {
 			"k.yaml", scenarioHead+"    load: {messages: 100}\n    faults: [{action: kill, published: 50}]\n"),
 		// the settings flags (settingflags.go)
 		flagCase("run --rate negative", run("--rate", "-5"), ExitUsage, "rmqtorture: --rate -5: scenario \"s\": load.rate: must be a finite number ≥ 0 (msg/s; 0: as fast as possible), got -5"),
-		flagCase("run --rate not a number", run("--rate", "fast"), ExitUsage, "rmqtorture: invalid argument \"fast\" for \"--rate\" flag: want a number"),
+		flagCase("run --rate not a number", run("--rate", "fast"), ExitUsage, "rmqtorture: invalid argument \"fast\" for \"-r, --rate\" flag: want a number"),
 		flagCase("run --rate NaN", run("--rate", "NaN"), ExitUsage, "rmqtorture: --rate NaN: scenario \"s\": load.rate: must be a number, got \".nan\""),
 		flagCase("run --rate with load.burst", []string{"run", "s", "-f", "b.yaml", "--out", "out", "--rate", "100"}, ExitUsage, "rmqtorture: --rate 100: scenario \"s\": load.burst: load.burst and load.rate both schedule the publish calls: use one",
 			"b.yaml", scenarioHead+"    load: {messages: 100, burst: {messages: 10, every: 1s}}\n"),

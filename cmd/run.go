@@ -450,6 +450,9 @@ func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err erro
 	if err != nil {
 		return err
 	}
+	if err := perfTestQ(g, f, names); err != nil {
+		return err
+	}
 	// Every scenario and flag is checked before anything is touched.
 	runs, versions, groups, err := o.expandNames(c, f, g.file, names)
 	if err != nil {

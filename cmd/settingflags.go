@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,10 +23,10 @@ import (
 // settingFlags defines the flags on c.
 func (o *runOpts) settingFlags(c *cobra.Command) {
 	fl := c.Flags()
-	fl.Float64Var(&o.rate, "rate", 0, "publish at most this many msg/s, all publishers together; 0: as fast as possible (overrides load.rate; PerfTest --rate/-r and omq --rate/-r limit each publisher)")
-	fl.IntVar(&o.size, "size", 0, "every message body exactly this many bytes, 0–1048576 (overrides load.message_size_bytes; default: the bare JSON order, ~90 bytes; PerfTest --size/-s, omq --size/-s)")
-	fl.IntVar(&o.publishers, "publishers", 0, "publishers sharing the burst, one connection each, 1–64 (overrides load.publishers; PerfTest --producers/-x, omq --publishers/-x)")
-	fl.IntVar(&o.consumers, "consumers", 0, "live consumers during the burst, 0–64; 0: the queue is drained after it (overrides consumers.count; PerfTest --consumers/-y, omq --consumers/-y)")
+	fl.Float64VarP(&o.rate, "rate", "r", 0, "publish at most this many msg/s, all publishers together; 0: as fast as possible (overrides load.rate; PerfTest's and omq's --rate/-r limit each publisher, this one all together)")
+	fl.IntVarP(&o.size, "size", "s", 0, "every message body exactly this many bytes, 0–1048576 (overrides load.message_size_bytes; default: the bare JSON order, ~90 bytes; PerfTest --size/-s, omq --size/-s)")
+	fl.IntVarP(&o.publishers, "publishers", "x", 0, "publishers sharing the burst, one connection each, 1–64 (overrides load.publishers; PerfTest --producers/-x, omq --publishers/-x)")
+	fl.IntVarP(&o.consumers, "consumers", "y", 0, "live consumers during the burst, 0–64; 0: the queue is drained after it (overrides consumers.count; PerfTest --consumers/-y, omq --consumers/-y)")
 	fl.IntVar(&o.prefetch, "prefetch", 0, "each live consumer's basic.qos prefetch count, 1–65535 (overrides consumers.prefetch, default 100; needs live consumers; PerfTest --qos/-q, omq --consumer-credits)")
 	fl.StringVar(&o.killAt, "kill-at", "", `when the scenario's first kill fires: a share of the burst ("50%") or a publish count ("10000") (overrides its trigger: faults[].published_percent or published; PerfTest and omq inject no faults)`)
 	fl.DurationVar(&o.down, "down", 0, "how long each fault step keeps the broker down before its recovery, e.g. 5s, at most 10m (overrides faults[].down of every kill, stop, pause, disconnect, alarm, partition, quorum-loss or command step)")
@@ -130,4 +131,23 @@ var faultIndex = regexp.MustCompile(`^faults\[\d+\]`)
 // fieldOf reports whether path is field or lies under it.
 func fieldOf(path, field string) bool {
 	return path == field || strings.HasPrefix(path, field+".") || strings.HasPrefix(path, field+"[")
+}
+
+// perfTestQ refuses `run -q N` where N is a number and no scenario of f:
+// PerfTest's -q is the consumers' basic.qos prefetch, rmqtorture's is
+// --quiet, and without this N would be looked up as a scenario's name.
+func perfTestQ(g *globalOpts, f *scenario.File, names []string) error {
+	if !g.quiet {
+		return nil
+	}
+	for _, n := range names {
+		if _, err := strconv.ParseUint(n, 10, 32); err != nil {
+			continue
+		}
+		if slices.ContainsFunc(f.Scenarios, func(s scenario.Scenario) bool { return s.Name == n }) {
+			continue
+		}
+		return usageErr(fmt.Errorf("-q is --quiet here, and %q is no scenario: PerfTest's -q %s (the consumers' basic.qos prefetch) is --prefetch %s", n, n, n))
+	}
+	return nil
 }
