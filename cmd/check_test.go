@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -304,6 +306,7 @@ func TestCheckRealRun(t *testing.T) {
 		}
 	}
 	assertCheckReproduces(t, dir)
+	checkTimelineCSV(t, dir, r)
 	// The report gives the broker's median restart, over both modes' kills.
 	if md := readFile(t, filepath.Join(dir, "report.md")); !regexp.MustCompile(`\n- \*\*Broker restart:\*\* median \d+\.\d s from the container running again to an accepted AMQP login \(2× after kill\)\n`).MatchString(md) {
 		t.Fatalf("report.md gives no median broker restart over the 2 kills:\n%s", md)
@@ -357,5 +360,34 @@ func TestCheckPrintsNoTerminalCodes(t *testing.T) {
 	}
 	if strings.ContainsAny(stdout, "\x1b\x07\u009d\u009c") {
 		t.Fatalf("terminal codes printed: %q", stdout)
+	}
+}
+
+// checkTimelineCSV checks the run folder's timeline.csv against result.json:
+// a row per mode and bucket, each mode's published and acked columns
+// summing to its series' totals.
+func checkTimelineCSV(t *testing.T, dir string, r *scenario.Result) {
+	t.Helper()
+	rows, err := csv.NewReader(strings.NewReader(readFile(t, filepath.Join(dir, "timeline.csv")))).ReadAll()
+	if err != nil || len(rows) == 0 || strings.Join(rows[0], ",") != "mode,bucket_start_ms,bucket_ms,published,republished,acked,nacked,returned,delivered,in_flight,reconnects,broker" {
+		t.Fatalf("timeline.csv: %v, header %v", err, rows[:min(len(rows), 1)])
+	}
+	type sums struct{ rows, published, acked int }
+	got := map[string]sums{}
+	for _, row := range rows[1:] {
+		p, _ := strconv.Atoi(row[3])
+		a, _ := strconv.Atoi(row[5])
+		s := got[row[0]]
+		got[row[0]] = sums{s.rows + 1, s.published + p, s.acked + a}
+	}
+	for _, m := range r.Modes {
+		want := sums{m.Series.Len(), 0, 0}
+		for i := range m.Series.Len() {
+			want.published += m.Series.Published[i]
+			want.acked += m.Series.Acked[i]
+		}
+		if got[string(m.Mode)] != want || want.published < m.Sent {
+			t.Errorf("timeline.csv %s: %+v, want %+v from result.json's series (sent %d)", m.Mode, got[string(m.Mode)], want, m.Sent)
+		}
 	}
 }

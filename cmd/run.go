@@ -948,8 +948,8 @@ func (o *runOpts) writeFiles(dir string, res *scenario.Result) error {
 	return nil
 }
 
-// writeReport writes result.json, report.md and the charts atomically into
-// dir.
+// writeReport writes result.json, report.md, timeline.csv and the charts
+// atomically into dir.
 func (o *runOpts) writeReport(dir string, res *scenario.Result) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create report folder: %w", err)
@@ -959,6 +959,9 @@ func (o *runOpts) writeReport(dir string, res *scenario.Result) error {
 	}
 	if err := writeAtomic(filepath.Join(dir, "report.md"), func(f *os.File) error { return reports.Markdown(f, res) }); err != nil {
 		return fmt.Errorf("write report.md: %w", err)
+	}
+	if err := writeAtomic(filepath.Join(dir, "timeline.csv"), func(f *os.File) error { return reports.TimelineCSV(f, res) }); err != nil {
+		return fmt.Errorf("write timeline.csv: %w", err)
 	}
 	return writeCharts(dir, res)
 }
