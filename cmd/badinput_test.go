@@ -485,6 +485,7 @@ func flagCases() []badInput {
 		withEnv(flagCase("run RMQTORTURE_MODE unknown", run(), ExitUsage, `rmqtorture: --mode fire-and-hope: scenario "s": load.modes[0]: "fire-and-hope" is not a mode (fire-and-forget, confirm-each, confirm-window, transactional)`), "RMQTORTURE_MODE", "fire-and-hope"),
 		flagCase("run -q with PerfTest's prefetch", []string{"run", "-q", "100", "s", "-f", "s.yaml", "--out", "out"}, ExitUsage, `rmqtorture: -q is --quiet here, and "100" is no scenario: PerfTest's -q 100 (the consumers' basic.qos prefetch) is --prefetch 100`),
 		flagCase("run -x 0 publishers", run("-x", "0"), ExitUsage, "rmqtorture: --publishers must be within 1–64, got 0"),
+		flagCase("run --official-registry not a host", run("--official-registry", "no such/host"), ExitUsage, `rmqtorture: --official-registry "no such/host": not a registry host, e.g. 127.0.0.1:5000 or docker.io`),
 		flagCase("run --junit a folder", run("--junit", "adir"), ExitUsage, "rmqtorture: --junit adir: cannot append there: is a directory", "adir/keep", ""),
 		flagCase("run --junit in a missing folder", run("--junit", "nodir/junit.xml"), ExitUsage, "rmqtorture: --junit nodir/junit.xml: cannot append there: open nodir/junit.xml: no such file or directory"),
 		flagCase("run --metrics-listen without a port", run("--metrics-listen", "127.0.0.1"), ExitUsage, `rmqtorture: --metrics-listen "127.0.0.1": want HOST:PORT, e.g. 127.0.0.1:9419`),

@@ -155,8 +155,9 @@ func TestImagesUnstatedBehaviourFails(t *testing.T) {
 }
 
 // TestImagesAllHadBeforeTheFirstRun: with --images, an image the engine
-// lacks (and that is never pulled: rmqtorture/* is published nowhere) stops
-// the invocation before the first image's run starts: exit 4, nothing in
+// lacks (rmqtorture/* is published nowhere; its official stand-in, from a
+// registry address where nothing listens, cannot be had either) stops the
+// invocation before the first image's run starts: exit 4, nothing in
 // --out, no container.
 func TestImagesAllHadBeforeTheFirstRun(t *testing.T) {
 	if testing.Short() {
@@ -164,8 +165,10 @@ func TestImagesAllHadBeforeTheFirstRun(t *testing.T) {
 	}
 	out := t.TempDir()
 	code, stdout, stderr := runCLI(t, "run", "small", "-f", "testdata/images.yaml", "--out", out,
-		"--images", "rmqtorture/rabbitmq:4.0-trixie,rmqtorture/rabbitmq:9.9-nope")
-	if code != ExitError || !strings.Contains(stderr, `rmqtorture: broker image missing: "rmqtorture/rabbitmq:9.9-nope" is not in the local Docker Engine`) || stdout != "" {
+		"--images", "rmqtorture/rabbitmq:4.0-trixie,rmqtorture/rabbitmq:9.9-nope", "--official-registry", "127.0.0.1:9")
+	if code != ExitError || stdout != "" ||
+		!strings.Contains(stderr, `rmqtorture: rmqtorture/rabbitmq:9.9-nope is not in the Docker Engine, and its official stand-in could not be had: broker image missing: "127.0.0.1:9/rabbitmq:9.9" is not in the local Docker Engine`) ||
+		!strings.Contains(stderr, `pulling "127.0.0.1:9/rabbitmq:9.9" failed: `) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
 	if entries, err := os.ReadDir(out); err != nil || len(entries) != 0 {

@@ -200,6 +200,26 @@ func TestRunPullsMissingImage(t *testing.T) {
 		}
 	}
 
+	// The project's image missing (a suite no engine has): the official
+	// image of its RabbitMQ version, from --official-registry, runs
+	// instead, and the result names it (the project's 4.0 image stands in
+	// for the official rabbitmq:4.0 here; TestOfficialImageLayout runs the
+	// official layout).
+	official := addr + "/rabbitmq:4.0"
+	pushPadded(t, cli, brokerImage(), official)
+	code, stdout, stderr = runCLI(t, "run", "pulled", "-f", "testdata/pulled.yaml", "--image", "rmqtorture/rabbitmq:4.0-nosuchsuite", "--official-registry", addr, "--out", t.TempDir())
+	if code != ExitPass {
+		t.Fatalf("fallback: exit %d\nstderr:\n%s", code, stderr)
+	}
+	warn := regexp.QuoteMeta(`level=WARN msg="the project's broker image is not in the Docker Engine (scripts/build-broker-image.sh builds it from Debian's packages, no registry needed); using the official image of its RabbitMQ version"`) +
+		` scenario=pulled run=[0-9a-f]{8} ` + regexp.QuoteMeta("image=rmqtorture/rabbitmq:4.0-nosuchsuite official="+official) + "\n"
+	if !regexp.MustCompile(warn).MatchString(stderr) {
+		t.Errorf("fallback: stderr lacks %s:\n%s", warn, stderr)
+	}
+	if r := readResult(t, stdout); r.Image != official || r.Modes[0].Delivered != 500 {
+		t.Errorf("fallback: image %q, delivered %d; want %s, 500", r.Image, r.Modes[0].Delivered, official)
+	}
+
 	// A registry that does not have the image: its answer, and the
 	// missing-image message kept, exit 1 (CauseImageMissing).
 	absent := addr + "/rmqtorture/absent:0"

@@ -56,6 +56,8 @@ type runOpts struct {
 	metricsFile, metricsListen string
 	live                       *liveMetrics
 	metricResults              []*scenario.Result
+	// officialRegistry is --official-registry (pull.go).
+	officialRegistry string
 	// junitFile is --junit (ciout.go); junitResults the scenarios it holds.
 	junitFile    string
 	junitResults []*scenario.Result
@@ -163,7 +165,8 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	fl.StringSliceVar(&o.modes, "mode", nil, "publishing modes to run, comma-separated (fire-and-forget, confirm-each, confirm-window, transactional); default: the scenario's")
 	fl.IntVar(&o.messages, "messages", 0, "orders per burst (overrides load.messages)")
 	fl.IntVar(&o.window, "window", 0, "confirm-window: unconfirmed messages in flight (overrides load.window)")
-	fl.StringVar(&o.image, "image", "", "broker image (overrides broker.image; default "+scenario.DefaultImage+")")
+	fl.StringVar(&o.image, "image", "", "broker image (overrides broker.image; default "+scenario.DefaultImage+", else, when the engine lacks it, the official rabbitmq image of its version)")
+	fl.StringVar(&o.officialRegistry, "official-registry", "docker.io", "registry to pull the official rabbitmq image from when the project's image (rmqtorture/rabbitmq:…) is missing, e.g. a mirror at 127.0.0.1:5000")
 	fl.StringVar(&o.container, "container", "", "use this running container as the broker instead of creating one; rmqtorture will kill and restart it but never remove it")
 	fl.IntVar(&o.nodes, "nodes", 0, "RabbitMQ nodes to form into one cluster: 1, 3 or 5 (overrides broker.nodes)")
 	fl.StringSliceVar(&o.containers, "containers", nil, "use these running containers, comma-separated, as the nodes of a cluster instead of creating them (3 or 5; sets broker.nodes; not with --container or --nodes); rmqtorture will kill and restart them but never remove them")
@@ -625,6 +628,9 @@ func (o *runOpts) preflight() error {
 	}
 	if err := checkOutDir("--out", o.out); err != nil {
 		return err
+	}
+	if docker.OfficialFor(scenario.DefaultImage, o.officialRegistry) == "" {
+		return usageErr(fmt.Errorf("--official-registry %q: not a registry host, e.g. 127.0.0.1:5000 or docker.io", o.officialRegistry))
 	}
 	if o.summaryFile != "" {
 		if err := checkAppendFile("--summary-file", o.summaryFile); err != nil {
