@@ -14,7 +14,8 @@ import (
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
-// applyFlags loads a shipped scenario and applies args to it as run does.
+// applyFlags loads a shipped scenario and applies args to it, and the
+// RMQTORTURE_* variables of the flags args lacks, as run does.
 func applyFlags(t *testing.T, name string, args ...string) (*scenario.Scenario, []string, error) {
 	t.Helper()
 	f, err := scenario.LoadFile("../scenarios.yaml")
@@ -30,6 +31,9 @@ func applyFlags(t *testing.T, name string, args ...string) (*scenario.Scenario, 
 	c := newRunWith(&globalOpts{}, o)
 	c.SetErr(&bytes.Buffer{})
 	if err := c.ParseFlags(args); err != nil {
+		t.Fatal(err)
+	}
+	if err := flagsFromEnv(c); err != nil {
 		t.Fatal(err)
 	}
 	w, err := o.apply(c, "../scenarios.yaml", &sc)
@@ -216,25 +220,8 @@ func TestEnvironmentSetsFlags(t *testing.T) {
 	t.Setenv("RMQTORTURE_KILL_AT", "25%")
 	t.Setenv("RMQTORTURE_QUEUE_TYPE", "classic")
 	t.Setenv("RMQTORTURE_PUBLISHERS", "4")
-	f, err := scenario.LoadFile("../scenarios.yaml")
+	sc, _, err := applyFlags(t, "kill-mid-burst", "--publishers", "2")
 	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.Find("../scenarios.yaml", "kill-mid-burst")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := *s
-	o := &runOpts{}
-	c := newRunWith(&globalOpts{}, o)
-	c.SetErr(&bytes.Buffer{})
-	if err := c.ParseFlags([]string{"--publishers", "2"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := flagsFromEnv(c); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := o.apply(c, "../scenarios.yaml", &sc); err != nil {
 		t.Fatal(err)
 	}
 	if k := sc.Faults[0]; sc.Load.Rate != 2500 || sc.Queue.Type != scenario.Classic || sc.Load.Publishers != 2 ||
