@@ -346,8 +346,16 @@ func nextRunSweeps(t *testing.T, bin string, env, base []string, out string, cli
 	// A missing image ends the run right after its sweep.
 	absent := []string{"run", "baseline", "-f", "../scenarios.yaml", "--out", out, "--image", "rmqtorture/absent:0"}
 	code, _, stderr := runBin(t, bin, env, absent...)
-	if want := "leftover of an earlier run: removed container rmqt-" + killed + " (run " + killed; code != ExitError || !strings.Contains(stderr, want) {
-		t.Fatalf("next run: exit %d, stderr lacks %q:\n%s", code, want, stderr)
+	// Every run sweeps what dead runs of this user left, so a run of
+	// another test in the other shard may get there first: its removal is
+	// waited for (reported as removed here), or it is over before this
+	// run looks (not reported). Never a warning.
+	want := "leftover of an earlier run: removed container rmqt-" + killed + " (run " + killed
+	if code != ExitError || strings.Contains(stderr, "clean up leftovers of earlier runs") {
+		t.Fatalf("next run: exit %d, stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, want) {
+		t.Logf("another process swept rmqt-%s before the next run looked", killed)
 	}
 	if n := len(runContainers(t, cli, killed)); n != 0 {
 		t.Fatalf("run %s: %d containers left after the next run", killed, n)

@@ -144,12 +144,17 @@ func TestQueueCapRejectPublishNacksExactlyTheOverflow(t *testing.T) {
 	}
 }
 
+// What is unconfirmed when the broker closes the connection goes in doubt,
+// never nacked, and is republished exactly. How much that is depends on
+// the broker's timing: a loaded CI run had every order acked before the
+// close, so 0 in doubt is accepted (the window bounds it from above).
 func TestCloseAllConnectionsLeavesInDoubtNeverNacked(t *testing.T) {
 	r := runScenario(t, "close-connections")
 	m := mode(t, r, scenario.ConfirmWindow)
-	checkRepublishExact(t, m)
-	if m.WentInDoubt > m.Window || m.Reconnects < 1 {
-		t.Fatalf("went in doubt %d (window %d), reconnects %d", m.WentInDoubt, m.Window, m.Reconnects)
+	if m.Nacked != 0 || m.Republished != m.WentInDoubt || m.Duplicates != m.DuplicatesFromRepublish || m.InDoubt != 0 ||
+		m.WentInDoubt > m.Window || m.Reconnects < 1 {
+		t.Fatalf("nacked %d, went in doubt %d (window %d), republished %d, duplicates %d (from republish %d), in doubt %d, reconnects %d",
+			m.Nacked, m.WentInDoubt, m.Window, m.Republished, m.Duplicates, m.DuplicatesFromRepublish, m.InDoubt, m.Reconnects)
 	}
 }
 

@@ -644,7 +644,8 @@ func Leftovers(ctx context.Context, cli *client.Client) ([]container.Summary, er
 }
 
 // RemoveLeftover force-removes one container listed by Leftovers, after
-// checking its label again.
+// checking its label again; one that another process is removing already
+// is waited for, and one that is gone counts as removed.
 func RemoveLeftover(ctx context.Context, cli *client.Client, id string) error {
 	info, err := cli.ContainerInspect(ctx, id)
 	if err != nil {
@@ -653,7 +654,12 @@ func RemoveLeftover(ctx context.Context, cli *client.Client, id string) error {
 	if info.Config == nil || info.Config.Labels[LabelManaged] != "true" {
 		return fmt.Errorf("refusing to remove container %s: no %s label", id, LabelManaged)
 	}
-	return cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	// Another process may be removing the same leftover (two runs'
+	// sweeps at once): its removal is waited for, a minute at most, not
+	// reported as ours failing.
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	return removeAndWait(ctx, cli, id, info.Name)
 }
 
 // Container implements every fault port for the single broker.

@@ -252,24 +252,31 @@ func removeCreatedNets(ctx context.Context) (errs []error) {
 	return errs
 }
 
-// removeNow force-removes c, then waits (polling every 100 ms) until it is
-// gone: a removal already under way makes ContainerRemove fail with a
-// conflict while the container still exists.
+// removeNow force-removes c, then waits until it is gone (removeAndWait).
 func removeNow(ctx context.Context, c *Container) error {
-	err := c.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
+	return removeAndWait(ctx, c.cli, c.ID, c.Name)
+}
+
+// removeAndWait force-removes the container id (with its anonymous
+// volumes) and, when that fails, polls every 100 ms until it is gone or
+// ctx ends: a removal already under way (another process's sweep of the
+// same leftover, say) makes ContainerRemove fail with a conflict while
+// the container still exists. One that is gone counts as removed.
+func removeAndWait(ctx context.Context, cli *client.Client, id, name string) error {
+	err := cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	for err != nil {
-		if _, ierr := c.cli.ContainerInspect(ctx, c.ID); client.IsErrNotFound(ierr) {
+		if client.IsErrNotFound(err) {
+			return nil
+		}
+		if _, ierr := cli.ContainerInspect(ctx, id); client.IsErrNotFound(ierr) {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("remove container %q: %w", c.Name, err)
+			return fmt.Errorf("remove container %q: %w", name, err)
 		case <-time.After(100 * time.Millisecond):
 		}
-		err = c.cli.ContainerRemove(ctx, c.ID, container.RemoveOptions{Force: true, RemoveVolumes: true})
-		if client.IsErrNotFound(err) {
-			return nil
-		}
+		err = cli.ContainerRemove(ctx, id, container.RemoveOptions{Force: true, RemoveVolumes: true})
 	}
 	return nil
 }
