@@ -96,9 +96,14 @@ func ids(rs []metrics.Range) []int {
 
 // Republishing is exact: each id that went in doubt once (one fault) was
 // republished once, and every duplicate is explained by a republish.
+//
+// Nothing in doubt is accepted: how many confirms reach the client before
+// a fault takes the connection is the broker's timing (a loaded CI run had
+// the 3 orders in flight at a kill all acked before it landed), so a test
+// that needs some in doubt asserts it where the scenario makes it certain.
 func checkRepublishExact(t *testing.T, m scenario.ModeResult) {
 	t.Helper()
-	if m.WentInDoubt == 0 || m.Republished != m.WentInDoubt || m.Duplicates != m.DuplicatesFromRepublish || m.InDoubt != 0 {
+	if m.Republished != m.WentInDoubt || m.Duplicates != m.DuplicatesFromRepublish || m.InDoubt != 0 {
 		t.Fatalf("%s: went in doubt %d, republished %d, duplicates %d (from republish %d), in doubt %d",
 			m.Mode, m.WentInDoubt, m.Republished, m.Duplicates, m.DuplicatesFromRepublish, m.InDoubt)
 	}
