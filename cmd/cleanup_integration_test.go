@@ -43,6 +43,13 @@ func brokerImage() string {
 // buildBinary builds rmqtorture into a temporary folder.
 func buildBinary(t *testing.T) string {
 	t.Helper()
+	return buildBinaryWith(t)
+}
+
+// buildBinaryWith is buildBinary with env added to go build's environment
+// (CGO_ENABLED=0: a static binary).
+func buildBinaryWith(t *testing.T, env ...string) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test: needs Docker and the broker image")
 	}
@@ -51,7 +58,9 @@ func buildBinary(t *testing.T) string {
 		gobin = filepath.Join(runtime.GOROOT(), "bin", "go")
 	}
 	bin := filepath.Join(t.TempDir(), "rmqtorture")
-	if out, err := exec.Command(gobin, "build", "-o", bin, "..").CombinedOutput(); err != nil {
+	gobuild := exec.Command(gobin, "build", "-o", bin, "..")
+	gobuild.Env = append(os.Environ(), env...)
+	if out, err := gobuild.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin

@@ -99,6 +99,26 @@ func drain(rc io.ReadCloser) error {
 // image: random, so it compresses to about itself (3.0 MB).
 const padBytes = 3_000_000
 
+// buildContext is an image build context: a tar of files (name → body),
+// each a regular file of mode.
+func buildContext(t *testing.T, mode int64, files map[string][]byte) *bytes.Buffer {
+	t.Helper()
+	var tarball bytes.Buffer
+	tw := tar.NewWriter(&tarball)
+	for name, body := range files {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tw.Write(body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return &tarball
+}
+
 // pushPadded builds ref from src plus one layer of padBytes random bytes
 // (a layer the engine has nowhere else, so pulling ref downloads it),
 // pushes it to its registry and removes it from the engine, layer and
@@ -111,20 +131,8 @@ func pushPadded(t *testing.T, cli *client.Client, src, ref string) {
 	for i := range pad {
 		pad[i] = byte(rnd.Uint32())
 	}
-	var tarball bytes.Buffer
-	tw := tar.NewWriter(&tarball)
-	for name, body := range map[string][]byte{"Dockerfile": []byte("FROM " + src + "\nCOPY pad /var/tmp/rmqt-pull-pad\n"), "pad": pad} {
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Typeflag: tar.TypeReg}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(body); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := cli.ImageBuild(ctx, &tarball, build.ImageBuildOptions{Tags: []string{ref}, Remove: true, ForceRemove: true, SuppressOutput: true})
+	tarball := buildContext(t, 0o644, map[string][]byte{"Dockerfile": []byte("FROM " + src + "\nCOPY pad /var/tmp/rmqt-pull-pad\n"), "pad": pad})
+	resp, err := cli.ImageBuild(ctx, tarball, build.ImageBuildOptions{Tags: []string{ref}, Remove: true, ForceRemove: true, SuppressOutput: true})
 	if err != nil {
 		t.Fatal(err)
 	}

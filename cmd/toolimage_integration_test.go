@@ -1,13 +1,11 @@
 package cmd
 
 import (
-	"archive/tar"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -33,33 +31,20 @@ func TestToolImageRunsAScenario(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "rmqtorture")
-	gobuild := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "..")
-	gobuild.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := gobuild.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinaryWith(t, "CGO_ENABLED=0") // static: the image has nothing else
 	// The build context: the Dockerfile and the binary.
-	var ctxTar bytes.Buffer
-	tw := tar.NewWriter(&ctxTar)
-	for _, f := range []struct{ name, path string }{{"Dockerfile", "../Dockerfile"}, {"rmqtorture", bin}} {
-		data, err := os.ReadFile(f.path)
+	files := map[string][]byte{}
+	for name, path := range map[string]string{"Dockerfile": "../Dockerfile", "rmqtorture": bin} {
+		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := tw.WriteHeader(&tar.Header{Name: f.name, Mode: 0o755, Size: int64(len(data))}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tw.Write(data); err != nil {
-			t.Fatal(err)
-		}
+		files[name] = data
 	}
-	if err := tw.Close(); err != nil {
-		t.Fatal(err)
-	}
+	ctxTar := buildContext(t, 0o755, files)
 	cli := dockerClient(t)
 	tag := "rmqtorture/rmqtorture:test-" + newRunID()
-	resp, err := cli.ImageBuild(ctx, &ctxTar, build.ImageBuildOptions{Tags: []string{tag}, Remove: true, ForceRemove: true})
+	resp, err := cli.ImageBuild(ctx, ctxTar, build.ImageBuildOptions{Tags: []string{tag}, Remove: true, ForceRemove: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,14 +55,11 @@ func junitSuite(r *scenario.Result) junit.Testsuite {
 	for _, m := range r.Modes {
 		mc := class + "." + junitLabel(m)
 		for _, tc := range junitMode(mc, m) {
-			if tc.Failure != nil {
-				for _, line := range strings.Split(tc.Failure.Data, "\n") {
-					said[line] = true
-				}
-			}
-			if tc.Error != nil {
-				for _, line := range strings.Split(tc.Error.Data, "\n") {
-					said[line] = true
+			for _, res := range []*junit.Result{tc.Failure, tc.Error} {
+				if res != nil {
+					for _, line := range strings.Split(res.Data, "\n") {
+						said[line] = true
+					}
 				}
 			}
 			s.AddTestcase(tc)
