@@ -17,6 +17,7 @@ import (
 	"github.com/docker/docker/api/types/image"
 	"github.com/docker/docker/pkg/stdcopy"
 
+	"github.com/rmqtorture/rmqtorture/broker/docker"
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
@@ -75,6 +76,15 @@ func TestToolImageRunsAScenario(t *testing.T) {
 		t.Fatal(err)
 	}
 	removeAtEnd(t, cli, c.ID)
+	// A container of a run of this (live) test process. The run in the
+	// tool's container has the host's hostname and this user, but pids of
+	// its own: its sweep of leftovers must not take this one for a dead
+	// process's (it once removed the brokers of tests running beside it).
+	bystander, err := cli.ContainerCreate(ctx, &container.Config{Image: brokerImage(), Labels: docker.Labels("bystander-"+newRunID(), false)}, nil, nil, nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	removeAtEnd(t, cli, bystander.ID)
 	if err := cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +122,9 @@ func TestToolImageRunsAScenario(t *testing.T) {
 	}
 	r := readResultFile(t, filepath.Join(work, rel))
 	checkNoContainerLeft(t, r.RunID)
+	if _, err := cli.ContainerInspect(ctx, bystander.ID); err != nil {
+		t.Errorf("the container of a live run beside it: %v (the run in the tool's image swept it)\nstderr:\n%s", err, stderr.String())
+	}
 	if r.Verdict.Status != scenario.Pass || len(r.Modes) != 1 || r.Modes[0].Sent != 500 || len(r.Modes[0].Faults) != 1 {
 		t.Fatalf("verdict %+v, modes %d: want a pass with one kill over 500 orders", r.Verdict, len(r.Modes))
 	}

@@ -51,6 +51,65 @@ func TestOwnerAlive(t *testing.T) {
 	}
 }
 
+// TestOwnerInAnotherPIDNamespace: a pid recorded in another PID namespace
+// (rmqtorture in a container, on the host's network, whose hostname is the
+// host's) says nothing here. From the host's initial namespace the owner
+// is alive while a process is in its namespace and gone after; from a
+// container's namespace (Unseen) it always counts as alive, and the default
+// cleanup scope leaves it.
+func TestOwnerInAnotherPIDNamespace(t *testing.T) {
+	self := Self()
+	if self.PIDNS == "" {
+		t.Skip("no /proc/self/ns/pid")
+	}
+	// This very process, but recorded in a namespace no process is in:
+	// the same pid and start time mean nothing there.
+	elsewhere := self
+	elsewhere.PIDNS = "pid:[1]"
+	if got := Labels("r1", false)[LabelPIDNS]; got != self.PIDNS {
+		t.Fatalf("label %s = %q, want %q", LabelPIDNS, got, self.PIDNS)
+	}
+	if o, _ := ownerOf(Labels("r1", false)); o.PIDNS != self.PIDNS {
+		t.Fatalf("labels read back with namespace %q, want %q", o.PIDNS, self.PIDNS)
+	}
+	inside := self
+	inside.PIDNS = "pid:[4026532999]" // this test as if run in a container
+	for _, tc := range []struct {
+		name        string
+		self        Owner
+		owner       Owner
+		alive, seen bool
+		skip        string
+	}{
+		{"from the host, a namespace with no process", self, elsewhere, false, true, ""},
+		{"from the host, this process's own namespace", self, self, true, true, "its rmqtorture process " + strconv.Itoa(self.PID) + " is still running (--force removes it anyway)"},
+		{"from a container, the host's process", inside, self, true, false, "its rmqtorture process " + strconv.Itoa(self.PID) + " ran in a container of its own (PID namespace " + self.PIDNS + "), where this one cannot tell whether it still runs (cleanup on the host, or --force, removes it)"},
+		{"from a container, another container's", inside, elsewhere, true, false, "its rmqtorture process " + strconv.Itoa(self.PID) + " ran in a container of its own (PID namespace pid:[1]), where this one cannot tell whether it still runs (cleanup on the host, or --force, removes it)"},
+	} {
+		if tc.owner.PIDNS == "pid:[1]" && tc.self.PIDNS == self.PIDNS && self.PIDNS != initialPIDNamespace {
+			continue // this test itself runs in a container: it cannot look at the host's processes
+		}
+		func() {
+			real := Self
+			Self = func() Owner { return tc.self }
+			defer func() { Self = real }()
+			if got := tc.owner.Alive(); got != tc.alive {
+				t.Errorf("%s: Alive %v, want %v", tc.name, got, tc.alive)
+			}
+			if got := !tc.owner.Unseen(); got != tc.seen {
+				t.Errorf("%s: Unseen %v, want %v", tc.name, !got, !tc.seen)
+			}
+			why, _ := Scope{}.Skip(Resource{Kind: "container", Run: "a", Owner: tc.owner, Known: true})
+			if why != tc.skip {
+				t.Errorf("%s: the default scope says %q, want %q", tc.name, why, tc.skip)
+			}
+			if why, _ := (Scope{Force: true}).Skip(Resource{Kind: "container", Run: "a", Owner: tc.owner, Known: true}); why != "" {
+				t.Errorf("%s: --force leaves it: %q", tc.name, why)
+			}
+		}()
+	}
+}
+
 func must(n int, err error) int {
 	if err != nil {
 		panic(err)

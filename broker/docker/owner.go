@@ -17,14 +17,22 @@ const (
 	LabelHost  = "org.rmqtorture.host"  // hostname where the creating process ran
 	LabelStart = "org.rmqtorture.start" // its start time: clock ticks after boot, /proc/PID/stat field 22 (proc(5)); absent where unknown
 	LabelKeep  = "org.rmqtorture.keep"  // "true" when created with --keep: cleanup leaves it unless named by --run
+	// LabelPIDNS is the creating process's PID namespace, as the link
+	// /proc/self/ns/pid reads ("pid:[4026531836]"; namespaces(7)); absent
+	// where unknown. A process in a container (the tool's image, run with
+	// the Docker socket and the host's network, whose hostname is the
+	// host's) has pids of its own: its pid says nothing about the host's
+	// processes, nor theirs about it.
+	LabelPIDNS = "org.rmqtorture.pidns"
 )
 
 // Owner is the rmqtorture process that created something: its pid, that
-// pid's start time (a pid is reused once its process is gone), its user and
-// its host.
+// pid's start time (a pid is reused once its process is gone), the PID
+// namespace both belong to, its user and its host.
 type Owner struct {
 	PID   int    `json:"pid"`
 	Start string `json:"start,omitempty"`
+	PIDNS string `json:"pid_ns,omitempty"`
 	UID   int    `json:"uid"`
 	Host  string `json:"host"`
 }
@@ -32,7 +40,7 @@ type Owner struct {
 // Self is this process as an Owner.
 var Self = sync.OnceValue(func() Owner {
 	host, _ := os.Hostname()
-	return Owner{PID: os.Getpid(), Start: processStart(os.Getpid()), UID: os.Getuid(), Host: host}
+	return Owner{PID: os.Getpid(), Start: processStart(os.Getpid()), PIDNS: pidNamespace("self"), UID: os.Getuid(), Host: host}
 })
 
 // Labels are the labels rmqtorture puts on everything it creates for run
@@ -49,6 +57,9 @@ func Labels(runID string, keep bool) map[string]string {
 	if o.Start != "" {
 		l[LabelStart] = o.Start
 	}
+	if o.PIDNS != "" {
+		l[LabelPIDNS] = o.PIDNS
+	}
 	if keep {
 		l[LabelKeep] = "true"
 	}
@@ -60,7 +71,7 @@ func Labels(runID string, keep bool) map[string]string {
 func ownerOf(labels map[string]string) (o Owner, known bool) {
 	pid, perr := strconv.Atoi(labels[LabelPID])
 	uid, uerr := strconv.Atoi(labels[LabelUID])
-	o = Owner{PID: pid, Start: labels[LabelStart], UID: uid, Host: labels[LabelHost]}
+	o = Owner{PID: pid, Start: labels[LabelStart], PIDNS: labels[LabelPIDNS], UID: uid, Host: labels[LabelHost]}
 	return o, perr == nil && uerr == nil && o.Host != ""
 }
 
@@ -70,13 +81,20 @@ func (o Owner) Mine() bool {
 	return o.UID == s.UID && o.Host == s.Host
 }
 
-// Alive reports whether o's process is known to be still running: on this
-// host (or with no host recorded) a process has o.PID, and, where both start
-// times are known, it started when o's did. Elsewhere nothing is known, and
-// Alive is false.
+// Alive reports whether o's process is known to be still running, or may
+// be: on this host (or with no host recorded) a process has o.PID, and,
+// where both start times are known, it started when o's did. Elsewhere
+// nothing is known, and Alive is false. A process in another PID namespace
+// (Unseen) counts as alive: its pid means nothing here, and removing the
+// broker of a run still going is the one mistake cleanup must not make;
+// only from the host's own namespace, which sees every process, is one
+// whose namespace holds no process any more known to be gone.
 func (o Owner) Alive() bool {
 	if o.PID <= 0 || (o.Host != "" && o.Host != Self().Host) {
 		return false
+	}
+	if o.otherNamespace() {
+		return o.Unseen() || namespaceInUse(o.PIDNS)
 	}
 	if !processExists(o.PID) {
 		return false
@@ -86,6 +104,21 @@ func (o Owner) Alive() bool {
 	}
 	now := processStart(o.PID)
 	return now == "" || now == o.Start
+}
+
+// otherNamespace reports whether o's process ran in a PID namespace other
+// than this process's (both known).
+func (o Owner) otherNamespace() bool {
+	self := Self().PIDNS
+	return o.PIDNS != "" && self != "" && o.PIDNS != self
+}
+
+// Unseen reports whether o's process ran in another PID namespace that this
+// process cannot look into: this process itself runs in a container (its
+// namespace is not the host's initial one), so whether o's process still
+// runs cannot be told from here.
+func (o Owner) Unseen() bool {
+	return o.otherNamespace() && Self().PIDNS != initialPIDNamespace
 }
 
 func (o Owner) String() string {
@@ -111,4 +144,40 @@ func processStart(pid int) string {
 		return ""
 	}
 	return fields[19] // field 22
+}
+
+// initialPIDNamespace is the host's initial PID namespace as /proc/PID/ns/pid
+// reads: its inode number is fixed, PROC_PID_INIT_INO in the kernel's
+// include/linux/proc_ns.h. A process in it sees every process on the host.
+const initialPIDNamespace = "pid:[4026531836]"
+
+// pidNamespace returns the PID namespace of process pid ("self" for this
+// one) as the link /proc/PID/ns/pid reads, or "" where /proc is not there
+// or the link cannot be read (another user's process).
+func pidNamespace(pid string) string {
+	ns, err := os.Readlink("/proc/" + pid + "/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return ns
+}
+
+// namespaceInUse reports whether some process this one can see runs in PID
+// namespace ns: a namespace exists as long as a process is in it
+// (pid_namespaces(7)). Processes whose link cannot be read (another user's)
+// are not counted; an Owner is looked at only when it is this user's.
+func namespaceInUse(ns string) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true // nothing can be told: not known to be gone
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		if pidNamespace(e.Name()) == ns {
+			return true
+		}
+	}
+	return false
 }
