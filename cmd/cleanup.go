@@ -20,7 +20,7 @@ func newCleanup(_ *globalOpts) *cobra.Command {
 	var scope docker.Scope
 	c := &cobra.Command{
 		Use:   "cleanup",
-		Short: "Remove what runs whose rmqtorture process died left behind, and restore containers they changed",
+		Short: "Remove what dead rmqtorture processes left behind; restore containers they changed",
 		Long: `cleanup removes the containers, networks and volumes rmqtorture labelled
 (org.rmqtorture.managed=true) that a run could not remove itself, and restores
 a container named with --container that a fault left stopped, paused,

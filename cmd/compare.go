@@ -32,7 +32,8 @@ func newCompare() *cobra.Command {
 		Short: "Compare a result.json with a baseline of the same scenario; exit 1 on a regression",
 		Long:  compareLong,
 		Example: `  # the newest kill-mid-burst run against the committed baseline
-  rmqtorture compare baselines/kill-mid-burst.result.json $(ls -d rmqtorture-results/kill-mid-burst-* | tail -1)
+  rmqtorture compare baselines/kill-mid-burst.result.json \
+    $(ls -d rmqtorture-results/kill-mid-burst-* | tail -1)
   rmqtorture compare --max-throughput-drop 30 --max-recovery-ms 20000 old.json new.json
   rmqtorture compare -o json base.json result.json
   rmqtorture compare --summary-file "$GITHUB_STEP_SUMMARY" base.json result.json

@@ -30,7 +30,7 @@ type splitOpts struct {
 
 func (o *runOpts) addSplitFlags(c *cobra.Command) {
 	fl := c.Flags()
-	fl.BoolVar(&o.split.loadOnly, "load-only", false, "be one load part of a run split across processes: publish this part's share of the ids (--part K/N) into run --run-id's queues on the --uri broker, record the history; no drain, no fault; `rmqtorture check` judges the parts and the drain together")
+	fl.BoolVar(&o.split.loadOnly, "load-only", false, "be one load part of a run split across processes: publish this part's share of the ids (--part K/N) into run --run-id's queues on the --uri broker, record the history; no drain, no fault; rmqtorture check judges the parts and the drain together")
 	fl.BoolVar(&o.split.drainOnly, "drain-only", false, "be the drain of a run split across processes: drain run --run-id's queues on the --uri broker once every load part has ended (--parts N) and record every delivery")
 	fl.StringVar(&o.split.part, "part", "", "with --load-only: K/N, this process's share of every burst's ids (sequence numbers (K-1)·M/N to K·M/N-1 of M)")
 	fl.IntVar(&o.split.parts, "parts", 0, fmt.Sprintf("with --drain-only: how many load parts published (1–%d)", metrics.MaxParts))

@@ -138,6 +138,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return flagsFromEnv(c) }
 	root.AddCommand(newRun(g), newList(g), newValidate(g), newVersion(), newCleanup(g), newReport(g), newCompare(), newCheck())
 	addCompletions(root, g)
+	useGroupedHelp(root)
 	return root
 }
 

@@ -123,8 +123,9 @@ the verdict and its reasons go to stderr then too).
 A fire-and-forget order lost without an error is a warning; with
 --fail-on-missing (or expect.max_unconfirmed_missing: 0) it fails the run.
 Each mode's queue is deleted after its drain, and the container it created is
-removed at the end (neither with --keep), also on error and on Ctrl-C. --port, --out and --summary-file (and --container) are checked
-before anything starts (exit 2). A first Ctrl-C (or SIGTERM) stops publishing,
+removed at the end (neither with --keep), also on error and on Ctrl-C.
+--port, --out and --summary-file (and --container) are checked before
+anything starts (exit 2). A first Ctrl-C (or SIGTERM) stops publishing,
 finishes the fault under way, drains what was published and writes the
 partial report (exit 130; a mode cut short has its exact expectations "not
 checked: interrupted"); a second one writes what was measured, removes the
@@ -150,7 +151,8 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
   rmqtorture run kill-mid-burst --mode confirm-window --messages 5000
   rmqtorture run kill-mid-burst --image rabbitmq:4 --keep
   rmqtorture run kill-mid-burst --nodes 3
-  rmqtorture run delivery-limit --images rmqtorture/rabbitmq:4.0-trixie,rmqtorture/rabbitmq:4.3-forky
+  rmqtorture run delivery-limit \
+    --images rmqtorture/rabbitmq:4.0-trixie,rmqtorture/rabbitmq:4.3-forky
   rmqtorture run upgrade-check
   rmqtorture run kill-mid-burst --fail-on-missing -o json > result.json`,
 		Args: func(c *cobra.Command, args []string) error {
@@ -190,6 +192,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	o.addSplitFlags(c)
 	o.addMetricsFlags(c)
 	o.addCIFlags(c)
+	groupFlags(c, runFlagGroups)
 	return c
 }
 
