@@ -28,7 +28,7 @@ type flagGroup struct {
 // user looks for them (PerfTest's and omq's help group them the same way).
 var runFlagGroups = []flagGroup{
 	{"Scenarios", []string{"file", "all"}},
-	{"Load", []string{"messages", "mode", "window", "publishers", "consumers", "prefetch", "rate", "size", "queue-type"}},
+	{"Load", []string{"messages", "duration", "mode", "window", "publishers", "consumers", "prefetch", "rate", "size", "queue-type"}},
 	{"Faults", []string{"kill-at", "down", "seed", "allow-commands"}},
 	{"Broker", []string{"image", "images", "official-registry", "nodes", "container", "containers", "uri", "port", "broker-address", "keep"}},
 	{"Matrix", []string{"queue-types", "persistence", "repeat"}},

@@ -73,6 +73,7 @@ type runOpts struct {
 	// The settings people reach for (settingflags.go): each overrides one
 	// scenario field.
 	rate       float64
+	duration   time.Duration
 	size       int
 	publishers int
 	consumers  int
@@ -204,7 +205,7 @@ var scenarioFlags = []struct{ flag, field string }{
 	{"persistence", "load.persistent"}, {"persistence", "matrix.persistent"}, {"repeat", "matrix.repeat"},
 	{"nodes", "broker.nodes"}, {"containers", "broker.nodes"},
 	{"fail-on-missing", "expect.max_unconfirmed_missing"},
-	{"rate", "load.rate"}, {"rate", "load.burst"}, {"size", "load.message_size_bytes"},
+	{"rate", "load.rate"}, {"rate", "load.burst"}, {"duration", "load.messages"}, {"size", "load.message_size_bytes"},
 	{"publishers", "load.publishers"}, {"publishers", "load.channels_per_connection"},
 	{"consumers", "consumers.count"}, {"prefetch", "consumers.prefetch"}, {"prefetch", "consumers.ack_every"},
 	{"kill-at", "faults[].published_percent"}, {"kill-at", "faults[].published"}, {"down", "faults[].down"},

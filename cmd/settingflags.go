@@ -24,6 +24,7 @@ import (
 func (o *runOpts) settingFlags(c *cobra.Command) {
 	fl := c.Flags()
 	fl.Float64VarP(&o.rate, "rate", "r", 0, "publish at most this many msg/s, all publishers together; 0: as fast as possible (overrides load.rate; PerfTest's and omq's --rate/-r limit each publisher, this one all together)")
+	fl.DurationVarP(&o.duration, "duration", "z", 0, "publish for this long at --rate (or load.rate): the burst is rate × duration orders, e.g. -r 2000 -z 30s is 60,000 (overrides load.messages; not with --messages; PerfTest --time/-z, omq --time/-z)")
 	fl.IntVarP(&o.size, "size", "s", 0, "every message body exactly this many bytes, 0–1048576 (overrides load.message_size_bytes; default: the bare JSON order, ~90 bytes; PerfTest --size/-s, omq --size/-s)")
 	fl.IntVarP(&o.publishers, "publishers", "x", 0, "publishers sharing the burst, one connection each, 1–64 (overrides load.publishers; PerfTest --producers/-x, omq --publishers/-x)")
 	fl.IntVarP(&o.consumers, "consumers", "y", 0, "live consumers during the burst, 0–64; 0: the queue is drained after it (overrides consumers.count; PerfTest --consumers/-y, omq --consumers/-y)")
@@ -41,6 +42,11 @@ func (o *runOpts) setSettings(c *cobra.Command, s *scenario.Scenario) error {
 	fl := c.Flags()
 	if fl.Changed("rate") {
 		s.Load.Rate = o.rate
+	}
+	if fl.Changed("duration") {
+		if err := o.setDuration(c, s); err != nil {
+			return err
+		}
 	}
 	if fl.Changed("size") {
 		size := o.size
@@ -94,6 +100,27 @@ func (o *runOpts) setQueueType(c *cobra.Command, s *scenario.Scenario) error {
 	}
 	s.Queue.Type = qt
 	s.Matrix.QueueTypes = nil // the flag names the one type to run on
+	return nil
+}
+
+// setDuration sizes the burst as --duration at the scenario's rate (after
+// --rate): rate × duration orders, rounded. A scenario that publishes as
+// fast as it can has no count to derive, so it is refused, as is
+// --messages beside it.
+func (o *runOpts) setDuration(c *cobra.Command, s *scenario.Scenario) error {
+	switch {
+	case c.Flags().Changed("messages"):
+		return errors.New("--duration and --messages both size the burst: give one (--duration publishes rate × duration orders)")
+	case o.duration <= 0:
+		return fmt.Errorf("--duration must be more than 0, got %s", o.duration)
+	case s.Load.Rate <= 0:
+		return fmt.Errorf("--duration %s: scenario %q publishes as fast as it can, so a time gives no number of orders: add --rate N (msg/s, all publishers together), or size the burst with --messages", o.duration, s.Name)
+	}
+	n := math.Round(s.Load.Rate * o.duration.Seconds())
+	if n < 1 || n > scenario.MaxMessages {
+		return fmt.Errorf("--duration %s at %g msg/s is %.0f orders: a burst is 1–%d orders", o.duration, s.Load.Rate, n, scenario.MaxMessages)
+	}
+	s.Load.Messages = int(n)
 	return nil
 }
 

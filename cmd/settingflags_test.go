@@ -77,6 +77,22 @@ func TestSettingFlagsSetTheScenario(t *testing.T) {
 	}
 }
 
+// --duration at --rate sizes the burst (PerfTest's and omq's -z): rate ×
+// duration orders; the scenario's own trigger keeps its share.
+func TestDurationSizesTheBurst(t *testing.T) {
+	s, _, err := applyFlags(t, "kill-mid-burst", "-r", "2000", "-z", "30s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Load.Messages != 60000 || s.Load.Rate != 2000 || s.Faults[0].Trigger() != "50% published" {
+		t.Errorf("messages %d, rate %g, kill at %s; want 60000 at 2000 msg/s, at 50%% published", s.Load.Messages, s.Load.Rate, s.Faults[0].Trigger())
+	}
+	s, _, err = applyFlags(t, "kill-mid-burst", "--rate", "333", "--duration", "1.5s")
+	if err != nil || s.Load.Messages != 500 {
+		t.Errorf("333 msg/s for 1.5s: %v, %d orders; want 500 (499.5 rounded)", err, s.Load.Messages)
+	}
+}
+
 // --uri takes the fault steps out, with the expectations that describe
 // their outcome, and says so; a scenario without faults keeps its
 // expectations.
