@@ -41,6 +41,14 @@ func runScenarioFile(t *testing.T, yaml, name string, extra ...string) *scenario
 
 func runScenarioIn(t *testing.T, file, name string, extra ...string) *scenario.Result {
 	t.Helper()
+	r, _ := runScenarioOut(t, file, name, extra...)
+	return r
+}
+
+// runScenarioOut is runScenarioIn that also returns what the run printed
+// on stdout.
+func runScenarioOut(t *testing.T, file, name string, extra ...string) (*scenario.Result, string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("integration test: needs Docker and the broker image")
 	}
@@ -72,7 +80,7 @@ func runScenarioIn(t *testing.T, file, name string, extra ...string) *scenario.R
 			t.Fatalf("%s: classes %d, sent %d (+%d not published) of %d, unexpected %d", m.Mode, m.ClassSum(), m.Sent, m.NotPublished, r.Messages, m.Unexpected)
 		}
 	}
-	return r
+	return r, stdout
 }
 
 func mode(t *testing.T, r *scenario.Result, m scenario.Mode) scenario.ModeResult {

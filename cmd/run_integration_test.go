@@ -7,8 +7,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -83,10 +85,11 @@ func checkNoContainerLeft(t *testing.T, runID string) {
 // is bounded by the window, and every in-doubt id was republished.
 func TestKillMidBurstAllModes(t *testing.T) {
 	const n = 6000
-	r := runScenario(t, "kill-mid-burst", "--messages", "6000")
+	r, stdout := runScenarioOut(t, "../scenarios.yaml", "kill-mid-burst", "--messages", "6000")
 	if len(r.Modes) != 3 {
 		t.Fatalf("%d modes", len(r.Modes))
 	}
+	silentMissingNamed(t, r, stdout)
 	for _, m := range r.Modes {
 		t.Run(string(m.Mode), func(t *testing.T) {
 			if m.Sent != n || m.ClassSum() != n {
@@ -238,5 +241,27 @@ func TestMissingImageIsAnActionableError(t *testing.T) {
 	code, _, stderr := runCLI(t, "run", "kill-mid-burst", "-f", "../scenarios.yaml", "--image", "rmqtorture/absent:0", "--out", t.TempDir())
 	if code != ExitError || !strings.Contains(stderr, `"rmqtorture/absent:0" is not in the local Docker Engine; build it with scripts/build-broker-image.sh`) {
 		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+}
+
+// silentMissingNamed: a pass beside fire-and-forget orders missing without
+// an error names them wherever it says pass: the verdict line and the
+// table's verdict cell on stdout, and report.md's verdict section; and says
+// nothing of the kind when none went missing.
+func silentMissingNamed(t *testing.T, r *scenario.Result, stdout string) {
+	t.Helper()
+	m := mode(t, r, scenario.FireAndForget)
+	report := ""
+	for _, line := range strings.Split(stdout, "\n") {
+		if p, ok := strings.CutPrefix(line, "report: "); ok {
+			report = readFile(t, p)
+		}
+	}
+	flat := strings.Join(strings.Fields(stdout), " ")
+	named := strings.Contains(flat, "; but fire-and-forget: ") && strings.Contains(flat, "% missing without an error") &&
+		regexp.MustCompile(`(?m)^ fire-and-forget .* pass, [0-9.]+% missing$`).MatchString(stdout) &&
+		strings.Contains(report, fmt.Sprintf("But fire-and-forget: %s of %s orders (", num(m.UnconfirmedMissing), num(m.Sent)))
+	if r.Verdict.Status == scenario.Pass && (m.UnconfirmedMissing > 0) != named {
+		t.Errorf("fire-and-forget: %d of %d missing; named on stdout and in report.md: %v\n%s\n%s", m.UnconfirmedMissing, m.Sent, named, stdout, report)
 	}
 }

@@ -435,8 +435,11 @@ func writeHeadline(w io.Writer, r *scenario.Result) {
 		verdict += fmt.Sprintf(": %s did its share; the run's verdict is `rmqtorture check`'s", r.LoadPart)
 	case r.Verdict.Status == scenario.Pass && len(r.Verdict.Reasons) == 0:
 		verdict += ": the broker broke no promise and every expectation held"
+		if silent := silentMissing(r, "%[1]s: %[4]s missing without an error"); len(silent) > 0 {
+			verdict += "; but " + strings.Join(silent, "; ")
+		}
 	}
-	fmt.Fprintln(w, verdict)
+	writeWrapped(w, "", verdict, 2)
 	for _, reason := range r.Verdict.Reasons {
 		writeWrapped(w, "  - ", reason, 4)
 	}
@@ -698,7 +701,7 @@ func modeColumns(r *scenario.Result) ([]column, []string) {
 				speed = rate(m.PreFaultPublishRate)
 			}
 			row = []string{label(m), num(m.Sent), confirmed, lost, num(m.Nacked), num(m.Returned), doubt, num(m.Delivered),
-				missing, num(m.Duplicates), speed, p99, string(m.Verdict.Status)}
+				missing, num(m.Duplicates), speed, p99, modeVerdictCell(m)}
 		}
 		for i := range cols {
 			cols[i].cells = append(cols[i].cells, row[i])
@@ -777,4 +780,44 @@ func matrixColumns(r *scenario.Result) ([]column, []string) {
 		notes = append(notes, allowedMark+" lost but allowed: "+strings.Join(trimAllowed(allowed), "; "))
 	}
 	return cols, notes
+}
+
+// silentMissing says, per fire-and-forget mode (or matrix cell) that lost
+// orders without an error, how many of how many (summed over its runs),
+// with form's verbs: "%[1]s" the label, "%[2]s" missing, "%[3]s" sent,
+// "%[4]s" the share. A pass says the broker broke no promise;
+// fire-and-forget asks for none, so every place that says pass also says
+// this (issue 25: "pass" beside 88 % silent loss read as safe).
+func silentMissing(r *scenario.Result, form string) []string {
+	type sum struct{ missing, sent int }
+	var order []string
+	sums := map[string]*sum{}
+	for _, m := range r.Modes {
+		if m.Mode.ConfirmMode() || m.NotRun || m.UnconfirmedMissing == 0 {
+			continue
+		}
+		l := label(m)
+		if sums[l] == nil {
+			sums[l] = &sum{}
+			order = append(order, l)
+		}
+		sums[l].missing += m.UnconfirmedMissing
+		sums[l].sent += m.Sent
+	}
+	out := make([]string, len(order))
+	for i, l := range order {
+		s := sums[l]
+		out[i] = fmt.Sprintf(form, l, num(s.missing), num(s.sent), percent(float64(s.missing), float64(s.sent)))
+	}
+	return out
+}
+
+// modeVerdictCell is a mode's verdict as the table shows it: a pass of a
+// fire-and-forget mode that lost orders without an error says how many
+// ("pass, 88% missing").
+func modeVerdictCell(m scenario.ModeResult) string {
+	if m.Verdict.Status == scenario.Pass && !m.Mode.ConfirmMode() && m.UnconfirmedMissing > 0 && m.Sent > 0 {
+		return "pass, " + percent(float64(m.UnconfirmedMissing), float64(m.Sent)) + " missing"
+	}
+	return string(m.Verdict.Status)
 }

@@ -352,6 +352,9 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	}
 	if len(r.Verdict.Reasons) == 0 && r.Verdict.Status == scenario.Pass {
 		p("No expectation failed.\n")
+		if silent := silentMissing(r, "%[1]s: %[2]s of %[3]s orders (%[4]s) missing, published without an error and never delivered"); len(silent) > 0 {
+			p("\nBut %s. A pass means the broker broke no promise; fire-and-forget asks for none.\n", strings.Join(silent, "; "))
+		}
 	}
 	for _, w := range r.Warnings {
 		p("\nWarning: %s\n", w)
