@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rmqtorture/rmqtorture/engine"
 	"github.com/rmqtorture/rmqtorture/metrics"
 	"github.com/rmqtorture/rmqtorture/reports"
 	"github.com/rmqtorture/rmqtorture/scenario"
@@ -104,6 +105,7 @@ func TestKillMidBurstAllModes(t *testing.T) {
 			if m.Unexpected != 0 || m.Nacked != 0 || m.Returned != 0 {
 				t.Fatalf("unexpected %d nacked %d returned %d", m.Unexpected, m.Nacked, m.Returned)
 			}
+			checkIntake(t, m)
 			// rmqtorture's own resource use: CPU per 100k is derived from
 			// the burst's and the drain's; the ledger is 8 bytes per id
 			// for fire-and-forget (nothing republished) and more only
@@ -263,5 +265,29 @@ func silentMissingNamed(t *testing.T, r *scenario.Result, stdout string) {
 		strings.Contains(report, fmt.Sprintf("But fire-and-forget: %s of %s orders (", num(m.UnconfirmedMissing), num(m.Sent)))
 	if r.Verdict.Status == scenario.Pass && (m.UnconfirmedMissing > 0) != named {
 		t.Errorf("fire-and-forget: %d of %d missing; named on stdout and in report.md: %v\n%s\n%s", m.UnconfirmedMissing, m.Sent, named, stdout, report)
+	}
+}
+
+// checkIntake: a mode has an intake rate or says why it cannot, never both;
+// what the confirm modes count was taken in before the fault, so it cannot
+// exceed what was published then less what still awaited its confirm; and
+// fire-and-forget's is the queue's intake its depth polls measured.
+func checkIntake(t *testing.T, m scenario.ModeResult) {
+	t.Helper()
+	if (m.IntakeRate > 0) == (m.IntakeUnknown != "") {
+		t.Fatalf("intake %g msg/s and unknown %q: want exactly one", m.IntakeRate, m.IntakeUnknown)
+	}
+	f := m.Faults[0]
+	if !m.Mode.ConfirmMode() {
+		if f.AckedAtInject != nil || (m.IntakeRate > 0 && m.IntakeRate != m.AbsorbedRate) {
+			t.Fatalf("fire-and-forget: acked at the fault %v, intake %g msg/s; want none counted and the absorbed rate %g", f.AckedAtInject, m.IntakeRate, m.AbsorbedRate)
+		}
+		return
+	}
+	if f.AckedAtInject == nil || f.InFlightAtInject == nil || *f.AckedAtInject+*f.InFlightAtInject > f.PublishedAtInject {
+		t.Fatalf("at the fault: acked %v + in flight %v, published %d: more settled or awaited than published", f.AckedAtInject, f.InFlightAtInject, f.PublishedAtInject)
+	}
+	if m.IntakeRate > 0 && (*f.AckedAtInject < engine.MinIntakeMessages || (m.Mode == scenario.ConfirmWindow && *f.AckedAtInject < 2*m.Window)) {
+		t.Fatalf("intake %g msg/s from %d basic.acks before the fault: fewer than a rate needs (window %d)", m.IntakeRate, *f.AckedAtInject, m.Window)
 	}
 }

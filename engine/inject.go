@@ -26,6 +26,9 @@ type injector struct {
 	tl    *metrics.Timeline
 	start time.Time
 	sent  func() int // distinct ids published so far
+	// acked counts the basic.acks (or committed transactions' messages)
+	// received so far; nil where nothing counts them (unit tests).
+	acked func() int
 	// pending counts the ids awaiting their confirm now, and those plus
 	// the ids in doubt (Ledger.Pending)
 	pendingIDs func() (inFlight, unsettled int)
@@ -313,12 +316,15 @@ func (in *injector) inject(ctx context.Context, f *scenario.Fault, trigger strin
 // awaiting their confirm, and awaiting it or in doubt. known is false
 // without a ledger to ask (unit tests of single steps).
 type underWay struct {
-	sent, inFlight, unsettled int
-	known                     bool
+	sent, inFlight, unsettled, acked int
+	known                            bool
 }
 
 func (in *injector) underWay() underWay {
 	w := underWay{sent: in.sent()}
+	if in.acked != nil {
+		w.acked = in.acked()
+	}
 	if in.pendingIDs != nil {
 		w.inFlight, w.unsettled = in.pendingIDs()
 		w.known = true
@@ -342,6 +348,9 @@ func (in *injector) applied(f *scenario.Fault, rec *scenario.FaultRecord, at, re
 	}
 	rec.InjectMS = metrics.Millis(effect.Sub(at))
 	rec.PublishedAtInject, rec.InFlightAtInject = w.sent, &w.inFlight
+	if in.mode.ConfirmMode() && in.acked != nil {
+		rec.AckedAtInject = &w.acked
+	}
 	// Nothing under way when it took effect: every order published, none
 	// awaiting a confirm or in doubt.
 	done := w.known && w.sent >= in.s.Load.Messages && w.unsettled == 0

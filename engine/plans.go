@@ -205,8 +205,12 @@ type PublishStats struct {
 	LastConfirm time.Time // last basic.ack or basic.nack
 	Reconnects  int
 	// AbsorbedRate is msg/s entering the queue (fire-and-forget only), from
-	// queue-depth polls before the first fault; 0 when not measured.
+	// queue-depth polls before the first fault; 0 when not measured. It is
+	// Absorbed messages over AbsorbedSpan: the most the polls saw in the
+	// queue, and when after the burst's start they saw it.
 	AbsorbedRate float64
+	Absorbed     int
+	AbsorbedSpan time.Duration
 	// BlockedMS is the time the broker held the publisher's connection
 	// blocked (connection.blocked → connection.unblocked), in ms.
 	BlockedMS float64

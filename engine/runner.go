@@ -256,7 +256,7 @@ func (b *burst) armFaults(ctx context.Context) {
 	deadline, _ := b.pubCtx.Deadline()
 	b.gaveUpCtx, b.cancelGaveUp = context.WithDeadline(ctx, deadline)
 	b.sched = newSchedule(b.s, b.r.Seed, b.start, b.ledger.Sent)
-	b.in = &injector{ports: b.r.Ports, log: b.log, s: b.s, tl: b.timeline, start: b.start, sent: b.ledger.Sent, pendingIDs: b.ledger.Pending, mode: b.res.Mode,
+	b.in = &injector{ports: b.r.Ports, log: b.log, s: b.s, tl: b.timeline, start: b.start, sent: b.ledger.Sent, acked: func() int { return b.series.Totals().Acked }, pendingIDs: b.ledger.Pending, mode: b.res.Mode,
 		target: scenario.BrokerTarget(), consumers: b.consumers, misroute: make(chan struct{}), fault: &FaultState{},
 		queue: b.spec.Name, ledger: b.ledger, redeclare: func(ctx context.Context) error { return b.r.Traffic.Declare(ctx, b.spec) },
 		burst: b.gaveUpCtx, cluster: b.view, pick: picker(b.r.Seed)}
@@ -378,6 +378,7 @@ func (b *burst) awaitFaults(ctx context.Context) {
 	b.res.Notes = append(b.res.Notes, b.in.notes...)
 	b.partitionedAtDrain(ctx)
 	measure(&b.res, b.stats, b.timeline, b.start)
+	intake(&b.res, b.stats, b.timeline, b.start, b.consumers != nil)
 	b.res.Notes = append(b.res.Notes, backlogNotes(b.res.Faults, b.s.Load.Messages)...)
 }
 

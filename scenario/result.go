@@ -166,6 +166,19 @@ type ModeResult struct {
 	// AbsorbedRate (fire-and-forget) is how fast messages actually entered the
 	// queue, from queue-depth polls before the first fault, in msg/s.
 	AbsorbedRate float64 `json:"absorbed_rate_msgs_per_s,omitempty"`
+	// IntakeRate is what the broker took in per second over the burst's
+	// fault-free time (from its start to the first fault, or to the last
+	// confirm without one), in msg/s: basic.acks in the confirm modes (the
+	// broker has the message: on disk, or on a majority for a quorum
+	// queue), the queue's depth in fire-and-forget (AbsorbedRate). It is
+	// the mode's cost figure, where PublishRate counts calls that may only
+	// have reached the client's socket buffer. 0 with IntakeUnknown set
+	// when the run cannot support one.
+	IntakeRate float64 `json:"intake_rate_msgs_per_s,omitempty"`
+	// IntakeUnknown says why there is no IntakeRate: too little taken in
+	// before the fault to time, a confirm window that never filled and
+	// drained before it, an intake nobody observed.
+	IntakeUnknown string `json:"intake_unknown,omitempty"`
 	// ConfirmRate is basic.acks per second from the first publish to the last ack.
 	ConfirmRate    float64                `json:"confirm_rate_msgs_per_s,omitempty"`
 	ConfirmLatency metrics.LatencySummary `json:"confirm_latency_ms"`
@@ -296,8 +309,13 @@ type FaultRecord struct {
 	// fire-and-forget, which awaits nothing. With PublishedAtInject equal
 	// to the burst's size it says the fault found nothing under way.
 	// Absent (nil) in results written before it was recorded.
-	InFlightAtInject *int    `json:"in_flight_at_inject,omitempty"`
-	DownMS           float64 `json:"down_ms"` // planned downtime before the start
+	InFlightAtInject *int `json:"in_flight_at_inject,omitempty"`
+	// AckedAtInject (confirm modes) is how many basic.acks (transactional:
+	// messages of committed transactions) the publishers had received when
+	// the fault took effect: the broker's intake up to then. Absent in
+	// fire-and-forget and in results written before it was recorded.
+	AckedAtInject *int    `json:"acked_at_inject,omitempty"`
+	DownMS        float64 `json:"down_ms"` // planned downtime before the start
 	// CallMS is how long the fault's call took (the Docker API call,
 	// rabbitmqctl), in ms; 0 for client-side faults.
 	CallMS float64 `json:"call_ms,omitempty"`

@@ -79,16 +79,17 @@ func startDepthMonitor(ctx context.Context, a *Traffic, queue string) *depthMoni
 	return m
 }
 
-// wait lets the monitor see the queue settle and returns the absorbed rate in
-// msg/s from the timeline's start, or 0 when nothing was observed.
-func (m *depthMonitor) wait(tl *metrics.Timeline) float64 {
+// wait lets the monitor see the queue settle and returns the most messages
+// it saw in the queue and how long after the timeline's start it saw them
+// (0, 0 when nothing was observed).
+func (m *depthMonitor) wait(tl *metrics.Timeline) (int, time.Duration) {
 	close(m.stop)
 	stuck := time.AfterFunc(depthSettle+time.Second, m.cancel)
 	<-m.done
 	stuck.Stop()
 	m.cancel()
 	if m.maxCount == 0 {
-		return 0
+		return 0, 0
 	}
-	return metrics.Rate(m.maxCount, m.maxAt.Sub(tl.Start()))
+	return m.maxCount, m.maxAt.Sub(tl.Start())
 }

@@ -124,7 +124,8 @@ func (a *Traffic) Publish(ctx context.Context, plan engine.PublishPlan) (engine.
 		}
 	}
 	if monitor != nil {
-		pub.stats.AbsorbedRate = monitor.wait(plan.Timeline)
+		pub.stats.Absorbed, pub.stats.AbsorbedSpan = monitor.wait(plan.Timeline)
+		pub.stats.AbsorbedRate = metrics.Rate(pub.stats.Absorbed, pub.stats.AbsorbedSpan)
 	}
 	return pub.stats, err
 }
