@@ -506,3 +506,33 @@ func TestCompareExtremeFigures(t *testing.T) {
 		t.Fatalf("JSON: %v", err)
 	}
 }
+
+// Issue 25: a 2,000-order run held to a 20,000-order baseline read
+// "confirm msg/s fell 77 %" because that rate counts the down time. With
+// intake rates on both sides compare holds what the broker took in before
+// the fault instead, and leaves out the whole-burst and publish-call
+// rates; a drop of the intake past the threshold still regresses.
+func TestCompareHoldsIntake(t *testing.T) {
+	base, small := confirmMode(), confirmMode()
+	base.IntakeRate, base.ConfirmRate = 10000, 8000
+	small.IntakeRate, small.ConfirmRate = 9800, 1840 // -2 %, and -77 % from the down time alone
+	c := Compare(result(base), result(small), DefaultThresholds())
+	if c.Regressed() {
+		t.Fatalf("regressed: %+v", c.Regressions)
+	}
+	if ch := checkOf(t, c, "confirm-window", "intake msg/s (before fault)"); !ch.OK || *ch.BaselineValue != 10000 || *ch.ResultValue != 9800 {
+		t.Errorf("intake check %+v", ch)
+	}
+	for _, m := range c.Modes {
+		for _, ch := range m.Checks {
+			if ch.Metric == "confirm msg/s" || ch.Metric == "publish msg/s (before fault)" {
+				t.Errorf("%s: %s still held beside the intake: %+v", m.Label, ch.Metric, ch)
+			}
+		}
+	}
+	slow := confirmMode()
+	slow.IntakeRate = 10000 * (1 - (DefaultThresholds().MaxThroughputDropPct+1)/100)
+	if c := Compare(result(base), result(slow), DefaultThresholds()); !c.Regressed() {
+		t.Errorf("intake %g against %g: no regression", slow.IntakeRate, base.IntakeRate)
+	}
+}

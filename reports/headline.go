@@ -156,7 +156,8 @@ type figures struct {
 	notPublished                                                                int // orders the burst never published (interrupted, past a deadline)
 	lostRuns, missingRuns, dupRuns                                              int
 	allowed                                                                     []string // why lost confirmed messages fail nothing, distinct
-	rate                                                                        float64  // median publish msg/s before the first fault; 0 when not measured
+	rate                                                                        float64  // median intake msg/s (modeRate); 0 when not measured
+	unknown                                                                     string   // why a run's intake rate cannot be told (the first run's that says), when no run has one
 	p99                                                                         float64  // median confirm p99 ms
 	hasP99                                                                      bool
 }
@@ -193,16 +194,40 @@ func (g runGroup) figures() figures {
 		if m.Duplicates > 0 {
 			f.dupRuns++
 		}
-		if m.PreFaultPublishRate > 0 {
-			rates = append(rates, m.PreFaultPublishRate)
+		if v, why := modeRate(m); v > 0 {
+			rates = append(rates, v)
+		} else if why != "" && f.unknown == "" {
+			f.unknown = why
 		}
 		if p, ok := confirmP99(m); ok {
 			p99s = append(p99s, p)
 		}
 	}
 	f.rate = median(rates)
+	if f.rate > 0 {
+		f.unknown = ""
+	}
 	f.p99, f.hasP99 = median(p99s), len(p99s) > 0
 	return f
+}
+
+// modeRate is m's cost figure in msg/s: what the broker took in over the
+// burst's fault-free time (ModeResult.IntakeRate), or why that cannot be
+// told; in a result written before intake was measured, the publish rate
+// before the first fault.
+func modeRate(m scenario.ModeResult) (float64, string) {
+	switch {
+	case m.IntakeRate > 0 || m.IntakeUnknown != "":
+		return m.IntakeRate, m.IntakeUnknown
+	default:
+		return m.PreFaultPublishRate, ""
+	}
+}
+
+// measuredIntake reports whether r's rates are intake rates (modeRate):
+// results written before they were measured have publish rates.
+func measuredIntake(r *scenario.Result) bool {
+	return slices.ContainsFunc(r.Modes, func(m scenario.ModeResult) bool { return m.IntakeRate > 0 || m.IntakeUnknown != "" })
 }
 
 // lostAllowed reports whether every lost confirmed message of the group
@@ -359,6 +384,8 @@ func (f figures) cost(fastest float64) string {
 	var parts []string
 	if f.rate > 0 {
 		parts = append(parts, fmt.Sprintf("%s msg/s (%s)", rate(f.rate), percent(f.rate, fastest)))
+	} else if f.unknown != "" {
+		parts = append(parts, "msg/s: cannot tell")
 	}
 	if f.hasP99 {
 		parts = append(parts, "p99 "+ms(f.p99)+" ms")
@@ -418,8 +445,13 @@ func writeHeadline(w io.Writer, r *scenario.Result) {
 		fmt.Fprintln(w, cut(head+":"))
 		writeModeLine(w, "", 2, accounting, cost)
 	}
-	if fastest > 0 {
+	if fastest > 0 || slices.ContainsFunc(figs, func(f figures) bool { return f.unknown != "" }) {
 		writeWrapped(w, "", "("+legend(r, matrix)+")", 2)
+	}
+	for i, g := range gs {
+		if figs[i].unknown != "" {
+			writeWrapped(w, "", fmt.Sprintf("%s: cannot tell its msg/s: %s", g.label, figs[i].unknown), 2)
+		}
 	}
 	missingWarnings(w, gs, figs, r.Verdict.Status == scenario.Fail)
 	for _, warning := range r.Warnings {
@@ -458,10 +490,16 @@ func legend(r *scenario.Result, matrix bool) string {
 		// schedule adds its delay (coordinated omission).
 		latency = "confirm latency from each order's intended send time on the rate schedule"
 	}
-	if matrix {
-		return "counts: summed over a cell's runs; msg/s (publish rate" + before + ", % of the fastest cell's) and p99 " + latency + ": the median of its runs"
+	what := "publish rate" + before
+	if measuredIntake(r) {
+		// Not the publish calls: fire-and-forget's return once the bytes
+		// are in the client's socket buffer (issue 25).
+		what = "what the broker took in" + before + ", in basic.acks (fire-and-forget: messages into the queue)"
 	}
-	return "msg/s: publish rate" + before + ", as % of the fastest mode's; p99: " + latency
+	if matrix {
+		return "counts: summed over a cell's runs; msg/s (" + what + ", % of the fastest cell's) and p99 " + latency + ": the median of its runs"
+	}
+	return "msg/s: " + what + ", as % of the fastest mode's; p99: " + latency
 }
 
 // missingWarnings warns of every group that lost fire-and-forget orders
@@ -697,8 +735,10 @@ func modeColumns(r *scenario.Result) ([]column, []string) {
 				}
 			}
 			speed := "-"
-			if m.PreFaultPublishRate > 0 {
-				speed = rate(m.PreFaultPublishRate)
+			if v, why := modeRate(m); v > 0 {
+				speed = rate(v)
+			} else if why != "" {
+				speed = "?"
 			}
 			row = []string{label(m), num(m.Sent), confirmed, lost, num(m.Nacked), num(m.Returned), doubt, num(m.Delivered),
 				missing, num(m.Duplicates), speed, p99, modeVerdictCell(m)}
@@ -775,7 +815,11 @@ func matrixColumns(r *scenario.Result) ([]column, []string) {
 			cols[i].cells = append(cols[i].cells, row[i])
 		}
 	}
-	notes := []string{"per cell: lost, missing, in doubt and duplicates are the most in one run; msg/s (publish rate before the first fault) and p99 ms (confirm latency) the median of its runs"}
+	speedWhat := "publish rate before the first fault"
+	if measuredIntake(r) {
+		speedWhat = "what the broker took in before the first fault"
+	}
+	notes := []string{"per cell: lost, missing, in doubt and duplicates are the most in one run; msg/s (" + speedWhat + ") and p99 ms (confirm latency) the median of its runs"}
 	if len(allowed) > 0 {
 		notes = append(notes, allowedMark+" lost but allowed: "+strings.Join(trimAllowed(allowed), "; "))
 	}

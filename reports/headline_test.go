@@ -2,6 +2,7 @@ package reports
 
 import (
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -80,6 +81,33 @@ func issueResult() *scenario.Result {
 				PreFaultPublishRate: 13907, ConfirmLatency: metrics.LatencySummary{Count: 19990, P99: 733.4}, Verdict: scenario.Verdict{Status: scenario.Pass}},
 		},
 		Verdict: scenario.Verdict{Status: scenario.Pass},
+	}
+}
+
+// The cost figure is what the broker took in (ModeResult.IntakeRate), its
+// share of the fastest mode's derived from it, not the publish calls'
+// rate; a mode that cannot tell says so on its line and why below the
+// legend, and the table shows "?".
+func TestHeadlineIntake(t *testing.T) {
+	r := issueResult()
+	r.Modes[0].IntakeRate = 4727 // the socket-write rate beside it: 129,172
+	r.Modes[1].IntakeRate = 473.5
+	r.Modes[2].IntakeUnknown = "the window of 1,000 never filled and drained before the fault: 1,500 basic.acks (at least 2,000 are needed)"
+	got := string(render(t, Headline, r))
+	for _, want := range []string{
+		"fire-and-forget  401/20,000 delivered, 19,599 missing (98%), 0 duplicates; 4,727 msg/s (100%)\n",
+		"confirm-each     20,000/20,000 delivered, 0 lost, 1 duplicate; 474 msg/s (10%), p99 17.1 ms\n",
+		"confirm-window   20,000/20,000 delivered, 0 lost, 10 in doubt, 0 duplicates;\n                 msg/s: cannot tell, p99 733 ms\n",
+		"(msg/s: what the broker took in before the first fault, in basic.acks (fire-and-forget: messages\n  into the queue), as % of the fastest mode's; p99: confirm latency)\n" +
+			"confirm-window: cannot tell its msg/s: the window of 1,000 never filled and drained before the\n  fault: 1,500 basic.acks (at least 2,000 are needed)\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("headline lacks %q:\n%s", want, got)
+		}
+	}
+	table := string(render(t, Summary, r))
+	if !regexp.MustCompile(`(?m)^ confirm-window .* \? +733 +pass$`).MatchString(table) {
+		t.Errorf("the table does not show ? for confirm-window's msg/s:\n%s", table)
 	}
 }
 

@@ -27,6 +27,9 @@ var (
 	// PublishRateDesc: publish calls that returned per second, downtime
 	// included (what: "overall"), and before the first fault ("before_fault").
 	PublishRateDesc = prometheus.NewDesc("rmqtorture_publish_rate_messages_per_second", "Publish calls that returned without error per second: over the whole burst (span=\"burst\") and before the first fault (span=\"before_fault\").", append(modeLabels, "span"), nil)
+	// IntakeRateDesc: what the broker took in per second over the burst's
+	// fault-free time (ModeResult.IntakeRate); absent when it cannot be told.
+	IntakeRateDesc = prometheus.NewDesc("rmqtorture_intake_rate_messages_per_second", "What the broker took in per second from the burst's start to the first fault (without one, to the last confirm): basic.acks in the confirm modes, messages into the queue in fire-and-forget.", modeLabels, nil)
 	// ConfirmRateDesc: basic.acks per second from the first publish to the
 	// last ack (confirm modes).
 	ConfirmRateDesc = prometheus.NewDesc("rmqtorture_confirm_rate_messages_per_second", "basic.acks per second from the first publish to the last ack (confirm modes).", modeLabels, nil)
@@ -58,7 +61,7 @@ type ResultCollector struct {
 
 // Describe sends the families' descriptions.
 func (c ResultCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{MessagesDesc, PublishRateDesc, ConfirmRateDesc, ConfirmLatencyDesc, DowntimeDesc, ModeVerdictDesc, VerdictDesc, InfoDesc} {
+	for _, d := range []*prometheus.Desc{MessagesDesc, PublishRateDesc, IntakeRateDesc, ConfirmRateDesc, ConfirmLatencyDesc, DowntimeDesc, ModeVerdictDesc, VerdictDesc, InfoDesc} {
 		ch <- d
 	}
 }
@@ -90,6 +93,9 @@ func CollectMode(ch chan<- prometheus.Metric, scen, runID string, m *scenario.Mo
 	}
 	gauge(PublishRateDesc, m.PublishRate, "burst")
 	gauge(PublishRateDesc, m.PreFaultPublishRate, "before_fault")
+	if m.IntakeRate > 0 {
+		gauge(IntakeRateDesc, m.IntakeRate)
+	}
 	if m.Mode != scenario.FireAndForget {
 		gauge(ConfirmRateDesc, m.ConfirmRate)
 		l := m.ConfirmLatency
