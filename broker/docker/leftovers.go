@@ -56,7 +56,11 @@ func (s Scope) Skip(r Resource) (why string, foreign bool) {
 	case s.Run == "" && r.Keep:
 		return "kept with --keep (--run " + r.Run + " removes it)", false
 	case !s.Force && r.Owner.Unseen():
-		return fmt.Sprintf("its rmqtorture process %d ran in a container of its own (PID namespace %s), where this one cannot tell whether it still runs (cleanup on the host, or --force, removes it)", r.Owner.PID, r.Owner.PIDNS), false
+		ns := "PID namespace " + r.Owner.PIDNS
+		if r.Owner.PIDNS == "" {
+			ns = "it recorded no PID namespace"
+		}
+		return fmt.Sprintf("its rmqtorture process %d ran outside this container (%s), where this one cannot tell whether it still runs (cleanup on the host, or --force, removes it)", r.Owner.PID, ns), false
 	case !s.Force && r.Owner.Alive():
 		return fmt.Sprintf("its rmqtorture process %d is still running (--force removes it anyway)", r.Owner.PID), false
 	}

@@ -74,6 +74,8 @@ func TestOwnerInAnotherPIDNamespace(t *testing.T) {
 	}
 	inside := self
 	inside.PIDNS = "pid:[4026532999]" // this test as if run in a container
+	unlabelled := self
+	unlabelled.PIDNS = "" // made by an rmqtorture before the label
 	for _, tc := range []struct {
 		name        string
 		self        Owner
@@ -83,8 +85,10 @@ func TestOwnerInAnotherPIDNamespace(t *testing.T) {
 	}{
 		{"from the host, a namespace with no process", self, elsewhere, false, true, ""},
 		{"from the host, this process's own namespace", self, self, true, true, "its rmqtorture process " + strconv.Itoa(self.PID) + " is still running (--force removes it anyway)"},
-		{"from a container, the host's process", inside, self, true, false, "its rmqtorture process " + strconv.Itoa(self.PID) + " ran in a container of its own (PID namespace " + self.PIDNS + "), where this one cannot tell whether it still runs (cleanup on the host, or --force, removes it)"},
-		{"from a container, another container's", inside, elsewhere, true, false, "its rmqtorture process " + strconv.Itoa(self.PID) + " ran in a container of its own (PID namespace pid:[1]), where this one cannot tell whether it still runs (cleanup on the host, or --force, removes it)"},
+		{"from a container, the host's process", inside, self, true, false, "its rmqtorture process " + strconv.Itoa(self.PID) + " ran outside this container (PID namespace " + self.PIDNS + "), where this one cannot tell whether it still runs (cleanup on the host, or --force, removes it)"},
+		{"from a container, another container's", inside, elsewhere, true, false, "its rmqtorture process " + strconv.Itoa(self.PID) + " ran outside this container (PID namespace pid:[1]), where this one cannot tell whether it still runs (cleanup on the host, or --force, removes it)"},
+		{"from a container, an owner with no namespace label", inside, unlabelled, true, false, "its rmqtorture process " + strconv.Itoa(self.PID) + " ran outside this container (it recorded no PID namespace), where this one cannot tell whether it still runs (cleanup on the host, or --force, removes it)"},
+		{"from the host, an owner with no namespace label", self, unlabelled, true, true, "its rmqtorture process " + strconv.Itoa(self.PID) + " is still running (--force removes it anyway)"},
 	} {
 		if tc.owner.PIDNS == "pid:[1]" && tc.self.PIDNS == self.PIDNS && self.PIDNS != initialPIDNamespace {
 			continue // this test itself runs in a container: it cannot look at the host's processes

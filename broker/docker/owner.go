@@ -93,8 +93,11 @@ func (o Owner) Alive() bool {
 	if o.PID <= 0 || (o.Host != "" && o.Host != Self().Host) {
 		return false
 	}
+	if o.Unseen() {
+		return true
+	}
 	if o.otherNamespace() {
-		return o.Unseen() || namespaceInUse(o.PIDNS)
+		return namespaceInUse(o.PIDNS)
 	}
 	if !processExists(o.PID) {
 		return false
@@ -113,12 +116,14 @@ func (o Owner) otherNamespace() bool {
 	return o.PIDNS != "" && self != "" && o.PIDNS != self
 }
 
-// Unseen reports whether o's process ran in another PID namespace that this
-// process cannot look into: this process itself runs in a container (its
-// namespace is not the host's initial one), so whether o's process still
-// runs cannot be told from here.
+// Unseen reports whether o's process may have run in a PID namespace that
+// this process cannot look into: this process runs in a container (its
+// namespace is known and not the host's initial one) and o's namespace is
+// another, or unknown (an rmqtorture before the label), so whether o's
+// process still runs cannot be told from here.
 func (o Owner) Unseen() bool {
-	return o.otherNamespace() && Self().PIDNS != initialPIDNamespace
+	self := Self().PIDNS
+	return self != "" && self != initialPIDNamespace && o.PIDNS != self
 }
 
 func (o Owner) String() string {
