@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -103,12 +104,19 @@ func wrappedFlagUsages(fs *pflag.FlagSet) string {
 	return strings.TrimRight(fs.FlagUsagesWrapped(helpWidth), " \n")
 }
 
+// addHelpTemplateFuncs registers useGroupedHelp's template functions with
+// cobra, once per process: cobra keeps them in one package-level map, and
+// roots are built concurrently (tests run several Execute at once).
+var addHelpTemplateFuncs = sync.OnceFunc(func() {
+	cobra.AddTemplateFunc("groupedFlagUsages", groupedFlagUsages)
+	cobra.AddTemplateFunc("wrappedFlagUsages", wrappedFlagUsages)
+})
+
 // useGroupedHelp makes every command's --help list its flags grouped and
 // wrapped to helpWidth: cobra's own usage template with its two flag lists
 // replaced.
 func useGroupedHelp(root *cobra.Command) {
-	cobra.AddTemplateFunc("groupedFlagUsages", groupedFlagUsages)
-	cobra.AddTemplateFunc("wrappedFlagUsages", wrappedFlagUsages)
+	addHelpTemplateFuncs()
 	t := root.UsageTemplate()
 	for old, repl := range map[string]string{
 		"\n\nFlags:\n{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}": "\n\n{{groupedFlagUsages .}}",
