@@ -344,27 +344,7 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	brokerConfigLine(w, r)
 	restartLine(w, r)
 	p("\nCommand:\n\n%s\n", fence(r.Command))
-	// The verdict is a heading of its own: a list of reasons right after
-	// the list above would merge with it.
-	p("\n## Verdict: %s\n\n", strings.ToUpper(string(r.Verdict.Status)))
-	if r.Interrupted {
-		p("Interrupted (Ctrl-C): the result is partial.\n\n")
-	}
-	if r.Error != "" {
-		p("Error: %s\n\n", r.Error)
-	}
-	for _, reason := range r.Verdict.Reasons {
-		p("- %s\n", reason)
-	}
-	if len(r.Verdict.Reasons) == 0 && r.Verdict.Status == scenario.Pass {
-		p("No expectation failed.\n")
-		if silent := silentMissing(r, "%[1]s: %[2]s of %[3]s orders (%[4]s) missing, published without an error and never delivered"); len(silent) > 0 {
-			p("\nBut %s. A pass means the broker broke no promise; fire-and-forget asks for none.\n", strings.Join(silent, "; "))
-		}
-	}
-	for _, w := range r.Warnings {
-		p("\nWarning: %s\n", w)
-	}
+	verdictSection(w, r)
 	versionScopeSection(w, r)
 	p("\n## Ledger\n\nEvery sent id is in exactly one of: confirmed, lost, unverified, nacked, returned, in doubt, unconfirmed delivered, unconfirmed missing")
 	if hasDeadLetter(r) {
@@ -383,15 +363,7 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	if err := table(w, true, sh, speed); err != nil {
 		return err
 	}
-	p("\n- *intake msg/s (before fault)*: what the broker took in per second from the burst's start to the first fault (without one, to the last confirm): basic.acks in the confirm modes, messages into the queue in fire-and-forget; the mode's cost figure. *?*: the run cannot tell (why is under the headline); *-*: not measured (results written before it was).\n")
-	p("- *publish msg/s (before fault)*: publish calls that returned without error per second, up to the first fault (fire-and-forget's return once the bytes are in the client's socket buffer); *(whole burst)*: the same from first publish to last, downtime included.\n")
-	p("- *absorbed msg/s*: how fast messages entered the queue before the fault (queue-depth polls), fire-and-forget only.\n")
-	p("- *confirm p50/p99/max ms*: publish call → basic.ack; † from the order's intended send time on the load.rate schedule (corrected for coordinated omission).\n")
-	if hadFault(r) {
-		p("- *broker downtime ms*: a kill, stop, restart, pause, disconnect or quorum loss → AMQP login accepted again; any other step (a command, a partition, a rolling restart) → the time the publisher was without a connection, none when it kept it. *client recovery ms*: fault → first publish or confirm after the publisher reconnected.\n")
-	}
-	p("- *blocked ms*: time the broker held the publisher blocked (connection.blocked); it is included in confirm latency.\n")
-	p("- *n/a*: does not apply to the mode; *-*: none, or not measured.\n")
+	speedLegend(w, r)
 	txLegend(w, r)
 	if hdr, rows := matrixRows(r); rows != nil {
 		p("\n## Matrix\n\nEach cell's runs summarised as min / median / max (one value when the cell ran once).\n\n")
@@ -411,7 +383,48 @@ func writeMarkdown(w io.Writer, r *scenario.Result) error {
 	return nil
 }
 
-// modeSection writes one mode's section; i is its index in the result (it
+// verdictSection writes report.md's verdict: its heading, why it is
+// partial or in error, its reasons (or that none failed, naming
+// fire-and-forget's silent loss beside a pass), and the run's warnings.
+func verdictSection(w io.Writer, r *scenario.Result) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	// The verdict is a heading of its own: a list of reasons right after
+	// the list above would merge with it.
+	p("\n## Verdict: %s\n\n", strings.ToUpper(string(r.Verdict.Status)))
+	if r.Interrupted {
+		p("Interrupted (Ctrl-C): the result is partial.\n\n")
+	}
+	if r.Error != "" {
+		p("Error: %s\n\n", r.Error)
+	}
+	for _, reason := range r.Verdict.Reasons {
+		p("- %s\n", reason)
+	}
+	if len(r.Verdict.Reasons) == 0 && r.Verdict.Status == scenario.Pass {
+		p("No expectation failed.\n")
+		if silent := silentMissing(r, "%[1]s: %[2]s of %[3]s orders (%[4]s) missing, published without an error and never delivered"); len(silent) > 0 {
+			p("\nBut %s. A pass means the broker broke no promise; fire-and-forget asks for none.\n", strings.Join(silent, "; "))
+		}
+	}
+	for _, warning := range r.Warnings {
+		p("\nWarning: %s\n", warning)
+	}
+}
+
+// speedLegend explains the speed and recovery table's columns.
+func speedLegend(w io.Writer, r *scenario.Result) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	p("\n- *intake msg/s (before fault)*: what the broker took in per second from the burst's start to the first fault (without one, to the last confirm): basic.acks in the confirm modes, messages into the queue in fire-and-forget; the mode's cost figure. *?*: the run cannot tell (why is under the headline); *-*: not measured (results written before it was).\n")
+	p("- *publish msg/s (before fault)*: publish calls that returned without error per second, up to the first fault (fire-and-forget's return once the bytes are in the client's socket buffer); *(whole burst)*: the same from first publish to last, downtime included.\n")
+	p("- *absorbed msg/s*: how fast messages entered the queue before the fault (queue-depth polls), fire-and-forget only.\n")
+	p("- *confirm p50/p99/max ms*: publish call → basic.ack; † from the order's intended send time on the load.rate schedule (corrected for coordinated omission).\n")
+	if hadFault(r) {
+		p("- *broker downtime ms*: a kill, stop, restart, pause, disconnect or quorum loss → AMQP login accepted again; any other step (a command, a partition, a rolling restart) → the time the publisher was without a connection, none when it kept it. *client recovery ms*: fault → first publish or confirm after the publisher reconnected.\n")
+	}
+	p("- *blocked ms*: time the broker held the publisher blocked (connection.blocked); it is included in confirm latency.\n")
+	p("- *n/a*: does not apply to the mode; *-*: none, or not measured.\n")
+}
+
 // faultLines writes one line per fault record: trigger, when and with how
 // many published it took effect, planned down time, extras, error.
 func faultLines(w io.Writer, m scenario.ModeResult) {
@@ -520,6 +533,7 @@ func idLists(w io.Writer, m scenario.ModeResult) {
 	idList(w, "Dead-lettered (found in the dead-letter queue)", m.IDs.DeadLettered)
 }
 
+// modeSection writes one mode's section; i is its index in the result (it
 // names the mode's chart file).
 func modeSection(w io.Writer, i int, m scenario.ModeResult) error {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
