@@ -99,9 +99,12 @@ esac
 [ "$what" = full ] && for t in "${!tier[@]}"; do [[ "$t" == cmd/* ]] || others+=("$t"); done
 
 # Deal the selected cmd tests: cluster tests first, all on shard 0; then the
-# rest, longest first, each to the least loaded shard.
+# rest, longest first, each to the least loaded shard. The other packages'
+# listed tests (broker/docker's cluster tests) run on shard 0 too, after its
+# cmd tests, so they count there.
 declare -a load shardof
 for ((i = 0; i < shards; i++)); do load[i]=0; done
+for t in "${others[@]}"; do load[0]=$(( load[0] + ${weight[$t]:-20} )); done
 mapfile -t sorted < <(for t in "${selected[@]}"; do echo "${weight[$t]:-20} $t"; done | sort -k1,1nr -k2 | awk '{print $2}')
 for t in "${sorted[@]}"; do
   [ -n "${cluster[$t]:-}" ] || continue
@@ -150,23 +153,40 @@ trap 'rm -rf "$logs"' EXIT
 # below then finds the shared dependencies built.
 echo "== building cmd's test binary (-race)"
 go test -race -c -o "$logs/cmd.test" ./cmd
+# shard I NAME...: cmd's tests NAME... in cmd/ (as go test runs them: the
+# tests read ../scenarios.yaml); shard 0 then runs the other packages'
+# listed tests, one after another, so that no two clusters boot at once.
+shard() {
+  local i=$1 s=0
+  shift
+  if [ $# -gt 0 ]; then
+    (cd cmd && exec "$logs/cmd.test" -test.count=1 -test.paniconexit0 ${RMQT_TEST_VERBOSE:+-test.v} -test.timeout 60m -test.run "^($(IFS='|'; echo "$*"))\$") || s=1
+  fi
+  if [ "$i" = 0 ]; then
+    for t in "${others[@]}"; do
+      echo "== ${t%/*} ${t##*/}"
+      go test -race -count=1 ${RMQT_TEST_VERBOSE:+-v} -timeout 20m -run "^${t##*/}\$" "./${t%/*}" || s=1
+    done
+  fi
+  return $s
+}
 pids=()
 for ((i = 0; i < shards; i++)); do
   names=()
   for e in "${shardof[@]}"; do [ "${e%%:*}" = "$i" ] && names+=("${e#*:cmd/}"); done
-  [ ${#names[@]} -gt 0 ] || continue
-  echo "== cmd-$i: ${#names[@]} tests, about ${load[i]} s by scripts/test-weights.txt"
-  run=$(IFS='|'; echo "^(${names[*]})\$")
-  # Run in cmd/, as go test does: the tests read ../scenarios.yaml.
-  (cd cmd && exec "$logs/cmd.test" -test.count=1 -test.paniconexit0 ${RMQT_TEST_VERBOSE:+-test.v} -test.timeout 60m -test.run "$run") >"$logs/cmd-$i.log" 2>&1 &
+  then=
+  [ "$i" != 0 ] || [ ${#others[@]} -eq 0 ] || then=" and then ${others[*]}"
+  [ ${#names[@]} -gt 0 ] || [ -n "$then" ] || continue
+  echo "== cmd-$i: ${#names[@]} tests$then, about ${load[i]} s by scripts/test-weights.txt"
+  shard "$i" "${names[@]}" >"$logs/cmd-$i.log" 2>&1 &
   pids+=("$!:cmd-$i")
 done
 
 status=0
 # The other packages' tests, but for those the weights file lists (the
-# broker/docker package's cluster tests, run after the shards so that no two
-# clusters boot at once), run beside the shards in one go test process;
-# a slice runs none of them.
+# broker/docker package's cluster tests, which shard 0 runs after its cmd
+# tests so that no two clusters boot at once), run beside the shards in one
+# go test process; a slice runs none of them.
 if [ "$what" != slice ]; then
   skip=()
   for t in "${!tier[@]}"; do [[ "$t" == cmd/* ]] || skip+=("${t##*/}"); done
@@ -180,10 +200,6 @@ for entry in "${pids[@]}"; do
   if ! wait "$pid"; then status=1; fi
   echo "== $name (${#selected[@]} cmd tests in $shards shards)"
   cat "$logs/$name.log"
-done
-for t in "${others[@]}"; do
-  echo "== ${t%/*} ${t##*/}"
-  go test -race -count=1 ${RMQT_TEST_VERBOSE:+-v} -timeout 20m -run "^${t##*/}\$" "./${t%/*}" || status=1
 done
 if [ "$what" = full ]; then
   echo "== the publisher benchmark's long form (RMQT_BENCH_LONG=1, without -race)"
