@@ -21,12 +21,22 @@ const (
 	MinIntakeSpan     = 500 * time.Millisecond
 )
 
+// MinDepthIntakeSpan is fire-and-forget's shorter minimum: the queue's
+// depth counts what the broker has enqueued, not what sits in socket
+// buffers, so the figure needs only enough time for a poll's own timing
+// (its reply's round trip, halved) to be small beside it: 100 ms is five
+// of the depth monitor's 20 ms polls. Five default kill-mid-burst runs
+// killed the broker 157–260 ms into fire-and-forget's burst, with
+// 1,600–2,669 messages in the queue: under 500 ms, over 100 ms.
+const MinDepthIntakeSpan = 100 * time.Millisecond
+
 // intake sets res.IntakeRate, what the broker took in per second over the
 // burst's fault-free time, or res.IntakeUnknown when the run cannot support
 // the figure. The confirm modes count basic.acks: up to the first fault that
 // took effect within the burst (FaultRecord.AckedAtInject), else up to the
 // last confirm. Fire-and-forget counts the queue's depth as the depth
-// monitor last saw it before the fault (PublishStats.Absorbed); live
+// monitor last saw it before the fault (PublishStats.Absorbed), over at
+// least MinDepthIntakeSpan instead of MinIntakeSpan; live
 // consumers take messages out as they come, so the depth is not the intake
 // then. A confirm-window mode must also have seen two windows confirmed:
 // the first went out unthrottled. Call it after measure (it reads
@@ -35,7 +45,7 @@ func intake(res *scenario.ModeResult, st PublishStats, tl *metrics.Timeline, sta
 	res.IntakeRate, res.IntakeUnknown = 0, ""
 	var n int
 	var span time.Duration
-	what := "basic.acks"
+	what, least := "basic.acks", MinIntakeSpan
 	fault, faulted := tl.First(metrics.EvFault, start)
 	faulted = faulted && metrics.Millis(fault.Sub(start)) < res.BurstMS
 	switch {
@@ -49,7 +59,7 @@ func intake(res *scenario.ModeResult, st PublishStats, tl *metrics.Timeline, sta
 			res.IntakeUnknown = "the queue's depth was never read before the fault"
 			return
 		}
-		n, span, what = st.Absorbed, st.AbsorbedSpan, "messages in the queue"
+		n, span, what, least = st.Absorbed, st.AbsorbedSpan, "messages in the queue", MinDepthIntakeSpan
 	case faulted:
 		i := firstAckedAtInject(res.Faults)
 		if i < 0 {
@@ -69,9 +79,9 @@ func intake(res *scenario.ModeResult, st PublishStats, tl *metrics.Timeline, sta
 		before = ""
 	}
 	switch {
-	case n < MinIntakeMessages || span < MinIntakeSpan:
+	case n < MinIntakeMessages || span < least:
 		res.IntakeUnknown = counts.Sprintf("too short to time: %d %s in %d ms%s (at least %d in %d ms are needed)",
-			n, what, span.Milliseconds(), before, MinIntakeMessages, MinIntakeSpan.Milliseconds())
+			n, what, span.Milliseconds(), before, MinIntakeMessages, least.Milliseconds())
 	case res.Mode == scenario.ConfirmWindow && n < 2*res.Window:
 		res.IntakeUnknown = counts.Sprintf("the window of %d never filled and drained%s: %d basic.acks (at least %d are needed)",
 			res.Window, before, n, 2*res.Window)
