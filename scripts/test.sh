@@ -67,7 +67,9 @@ while read -r name secs t tag; do
   [ "$tag" = cluster ] && cluster[$name]=1
 done < scripts/test-weights.txt
 
-mapfile -t cmdtests < <(go test -list '.*' ./cmd | grep -E '^(Test|Fuzz|Example)' | sed 's|^|cmd/|')
+# Listed from the race detector's build, the one the shards run: listing
+# from a plain build would compile cmd's tests a second time.
+mapfile -t cmdtests < <(go test -race -list '.*' ./cmd | grep -E '^(Test|Fuzz|Example)' | sed 's|^|cmd/|')
 unlisted=()
 for t in "${cmdtests[@]}"; do [ -n "${tier[$t]:-}" ] || unlisted+=("$t"); done
 
