@@ -280,12 +280,18 @@ func TestFanoutNodeLoss(t *testing.T) {
 // 4.0.5: when rmq3 returns, its member of the old queue leads the new one
 // and the drain delivers every deleted order. rmqtorture must call them
 // unexpected (resurrected) and fail the run with the name, never
-// count them as delivered.
+// count them as delivered. It runs on the shared 3-node cluster, whose
+// stopped node the run starts again and whose queue it deletes.
 func TestQuorumReplicaRedeclare(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test: needs Docker and the broker image")
 	}
-	code, stdout, stderr := runCLI(t, "run", "quorum-replica-redeclare", "-f", "../scenarios.yaml", "--out", t.TempDir())
+	args := []string{"run", "quorum-replica-redeclare", "-f", "../scenarios.yaml", "--out", t.TempDir()}
+	if shareable(t, "../scenarios.yaml", "quorum-replica-redeclare", nil) == shared3Nodes {
+		args = append(args, "--containers", strings.Join(sharedCluster(t), ","))
+		t.Cleanup(func() { resetSharedCluster(t) })
+	}
+	code, stdout, stderr := runCLI(t, args...)
 	t.Log("\n" + stdout)
 	r := readResult(t, stdout)
 	checkNoContainerLeft(t, r.RunID)

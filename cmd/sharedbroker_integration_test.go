@@ -36,8 +36,9 @@ var (
 		ctr *docker.Container
 	}
 	sharedCl struct {
-		mu sync.Mutex
-		c  *docker.Cluster
+		mu  sync.Mutex
+		c   *docker.Cluster
+		run string // the run id its containers and networks are labelled with
 	}
 )
 
@@ -203,13 +204,25 @@ func sharedCluster(t *testing.T) []string {
 			}
 			t.Fatalf("shared cluster: %v", err)
 		}
-		sharedCl.c = c
+		sharedCl.c, sharedCl.run = c, id
 	}
 	var names []string
 	for _, n := range sharedCl.c.Nodes() {
 		names = append(names, n.Name)
 	}
 	return names
+}
+
+// sharedClusterRun is the shared cluster's run id (the label its
+// containers and networks carry, as a user's cluster formed by a run with
+// --keep would) and its first node's AMQP URL; sharedCluster forms it first
+// when there is none.
+func sharedClusterRun(t *testing.T) (names []string, run, url string) {
+	t.Helper()
+	names = sharedCluster(t)
+	sharedCl.mu.Lock()
+	defer sharedCl.mu.Unlock()
+	return names, sharedCl.run, sharedCl.c.URL()
 }
 
 // resetSharedCluster makes the shared cluster fit for the next test, or
