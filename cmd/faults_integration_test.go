@@ -132,14 +132,33 @@ func TestUnroutableEveryNthIsReturnedNeverConfirmed(t *testing.T) {
 	}
 }
 
-// queue-cap-reject-publish in all four modes, one run: the confirm modes
-// get exactly the overflow nacked, fire-and-forget silently misses it, and
-// a tx.commit the broker refuses is a nack: with x-overflow reject-publish
-// and a cap of 500, RabbitMQ refuses every later commit with 406
-// PRECONDITION_FAILED "partial tx completion" (closing the channel); the
-// first 500 orders are committed, the other 1,500 nacked, none in doubt.
+// queue-cap-reject-publish: the confirm modes get exactly the overflow
+// nacked, fire-and-forget silently misses it, and a tx.commit the broker
+// refuses is a nack: with x-overflow reject-publish and a cap of 500,
+// RabbitMQ refuses every later commit with 406 PRECONDITION_FAILED
+// "partial tx completion" (closing the channel); the first 500 orders are
+// committed, the other 1,500 nacked, none in doubt. The gate runs
+// confirm-window and transactional (a basic.nack and a refused commit);
+// TestQueueCapRejectPublishAllModes (full tier) adds confirm-each and
+// fire-and-forget.
 func TestQueueCapRejectPublishNacksExactlyTheOverflow(t *testing.T) {
+	checkQueueCapRejectPublish(t, runScenario(t, "queue-cap-reject-publish", "--mode", "confirm-window,transactional"))
+}
+
+// TestQueueCapRejectPublishAllModes is TestQueueCapRejectPublishNacksExactlyTheOverflow
+// in all four modes, one run.
+func TestQueueCapRejectPublishAllModes(t *testing.T) {
 	r := runScenario(t, "queue-cap-reject-publish", "--mode", "fire-and-forget,confirm-each,confirm-window,transactional")
+	checkQueueCapRejectPublish(t, r)
+	if got := mode(t, r, scenario.FireAndForget).IDs.UnconfirmedMissing; len(got) != 1 || got[0] != (metrics.Range{First: 500, Last: 1999}) {
+		t.Fatalf("fire-and-forget missing ids %v, want 500-1999", got)
+	}
+}
+
+// checkQueueCapRejectPublish checks every confirm mode of r (confirm-each,
+// confirm-window, transactional) that ran.
+func checkQueueCapRejectPublish(t *testing.T, r *scenario.Result) {
+	t.Helper()
 	tx := mode(t, r, scenario.Transactional)
 	if tx.Confirmed != 500 || tx.Nacked != 1500 || tx.InDoubt != 0 || tx.WentInDoubt != 0 || tx.Delivered != 500 {
 		t.Fatalf("transactional: counts %+v", tx.Counts)
@@ -147,13 +166,13 @@ func TestQueueCapRejectPublishNacksExactlyTheOverflow(t *testing.T) {
 	if !slices.ContainsFunc(tx.ChannelCloses, func(c string) bool { return strings.Contains(c, "406 PRECONDITION_FAILED - partial tx completion") }) {
 		t.Fatalf("transactional: close reasons %q: no refused commit", tx.ChannelCloses)
 	}
-	for _, m := range []scenario.Mode{scenario.ConfirmEach, scenario.ConfirmWindow, scenario.Transactional} {
-		if got := mode(t, r, m).IDs.Nacked; len(got) != 1 || got[0] != (metrics.Range{First: 500, Last: 1999}) {
-			t.Fatalf("%s: nacked ids %v, want 500-1999", m, got)
+	for _, m := range r.Modes {
+		if !m.Mode.ConfirmMode() {
+			continue
 		}
-	}
-	if got := mode(t, r, scenario.FireAndForget).IDs.UnconfirmedMissing; len(got) != 1 || got[0] != (metrics.Range{First: 500, Last: 1999}) {
-		t.Fatalf("fire-and-forget missing ids %v, want 500-1999", got)
+		if got := m.IDs.Nacked; len(got) != 1 || got[0] != (metrics.Range{First: 500, Last: 1999}) {
+			t.Fatalf("%s: nacked ids %v, want 500-1999", m.Mode, got)
+		}
 	}
 }
 
