@@ -43,7 +43,7 @@ type benchSizes struct {
 	window, each, ff, drainCount int
 }
 
-// benchLoad is the short form by default (about two minutes with the
+// benchLoad is the short form by default (about a minute with the
 // broker's start), the long form with RMQT_BENCH_LONG=1. The number of
 // rounds is even so that each side goes first in as many rounds as the
 // other (alternate).
@@ -51,7 +51,7 @@ func benchLoad() benchSizes {
 	if os.Getenv("RMQT_BENCH_LONG") == "1" {
 		return benchSizes{rounds: 6, window: 100_000, each: 3_000, ff: 100_000, drainCount: 100_000}
 	}
-	return benchSizes{rounds: 4, window: 20_000, each: 2_000, ff: 20_000, drainCount: 20_000}
+	return benchSizes{rounds: 2, window: 20_000, each: 2_000, ff: 20_000, drainCount: 20_000}
 }
 
 // benchPrefix is the message_id prefix of both clients' orders, so that
