@@ -42,16 +42,17 @@ func TestNackedRepublishedUntilTheLimit(t *testing.T) {
 				t.Fatal(err)
 			}
 			l := metrics.NewLedger("nk-", n)
+			tl := metrics.NewTimeline(time.Now())
 			st, err := a.Publish(ctx, engine.PublishPlan{
 				Queue: name, Mode: tc.mode, Messages: n, Window: tc.window, ConfirmTimeout: 10 * time.Second,
 				Republish: scenario.RepublishNackedAndInDoubt, ReconnectTimeout: 10 * time.Second,
-				Ledger: l, Latency: metrics.NewLatency(), Timeline: metrics.NewTimeline(time.Now()), OnPublished: func(int, int) {},
+				Ledger: l, Latency: metrics.NewLatency(), Timeline: tl, OnPublished: func(int, int) {},
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if st.Publishes != n+republished || st.Acked != limit || st.Reconnects != 0 {
-				t.Fatalf("stats: %d publishes, %d basic.acks, %d reconnects; want %d, %d, 0", st.Publishes, st.Acked, st.Reconnects, n+republished, limit)
+				t.Fatalf("stats: %d publishes, %d basic.acks, %d reconnects; want %d, %d, 0\ntimeline: %+v", st.Publishes, st.Acked, st.Reconnects, n+republished, limit, tl.Events())
 			}
 			dctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 			defer cancel()
