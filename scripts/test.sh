@@ -189,12 +189,20 @@ status=0
 # broker/docker package's cluster tests, which shard 0 runs after its cmd
 # tests so that no two clusters boot at once), run beside the shards in one
 # go test process; a slice runs none of them.
+#
+# The scale tests below check sizes and precision over millions of values in
+# one goroutine: the race detector finds nothing there and made them take
+# 135, 79, 42 and 38 s beside the shards (a CI run with CPU load beside it),
+# so they run without it, in seconds.
+scale=(TestHistoryBytesPerMessage TestLatencyPrecisionAtTenMillion TestAppendOrderBodyMatchesMarshal TestBigFilesRefusedUnread)
 if [ "$what" != slice ]; then
-  skip=()
+  skip=("${scale[@]}")
   for t in "${!tier[@]}"; do [[ "$t" == cmd/* ]] || skip+=("${t##*/}"); done
   skipre=$(IFS='|'; echo "^(${skip[*]})\$")
   # shellcheck disable=SC2046 # one word per package
   go test -race -count=1 ${RMQT_TEST_VERBOSE:+-v} -timeout 30m -skip "$skipre" $(go list ./... | grep -v '/cmd$') || status=1
+  echo "== the scale tests, without the race detector: ${scale[*]}"
+  go test -count=1 ${RMQT_TEST_VERBOSE:+-v} -timeout 10m -run "^($(IFS='|'; echo "${scale[*]}"))\$" ./metrics ./broker/amqp ./scenario || status=1
 fi
 
 for entry in "${pids[@]}"; do
