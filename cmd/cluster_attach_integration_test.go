@@ -71,18 +71,19 @@ func TestRunOnNamedCluster(t *testing.T) {
 	cli := dockerClient(t)
 	state := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", state)
+	file := filepath.Join(t.TempDir(), "attached.yaml")
+	if err := os.WriteFile(file, []byte(attachedScenario), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var names []string
 	var ownRun, url string
-	if os.Getenv("RMQT_TEST_NO_SHARED_BROKER") == "" {
+	if shareable(t, file, "attached-follower-kill", nil) == shared3Nodes {
 		names, ownRun, url = sharedClusterRun(t)
 		t.Cleanup(func() { resetSharedCluster(t) })
 	} else {
 		ownRun = "testattach" + strconv.Itoa(os.Getpid())
 		c := namedCluster(t, ownRun)
-		for _, n := range c.Nodes() {
-			names = append(names, n.Name)
-		}
-		url = c.URL()
+		names, url = nodeNames(c), c.URL()
 	}
 	ids := make([]string, len(names))
 	started := map[string]string{}
@@ -92,10 +93,6 @@ func TestRunOnNamedCluster(t *testing.T) {
 			t.Fatal(err)
 		}
 		ids[i], started[name] = info.ID, info.State.StartedAt
-	}
-	file := filepath.Join(t.TempDir(), "attached.yaml")
-	if err := os.WriteFile(file, []byte(attachedScenario), 0o644); err != nil {
-		t.Fatal(err)
 	}
 
 	began := time.Now()
@@ -172,11 +169,7 @@ func TestCleanupRemovesNamedCluster(t *testing.T) {
 		t.Skip("integration test: needs Docker and the broker image")
 	}
 	run := "testcleanup" + strconv.Itoa(os.Getpid())
-	c := namedCluster(t, run)
-	var names []string
-	for _, n := range c.Nodes() {
-		names = append(names, n.Name)
-	}
+	names := nodeNames(namedCluster(t, run))
 	began := time.Now()
 	cleanupNamedCluster(t, run, names)
 	t.Logf("measured: cleanup --dry-run and cleanup --force took %s", time.Since(began).Round(100*time.Millisecond))

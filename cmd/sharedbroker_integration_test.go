@@ -206,8 +206,13 @@ func sharedCluster(t *testing.T) []string {
 		}
 		sharedCl.c, sharedCl.run = c, id
 	}
+	return nodeNames(sharedCl.c)
+}
+
+// nodeNames are the names of c's containers, in node order.
+func nodeNames(c *docker.Cluster) []string {
 	var names []string
-	for _, n := range sharedCl.c.Nodes() {
+	for _, n := range c.Nodes() {
 		names = append(names, n.Name)
 	}
 	return names
