@@ -201,6 +201,10 @@ func TestRunBadInputStartsNothing(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("version: 1\nscenarios:\n  - name: x\n    load: {messages: 10, window: 0}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	inFlight := filepath.Join(dir, "in-flight.yaml")
+	if err := os.WriteFile(inFlight, []byte("version: 1\nscenarios:\n  - name: y\n    load: {messages: 1000, modes: [confirm-window], window: 1000}\n    faults: [{action: kill, in_flight: 500}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -210,8 +214,8 @@ func TestRunBadInputStartsNothing(t *testing.T) {
 		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--mode", "confirm-al"}, `--mode confirm-al: scenario "kill-mid-burst": load.modes[0]: "confirm-al" is not a mode (fire-and-forget, confirm-each, confirm-window, transactional)`},
 		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--messages", "0"}, `--messages 0: scenario "kill-mid-burst": load.messages: must be within 1–10000000, got 0`},
 		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--messages", "2000000000"}, `--messages 2000000000: scenario "kill-mid-burst": load.messages: must be within 1–10000000, got 2000000000`},
-		{[]string{"run", "transient-messages", "-f", "../scenarios.yaml", "--window", "100"}, `--window 100: scenario "transient-messages": faults[0].in_flight: must be within 1–100 (load.window), got 500`},
-		{[]string{"run", "transient-messages", "-f", "../scenarios.yaml", "--mode", "fire-and-forget"}, `--mode fire-and-forget: scenario "transient-messages": faults[0].in_flight: fire-and-forget has nothing in flight`},
+		{[]string{"run", "y", "-f", inFlight, "--window", "100"}, `--window 100: scenario "y": faults[0].in_flight: must be within 1–100 (load.window), got 500`},
+		{[]string{"run", "y", "-f", inFlight, "--mode", "fire-and-forget"}, `--mode fire-and-forget: scenario "y": faults[0].in_flight: fire-and-forget has nothing in flight`},
 		{[]string{"run", "classic-vs-quorum", "-f", "../scenarios.yaml", "--queue-types", "classic,classic"}, `--queue-types classic,classic: scenario "classic-vs-quorum": matrix.queue_types[1]: "classic" listed twice`},
 		{[]string{"run", "kill-mid-burst", "-f", "../scenarios.yaml", "--window", "-1"}, `--window -1: scenario "kill-mid-burst": load.window: must be within 1–65535, got -1`},
 		{[]string{"validate", "-f", filepath.Join(dir, "missing.yaml")}, "read scenario file: open " + filepath.Join(dir, "missing.yaml")},
