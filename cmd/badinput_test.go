@@ -629,6 +629,7 @@ func flagCases() []badInput {
 		flagCase("cleanup --run and --all", []string{"cleanup", "--run", "ab12cd34", "--all"}, ExitUsage, "rmqtorture: --run and --all choose different scopes: give one"),
 		flagCase("cleanup with an argument", []string{"cleanup", "ab12cd34"}, ExitUsage, "rmqtorture: cleanup takes no arguments, got \"ab12cd34\"; to remove one run's containers: rmqtorture cleanup --run ab12cd34"),
 		flagCase("cleanup unknown flag", []string{"cleanup", "--yes"}, ExitUsage, "rmqtorture: unknown flag: --yes"),
+		flagCase("--log-format yaml", []string{"run", "s", "-f", "s.yaml", "--log-format", "yaml"}, ExitUsage, `rmqtorture: --log-format "yaml": want human, text or json`),
 		flagCase("cleanup --dry-run=maybe", []string{"cleanup", "--dry-run=maybe"}, ExitUsage, "rmqtorture: invalid argument \"maybe\" for \"--dry-run\" flag: want true or false"),
 		flagCase("cleanup --run without a value", []string{"cleanup", "--run"}, ExitUsage, "rmqtorture: flag needs an argument: --run"),
 	}

@@ -66,6 +66,10 @@ func buildBinaryWith(t *testing.T, env ...string) string {
 	return bin
 }
 
+// textLogs makes a subprocess log as slog key=value lines at INFO
+// (--log-format text): these tests wait for and read its log lines.
+const textLogs = "RMQTORTURE_LOG_FORMAT=text"
+
 // proc is an rmqtorture subprocess whose stderr is read as it comes.
 type proc struct {
 	cmd    *exec.Cmd
@@ -79,7 +83,7 @@ type proc struct {
 func startProc(t *testing.T, bin string, env []string, args ...string) *proc {
 	t.Helper()
 	p := &proc{cmd: exec.Command(bin, args...), done: make(chan struct{})}
-	p.cmd.Env = append(os.Environ(), env...)
+	p.cmd.Env = append(append(os.Environ(), textLogs), env...)
 	pipe, err := p.cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +158,7 @@ func (p *proc) wait(t *testing.T, timeout time.Duration) int {
 func runBin(t *testing.T, bin string, env []string, args ...string) (int, string, string) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = append(append(os.Environ(), textLogs), env...)
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	err := cmd.Run()

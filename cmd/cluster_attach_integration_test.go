@@ -96,7 +96,7 @@ func TestRunOnNamedCluster(t *testing.T) {
 	}
 
 	began := time.Now()
-	code, stdout, stderr := runCLI(t, "run", "attached-follower-kill", "-f", file, "--out", t.TempDir(), "--containers", strings.Join(names, ","))
+	code, stdout, stderr := runCLI(t, "run", "attached-follower-kill", "-f", file, "--out", t.TempDir(), "--containers", strings.Join(names, ","), "--log-format", "text")
 	t.Logf("measured: the run took %s\n%s", time.Since(began).Round(100*time.Millisecond), stdout)
 	if code != ExitPass {
 		t.Fatalf("exit %d\n%s", code, stderr)

@@ -75,12 +75,34 @@ func runScenarioOut(t *testing.T, file, name string, extra ...string) (*scenario
 	if r.Verdict.Status != scenario.Pass {
 		t.Fatalf("verdict %+v", r.Verdict)
 	}
+	checkStepLines(t, stderr, r)
 	for _, m := range r.Modes {
 		if m.ClassSum() != m.Sent || m.Sent+m.NotPublished != r.Messages || m.Unexpected != 0 {
 			t.Fatalf("%s: classes %d, sent %d (+%d not published) of %d, unexpected %d", m.Mode, m.ClassSum(), m.Sent, m.NotPublished, r.Messages, m.Unexpected)
 		}
 	}
 	return r, stdout
+}
+
+// checkStepLines checks a run's stderr off a terminal in the default
+// (human) log format, as a CI log shows it: one step line per mode's burst
+// and result and the verdict, no slog INFO line, no time stamp and no
+// control code.
+func checkStepLines(t *testing.T, stderr string, r *scenario.Result) {
+	t.Helper()
+	if strings.Contains(stderr, "level=INFO") || strings.HasPrefix(stderr, "time=") || strings.Contains(stderr, "\ntime=") || strings.ContainsAny(stderr, "\r\x1b") {
+		t.Fatalf("stderr in the human format holds slog INFO lines, time stamps or control codes:\n%s", stderr)
+	}
+	n := len(r.Modes)
+	for k, m := range r.Modes {
+		label := fmt.Sprintf("mode %d/%d", k+1, n)
+		if !strings.Contains(stderr, phaseLine(label, "%s: burst of ", m.Mode)) || !strings.Contains(stderr, phaseLine(label, "%s", m.Mode)) {
+			t.Fatalf("stderr lacks the step lines of %s (%s):\n%s", label, m.Mode, stderr)
+		}
+	}
+	if !strings.Contains(stderr, phaseLine("verdict", "%s (%s in ", r.Verdict.Status, plural(n, "mode"))) {
+		t.Fatalf("stderr lacks the verdict's step line:\n%s", stderr)
+	}
 }
 
 func mode(t *testing.T, r *scenario.Result, m scenario.Mode) scenario.ModeResult {

@@ -165,7 +165,7 @@ func TestImagesAllHadBeforeTheFirstRun(t *testing.T) {
 	}
 	out := t.TempDir()
 	code, stdout, stderr := runCLI(t, "run", "small", "-f", "testdata/images.yaml", "--out", out,
-		"--images", "rmqtorture/rabbitmq:4.0-trixie,rmqtorture/rabbitmq:9.9-nope", "--official-registry", "127.0.0.1:9")
+		"--images", "rmqtorture/rabbitmq:4.0-trixie,rmqtorture/rabbitmq:9.9-nope", "--official-registry", "127.0.0.1:9", "--log-format", "text")
 	if code != ExitError || stdout != "" ||
 		!strings.Contains(stderr, `rmqtorture: rmqtorture/rabbitmq:9.9-nope is not in the Docker Engine, and its official stand-in could not be had: broker image missing: "127.0.0.1:9/rabbitmq:9.9" is not in the local Docker Engine`) ||
 		!strings.Contains(stderr, `pulling "127.0.0.1:9/rabbitmq:9.9" failed: `) {

@@ -75,6 +75,7 @@ type runProc struct {
 func startRunProc(t *testing.T, bin string, args ...string) *runProc {
 	t.Helper()
 	p := &runProc{cmd: exec.Command(bin, args...), grew: make(chan struct{}), done: make(chan struct{})}
+	p.cmd.Env = append(os.Environ(), textLogs) // it waits for log lines
 	p.cmd.Stdout = &syncWriter{w: &p.stdout, mu: &p.mu}
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {

@@ -17,16 +17,16 @@ import (
 
 // What `run` shows on stderr:
 //
-//   - stderr a terminal, no -v nor -q: phase lines (broker starting and
-//     ready, each mode's burst, fault, recovery, drain and result, the
-//     verdict) and one progress line redrawn in place; logs at WARN and
-//     above only, without time stamps.
-//   - stderr a terminal, -v: logs at DEBUG as without a terminal, and the
-//     progress line; no phase lines (the logs say the same).
+//   - --log-format human (the default), no -v nor -q: phase lines (broker
+//     starting and ready, each mode's burst, fault, recovery, drain and
+//     result, the verdict) and logs at WARN and above only, without time
+//     stamps; on a terminal also one progress line redrawn in place. Off a
+//     terminal (CI, a pipe, a file) the phase lines are printed as they
+//     happen, with no control codes.
+//   - -v, or --log-format text or json: logs at INFO (DEBUG with -v) as
+//     slog key=value or JSON lines; no phase lines; the progress line on
+//     a terminal, with -v in the human format only.
 //   - -q: WARN and above only; no progress line, no phase lines.
-//   - stderr not a terminal (CI, a pipe, a file): logs at INFO (DEBUG
-//     with -v) as structured slog text, exactly as before; no progress
-//     line and no phase lines, so a CI log carries no control codes.
 
 // progressEvery is how often the progress line is redrawn.
 const progressEvery = 500 * time.Millisecond
@@ -47,6 +47,7 @@ type progress struct {
 	width  func() int       // terminal columns
 	now    func() time.Time // the clock; tests replace it
 	phases bool             // print phase lines (not with -v: the logs say it)
+	live   bool             // redraw a progress line (a terminal); else phase lines only
 
 	mu    sync.Mutex // guards everything below and every write to w
 	shown bool       // a progress line is on screen
@@ -107,13 +108,19 @@ func termWidth(w io.Writer) func() int {
 }
 
 // startProgress starts redrawing a progress line on w every interval when
-// tty is true, with phase lines when phases is; it returns nil, and draws
-// nothing ever, otherwise.
-func startProgress(w io.Writer, tty, phases bool, interval time.Duration) *progress {
-	if !tty {
+// live is true (a terminal), with phase lines when phases is. Off a
+// terminal (live false) it prints the phase lines as they come and draws
+// nothing else; without either it returns nil, which does nothing ever.
+func startProgress(w io.Writer, live, phases bool, interval time.Duration) *progress {
+	if !live && !phases {
 		return nil
 	}
 	p := newProgress(w, termWidth(w), phases)
+	if !live {
+		close(p.over)
+		return p
+	}
+	p.live = true
 	go func() {
 		defer close(p.over)
 		t := time.NewTicker(interval)
@@ -136,10 +143,10 @@ func newProgress(w io.Writer, width func() int, phases bool) *progress {
 		wake: make(chan struct{}, 1), stop: make(chan struct{}), over: make(chan struct{})}
 }
 
-// runLogger is run's logger: on a terminal without -v, only warnings and
-// errors, without time stamps (the phase lines tell the rest).
-func (g *globalOpts) runLogger(w io.Writer, tty bool) *slog.Logger {
-	if !tty || g.verbose || g.quiet {
+// runLogger is run's logger: in the human format without -v, only
+// warnings and errors, without time stamps (the phase lines tell the rest).
+func (g *globalOpts) runLogger(w io.Writer) *slog.Logger {
+	if g.structured() || g.quiet {
 		return g.logger(w)
 	}
 	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn,
@@ -158,6 +165,10 @@ func (p *progress) say(line string) {
 		return
 	}
 	p.pending = append(p.pending, line)
+	if !p.live {
+		p.flush() // nothing redraws: print it now
+		return
+	}
 	select {
 	case p.wake <- struct{}{}:
 	default:

@@ -148,16 +148,61 @@ func TestProgressFitsWidth(t *testing.T) {
 	}
 }
 
-// Not a terminal: no progress, nothing written, log lines pass untouched.
+// Not a terminal, without phase lines (-q, -v, --log-format text or
+// json): no progress, nothing written, log lines pass untouched.
 func TestProgressNotATerminal(t *testing.T) {
 	var b bytes.Buffer
 	if isTerminal(&b) {
 		t.Fatal("a buffer is not a terminal")
 	}
-	p := startProgress(&b, false, true, time.Millisecond)
+	p := startProgress(&b, false, false, time.Millisecond)
 	if p != nil {
 		t.Fatal("want no progress")
 	}
+	driveProgress(t, p)
+	if w := p.logWriter(&b); w != &b {
+		t.Error("log lines must go straight to stderr")
+	}
+	time.Sleep(5 * time.Millisecond)
+	p.Stop()
+	if b.Len() != 0 {
+		t.Errorf("wrote %q", b.String())
+	}
+}
+
+// Not a terminal, in the human format (a CI log): the phase lines as they
+// happen, in order, each a line of its own; no progress line and no
+// control code, however long the run waits; a log line between them is
+// passed on whole.
+func TestProgressStepLinesNotATerminal(t *testing.T) {
+	var b bytes.Buffer
+	p := startProgress(&b, false, true, time.Millisecond)
+	if p == nil || p.live {
+		t.Fatal("want step lines without a progress line")
+	}
+	p.startScenario(1, 10)
+	p.brokerStarting("img", "", 1)
+	time.Sleep(5 * time.Millisecond) // a live drawer would have drawn by now
+	if _, err := p.logWriter(&b).Write([]byte("level=WARN msg=x\n")); err != nil {
+		t.Fatal(err)
+	}
+	p.brokerReady("RabbitMQ 4.0.5")
+	p.verdict(&scenario.Result{Verdict: scenario.Verdict{Status: scenario.Pass}})
+	p.Stop()
+	got := b.String()
+	if strings.ContainsAny(got, "\r\x1b") {
+		t.Fatalf("control codes off a terminal: %q", got)
+	}
+	lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
+	if len(lines) != 4 || lines[0] != phaseBrokerStarting("img", "", 1) || lines[1] != "level=WARN msg=x" ||
+		!strings.HasPrefix(lines[2], "broker    ready in ") || !strings.HasPrefix(lines[3], "verdict   pass (0 modes in ") {
+		t.Fatalf("stderr %q: want the starting line, the log line, the ready line and the verdict, in that order", got)
+	}
+}
+
+// driveProgress calls every hook a run calls, in a run's order.
+func driveProgress(t *testing.T, p *progress) {
+	t.Helper()
 	p.startScenario(3, 10)
 	p.brokerStarting("img", "", 1)
 	p.brokerReady("RabbitMQ 4.0.5")
@@ -169,14 +214,6 @@ func TestProgressNotATerminal(t *testing.T) {
 	}
 	p.verdict(&scenario.Result{})
 	p.hide()
-	if w := p.logWriter(&b); w != &b {
-		t.Error("log lines must go straight to stderr")
-	}
-	time.Sleep(5 * time.Millisecond)
-	p.Stop()
-	if b.Len() != 0 {
-		t.Errorf("wrote %q", b.String())
-	}
 }
 
 // A whole burst on a terminal 80 columns wide, on a fixed clock: phase

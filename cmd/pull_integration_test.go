@@ -171,7 +171,7 @@ func TestRunPullsMissingImage(t *testing.T) {
 	ref := addr + "/" + brokerImage()
 	pushPadded(t, cli, brokerImage(), ref)
 
-	code, stdout, stderr := runCLI(t, "run", "pulled", "-f", "testdata/pulled.yaml", "--image", ref, "--out", t.TempDir())
+	code, stdout, stderr := runCLI(t, "run", "pulled", "-f", "testdata/pulled.yaml", "--image", ref, "--out", t.TempDir(), "--log-format", "text")
 	if code != ExitPass {
 		t.Fatalf("exit %d\nstderr:\n%s", code, stderr)
 	}
@@ -215,7 +215,7 @@ func TestRunPullsMissingImage(t *testing.T) {
 	// official layout).
 	official := addr + "/rabbitmq:4.0"
 	pushPadded(t, cli, brokerImage(), official)
-	code, stdout, stderr = runCLI(t, "run", "pulled", "-f", "testdata/pulled.yaml", "--image", "rmqtorture/rabbitmq:4.0-nosuchsuite", "--official-registry", addr, "--out", t.TempDir())
+	code, stdout, stderr = runCLI(t, "run", "pulled", "-f", "testdata/pulled.yaml", "--image", "rmqtorture/rabbitmq:4.0-nosuchsuite", "--official-registry", addr, "--out", t.TempDir(), "--log-format", "text")
 	if code != ExitPass {
 		t.Fatalf("fallback: exit %d\nstderr:\n%s", code, stderr)
 	}

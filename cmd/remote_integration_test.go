@@ -59,7 +59,7 @@ func killMidBurstOn(t *testing.T, host, product string) string {
 	t.Helper()
 	const n = 2000
 	code, stdout, stderr := runCLI(t, "run", "kill-mid-burst", "-f", "../scenarios.yaml", "--out", t.TempDir(),
-		"--messages", "2000", "--mode", "confirm-window", "--broker-address", "127.0.0.1")
+		"--messages", "2000", "--mode", "confirm-window", "--broker-address", "127.0.0.1", "--log-format", "text")
 	t.Log("\n" + stdout)
 	if code != ExitPass {
 		t.Fatalf("exit %d\n%s", code, stderr)

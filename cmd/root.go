@@ -83,7 +83,35 @@ type globalOpts struct {
 	fileSet bool   // -f was given; without it, the built-in scenarios
 	verbose bool
 	quiet   bool
+	// logFormat is --log-format: logHuman, logText or logJSON.
+	logFormat string
 }
+
+// The values of --log-format.
+const (
+	// logHuman: run prints one line per step (broker ready, burst, fault,
+	// recovery, drain, verdict) and warnings; on a terminal also the
+	// progress line. Other commands log as logText.
+	logHuman = "human"
+	// logText: slog's key=value lines (log/slog TextHandler), INFO and up
+	// (DEBUG with -v).
+	logText = "text"
+	// logJSON: slog's JSON lines (log/slog JSONHandler), same levels.
+	logJSON = "json"
+)
+
+// checkLogFormat refuses a --log-format that is none of the three.
+func (g *globalOpts) checkLogFormat() error {
+	switch g.logFormat {
+	case logHuman, logText, logJSON:
+		return nil
+	}
+	return usageErr(fmt.Errorf("--log-format %q: want human, text or json", g.logFormat))
+}
+
+// structured reports whether stderr carries slog's lines rather than run's
+// step lines: --log-format text or json, or -v.
+func (g *globalOpts) structured() bool { return g.logFormat != logHuman || g.verbose }
 
 func (g *globalOpts) logger(w io.Writer) *slog.Logger {
 	level := slog.LevelInfo
@@ -93,7 +121,11 @@ func (g *globalOpts) logger(w io.Writer) *slog.Logger {
 	if g.quiet {
 		level = slog.LevelWarn
 	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: redactAttr}))
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: redactAttr}
+	if g.logFormat == logJSON {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
 }
 
 // redactAttr takes URL passwords and terminal codes out of every string and
@@ -131,11 +163,17 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 	root.SetErr(stderr)
 	root.PersistentFlags().BoolVarP(&g.verbose, "verbose", "v", false, "debug logging on stderr")
 	root.PersistentFlags().BoolVarP(&g.quiet, "quiet", "q", false, "warnings and errors only on stderr")
+	root.PersistentFlags().StringVar(&g.logFormat, "log-format", logHuman, "stderr: human (run's step lines and warnings), text or json (structured log lines)")
 	root.Version = versionText(debug.ReadBuildInfo()) // --version
 	root.SetVersionTemplate("{{.Version}}")
 	root.SetFlagErrorFunc(suggestFlag)
 	// Every flag also from its RMQTORTURE_* variable (envflags.go).
-	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error { return flagsFromEnv(c) }
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if err := flagsFromEnv(c); err != nil {
+			return err
+		}
+		return g.checkLogFormat()
+	}
 	root.AddCommand(newRun(g), newList(g), newValidate(g), newVersion(), newCleanup(g), newReport(g), newCompare(), newCheck())
 	addCompletions(root, g)
 	useGroupedHelp(root)

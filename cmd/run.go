@@ -450,9 +450,10 @@ func newRunID() string {
 func (o *runOpts) run(c *cobra.Command, g *globalOpts, names []string) (err error) {
 	ctx := c.Context()
 	tty := isTerminal(c.ErrOrStderr())
-	o.prog = startProgress(c.ErrOrStderr(), !g.quiet && tty, !g.verbose, progressEvery)
+	human := g.logFormat == logHuman
+	o.prog = startProgress(c.ErrOrStderr(), !g.quiet && tty && human, !g.quiet && !g.structured(), progressEvery)
 	defer o.prog.Stop()
-	log := g.runLogger(o.prog.logWriter(c.ErrOrStderr()), tty)
+	log := g.runLogger(o.prog.logWriter(c.ErrOrStderr()))
 	f, err := g.load()
 	if err != nil {
 		return err
