@@ -296,7 +296,24 @@ func (a *Traffic) drainOnce(ctx context.Context, d engine.DrainPlan) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	return consumeDrain(ctx, ch, deliveries, d)
+	return consumeDrain(ctx, ch, deliveries, d, func() (int, error) { return readyMessages(ctx, conn, d.Queue) })
+}
+
+// readyMessages is the queue's count of ready messages, as a passive
+// queue.declare's declare-ok gives it, on a channel of its own within
+// amqpx.RPCTimeout (conn is closed if the broker does not answer).
+func readyMessages(ctx context.Context, conn *amqp.Connection, queue string) (n int, err error) {
+	err = amqpx.Bounded(ctx, amqpx.RPCTimeout, func() { amqpx.CloseConn(conn) }, func() error {
+		ch, err := conn.Channel()
+		if err != nil {
+			return err
+		}
+		defer ch.Close()
+		q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+		n = q.Messages
+		return err
+	})
+	return n, err
 }
 
 // openDrain opens a channel on conn with a prefetch of 2×drainAckEvery and
@@ -319,8 +336,15 @@ func openDrain(ctx context.Context, conn *amqp.Connection, queue string) (ch *am
 // consumeDrain records every delivery in d.Ledger, acking every
 // drainAckEvery delivery tags (multiple) and whenever the queue has been idle
 // for d.Idle. It returns true once the queue has been idle for d.Idle and d
-// is satisfied, or idle for d.LostWait whatever it holds.
-func consumeDrain(ctx context.Context, ch *amqp.Channel, deliveries <-chan amqp.Delivery, d engine.DrainPlan) (bool, error) {
+// is satisfied, or idle for d.LostWait and empty by ready's count.
+//
+// A queue idle for d.LostWait that still holds ready messages is not
+// serving them (a quorum queue whose leader cannot deliver after a
+// partition or a restart): what it holds is not lost, so consumeDrain
+// returns an error, and Drain retries on a fresh connection until the
+// drain's deadline; past it the drain is incomplete and the missing ids
+// are unverified, never lost. So is a count that cannot be read.
+func consumeDrain(ctx context.Context, ch *amqp.Channel, deliveries <-chan amqp.Delivery, d engine.DrainPlan, ready func() (int, error)) (bool, error) {
 	lastSeen := time.Now()
 	gotAny := false
 	var unacked uint64
@@ -371,7 +395,17 @@ func consumeDrain(ctx context.Context, ch *amqp.Channel, deliveries <-chan amqp.
 			// Nothing delivered yet although something was sent: a quorum
 			// queue may still be electing its leader after a restart, so an
 			// empty-looking queue gets the full LostWait before it is believed.
-			if (d.Satisfied() && (gotAny || d.AllowEmpty || d.Ledger.Sent() == 0)) || idle >= d.LostWait {
+			if d.Satisfied() && (gotAny || d.AllowEmpty || d.Ledger.Sent() == 0) {
+				return true, nil
+			}
+			if idle >= d.LostWait {
+				n, err := ready()
+				switch {
+				case err != nil:
+					return false, fmt.Errorf("nothing delivered for %s, and the queue's message count could not be read: %w", idle.Round(time.Second), err)
+				case n > 0:
+					return false, fmt.Errorf("nothing delivered for %s, yet the queue holds %d ready messages: it is not serving them", idle.Round(time.Second), n)
+				}
 				return true, nil
 			}
 		case <-ctx.Done():

@@ -2,6 +2,7 @@ package traffic
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -39,7 +40,8 @@ func Redial(ctx context.Context, timeout time.Duration, dial func() error, final
 // RetryDrain runs once, one attempt at a drain, every 250 ms until it
 // reports the drain complete, it fails with an error final says no retry
 // can cure, or ctx ends: then "deadline passed while draining <what> (last
-// error: …)", the drain incomplete. retrying hears each error retried.
+// error: …)", the drain incomplete, naming the last attempt's error that
+// was not the deadline's own. retrying hears each error retried.
 func RetryDrain(ctx context.Context, what string, once func() (bool, error), final func(error) bool, retrying func(error)) error {
 	var last error
 	for attempt := 0; ; attempt++ {
@@ -57,7 +59,11 @@ func RetryDrain(ctx context.Context, what string, once func() (bool, error), fin
 		if final != nil && final(err) {
 			return err
 		}
-		last = err
+		// The attempt the deadline cut short says only that; the one
+		// before it says why the drain was still going.
+		if last == nil || !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+			last = err
+		}
 		if ctx.Err() != nil {
 			return fmt.Errorf("deadline passed while draining %s (last error: %v)", what, last)
 		}
