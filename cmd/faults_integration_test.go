@@ -5,6 +5,7 @@ package cmd
 // them against the real broker and check what the ids say beyond that.
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -68,6 +69,7 @@ func runScenarioOut(t *testing.T, file, name string, extra ...string) (*scenario
 	code, stdout, stderr := runCLI(t, args...)
 	t.Log("\n" + stdout)
 	if code != ExitPass {
+		logTimelines(t, stdout)
 		t.Fatalf("exit %d\n%s", code, stderr)
 	}
 	r := readResult(t, stdout)
@@ -82,6 +84,33 @@ func runScenarioOut(t *testing.T, file, name string, extra ...string) (*scenario
 		}
 	}
 	return r, stdout
+}
+
+// logTimelines logs each mode's timeline and drain outcome from the
+// result.json a failed run printed the path of (none: nothing), so that a
+// failure in CI says what happened when: the result's folder is a
+// temporary directory the test removes.
+func logTimelines(t *testing.T, stdout string) {
+	t.Helper()
+	for _, line := range strings.Split(stdout, "\n") {
+		path, ok := strings.CutPrefix(line, "result: ")
+		if !ok {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		var r scenario.Result
+		if err != nil || json.Unmarshal(data, &r) != nil {
+			continue
+		}
+		for _, m := range r.Modes {
+			var b strings.Builder
+			fmt.Fprintf(&b, "%s: verdict %+v, error %q, unverified %d, notes %q; timeline:\n", m.Mode, m.Verdict, m.Error, m.Unverified, m.Notes)
+			for _, e := range m.Events {
+				fmt.Fprintf(&b, "  %9.0f ms  %s %s %s %s\n", e.AtMS, e.Kind, e.Action, e.Target, e.Detail)
+			}
+			t.Log(b.String())
+		}
+	}
 }
 
 // checkStepLines checks a run's stderr off a terminal in the default
