@@ -65,15 +65,18 @@ not record is not compared).
   - a mode whose own verdict is not pass, or missing from the result: always a regression
   - fire-and-forget's missing share (unconfirmed_missing ÷ sent, published and
     never delivered): may rise at most --max-missing-rise percentage points
-  - publish msg/s before the fault (pre_fault_publish_rate_msgs_per_s), and
-    confirm msg/s (confirm_rate_msgs_per_s) for confirm modes: may drop at most
-    --max-throughput-drop percent; a confirm mode's rates as a ratio to
-    fire-and-forget's publish rate in the same run, when both files ran it
+  - what the broker took in before the fault (intake_rate_msgs_per_s; in
+    older results publish msg/s before the fault and confirm msg/s): may drop
+    at most --max-throughput-drop percent; a confirm mode's as a ratio to
+    fire-and-forget's in the same run, when both files ran it; a rate either
+    file could not tell (intake_unknown) is not checked
   - confirm latency p99 (confirm_latency_ms.p99): may rise at most --max-p99-rise percent
   - client recovery (client_recovery_ms): held to --max-recovery-ms and
     --max-recovery-rise when given
 
-A value exactly at its limit passes. It prints a markdown table per mode
+The defaults sit just outside what ten identical runs of kill-mid-burst and
+baseline differed by (docs/ci.md); narrower limits need your own runner's
+spread. A value exactly at its limit passes. It prints a markdown table per mode
 (metric, baseline, result, change, limit, ok or REGRESSION) on stdout, or with
 -o json the same as one JSON object (figures as numbers); --summary-file
 appends the markdown to that file (e.g. $GITHUB_STEP_SUMMARY).

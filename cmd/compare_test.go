@@ -87,6 +87,7 @@ func TestCompareRealResultAgainstItself(t *testing.T) {
 // The planted regression: confirm-window's throughput halved, its p99
 // doubled, one of its confirmed messages lost. Exactly those three are named.
 func TestComparePlantedRegression(t *testing.T) {
+	plantedThresholds(t)
 	r := loadTestResult(t, baselineFile)
 	i := slices.IndexFunc(r.Modes, func(m scenario.ModeResult) bool { return m.Mode == scenario.ConfirmWindow })
 	m := &r.Modes[i]
@@ -191,6 +192,7 @@ func TestCompareBadInput(t *testing.T) {
 // newest run folder, and compare reads its result.json; a folder without
 // one is bad input naming the file.
 func TestCompareRunFolders(t *testing.T) {
+	plantedThresholds(t)
 	dir := t.TempDir()
 	older := filepath.Join(dir, "kill-mid-burst-20261201T090000Z-aaaaaaaa")
 	newer := filepath.Join(dir, "kill-mid-burst-20261201T100000Z-bbbbbbbb")
@@ -233,6 +235,7 @@ func TestCompareRunFolders(t *testing.T) {
 // missing count is compared: 3 of 4,000 in the stored run, raised to 603 it
 // is a regression of 15 points (10 allowed).
 func TestCompareOutputJSON(t *testing.T) {
+	plantedThresholds(t)
 	r := loadTestResult(t, baselineFile)
 	if r.Modes[0].Mode != scenario.FireAndForget || r.Modes[0].UnconfirmedMissing != 3 || r.Modes[0].Sent != 4000 {
 		t.Fatalf("testdata fire-and-forget: %s, %d of %d missing", r.Modes[0].Mode, r.Modes[0].UnconfirmedMissing, r.Modes[0].Sent)
@@ -275,4 +278,14 @@ func TestCompareOutputJSON(t *testing.T) {
 	if _, md, _ := runCLI(t, "compare", "-o", "markdown", baselineFile, res); md != def || !strings.HasPrefix(md, "## rmqtorture compare: kill-mid-burst\n") {
 		t.Errorf("-o markdown differs from the default:\n%s", md)
 	}
+}
+
+// plantedThresholds gives compare, through its RMQTORTURE_* variables, the
+// limits the planted regressions of these tests were sized for (a 20 %
+// drop, a 50 % p99 rise, 10 points of missing share): the defaults follow
+// the measured run-to-run noise and are far wider.
+func plantedThresholds(t *testing.T) {
+	t.Setenv("RMQTORTURE_MAX_THROUGHPUT_DROP", "20")
+	t.Setenv("RMQTORTURE_MAX_P99_RISE", "50")
+	t.Setenv("RMQTORTURE_MAX_MISSING_RISE", "10")
 }

@@ -97,6 +97,7 @@ func TestCompareUnknownBrokerVersion(t *testing.T) {
 // only the candidate has is listed, and fails nothing; the same sides as
 // lists of files around -- compare the same.
 func TestCompareAcrossVersionsFolders(t *testing.T) {
+	plantedThresholds(t)
 	dir := t.TempDir()
 	kill := loadTestResult(t, baselineFile)
 	base := loadTestResult(t, baselineFile)

@@ -18,6 +18,7 @@ const oldResults = "../reports/testdata/old"
 // upgraded JSON, which is a valid current result.json), and compare takes
 // them on either side.
 func TestOldResultsStillRead(t *testing.T) {
+	plantedThresholds(t)
 	files, _ := filepath.Glob(filepath.Join(oldResults, "v[12]-*.result.json"))
 	if len(files) != 8 {
 		t.Fatalf("%d old results, want 8: %q", len(files), files)

@@ -57,7 +57,7 @@ func TestCompareBrokerWarningRendered(t *testing.T) {
 	base, res := result(confirmMode()), result(confirmMode())
 	base.Command, res.Command = "rmqtorture run kill-mid-burst", "rmqtorture run kill-mid-burst --image rmqtorture/rabbitmq:4.3-forky"
 	res.BrokerVersion, res.Image = "RabbitMQ 4.3.6", "rmqtorture/rabbitmq:4.3-forky"
-	c := Compare(base, res, DefaultThresholds())
+	c := Compare(base, res, testThresholds)
 	want := "baseline ran RabbitMQ 4.0.5 (rmqtorture/rabbitmq:4.0-trixie), candidate RabbitMQ 4.3.6 (rmqtorture/rabbitmq:4.3-forky): differences may be the broker's, not your change"
 	if c.BrokerWarning != want || len(c.Notes) != 0 || c.Regressed() {
 		t.Fatalf("warning %q notes %q regressions %q", c.BrokerWarning, c.Notes, c.Regressions)
@@ -124,7 +124,7 @@ func TestCompareVersionsPairing(t *testing.T) {
 		named("new/matrix/result.json", scenResult("matrix", v43, i43, qd, qt)),
 		named("new/soak/result.json", scenResult("soak", v43, i43, confirmMode())),
 	}
-	v := CompareVersions("old", bases, "new", cands, DefaultThresholds(), nil)
+	v := CompareVersions("old", bases, "new", cands, testThresholds, nil)
 	wantUnpaired := []Unpaired{
 		{Scenario: "matrix", Mode: "confirm-window · classic · persistent · #1", Side: "baseline", File: "old/matrix/result.json"},
 		{Scenario: "matrix", Mode: "confirm-window · quorum · transient · #1", Side: "candidate", File: "new/matrix/result.json"},
@@ -173,7 +173,7 @@ func TestCompareVersionsChangesAndRatios(t *testing.T) {
 	bf, rf := fireMode(), fireMode()
 	rf.UnconfirmedMissing, rf.UnconfirmedDelivered = 3200, 800
 	v := CompareVersions("old", []NamedResult{named("b.json", scenResult("kill-mid-burst", "RabbitMQ 4.0.5", "", bf, b))},
-		"new", []NamedResult{named("r.json", scenResult("kill-mid-burst", "RabbitMQ 4.0.5", "", rf, r))}, DefaultThresholds(), nil)
+		"new", []NamedResult{named("r.json", scenResult("kill-mid-burst", "RabbitMQ 4.0.5", "", rf, r))}, testThresholds, nil)
 	type row struct {
 		mode, field, base, cand, status string
 		ratio                           float64 // 0: none
@@ -227,7 +227,7 @@ func TestCompareVersionsAccept(t *testing.T) {
 	cand := scenResult("delivery-limit", "RabbitMQ 4.3.6", "rmqtorture/rabbitmq:4.3-forky", deliveryLimit(0, "31600", scenario.Fail))
 	bs, cs := []NamedResult{named("old.json", base)}, []NamedResult{named("new.json", cand)}
 
-	v := CompareVersions("old.json", bs, "new.json", cs, DefaultThresholds(), nil)
+	v := CompareVersions("old.json", bs, "new.json", cs, testThresholds, nil)
 	wantReg := []string{"delivery-limit: confirm-window: verdict fail (dead_lettered 0, expected 100)"}
 	if !slices.Equal(v.Regressions, wantReg) || len(v.Accepted) != 0 {
 		t.Fatalf("unaccepted: regressions %q accepted %q", v.Regressions, v.Accepted)
@@ -265,11 +265,11 @@ func TestCompareVersionsAccept(t *testing.T) {
 	// Stated by the candidate's scope alone, the change is not accepted:
 	// nothing states the baseline's value.
 	cand.VersionScope = &scenario.AppliedVersionScope{BrokerVersion: "RabbitMQ 4.3.6", When: ">=4.3", Because: "rabbitmq-server#13200", Stated: []string{"confirm-window.dead_lettered"}}
-	if got := statuses(CompareVersions("old.json", bs, "new.json", cs, DefaultThresholds(), accepts)); got["dead_lettered"] != StatusChanged {
+	if got := statuses(CompareVersions("old.json", bs, "new.json", cs, testThresholds, accepts)); got["dead_lettered"] != StatusChanged {
 		t.Fatalf("stated on one side only: dead_lettered %q, want changed", got["dead_lettered"])
 	}
 	base.VersionScope = &scenario.AppliedVersionScope{BrokerVersion: "RabbitMQ 4.0.5", When: "<4.3", Because: "rabbitmq-server PR #11937", Stated: []string{"confirm-window.dead_lettered"}}
-	v = CompareVersions("old.json", bs, "new.json", cs, DefaultThresholds(), accepts)
+	v = CompareVersions("old.json", bs, "new.json", cs, testThresholds, accepts)
 	if v.Regressed() {
 		t.Fatalf("regressions %q, want all accepted", v.Regressions)
 	}
@@ -290,7 +290,7 @@ func TestCompareVersionsAccept(t *testing.T) {
 	other := accepts[:1:1]
 	other[0].Mode = scenario.ConfirmEach
 	cand.VersionScope = nil
-	if v = CompareVersions("old.json", bs, "new.json", cs, DefaultThresholds(), other); !slices.Equal(v.Regressions, wantReg) {
+	if v = CompareVersions("old.json", bs, "new.json", cs, testThresholds, other); !slices.Equal(v.Regressions, wantReg) {
 		t.Fatalf("accept for confirm-each accepted confirm-window: %q", v.Regressions)
 	}
 }
@@ -302,7 +302,7 @@ func TestCompareVersionsNewest(t *testing.T) {
 	older.StartedAt = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	newer.StartedAt = older.StartedAt.Add(time.Hour)
 	v := CompareVersions("old", []NamedResult{named("a/result.json", newer), named("b/result.json", older)}, "new",
-		[]NamedResult{named("c/result.json", scenResult("kill-mid-burst", "RabbitMQ 4.0.5", "", confirmMode()))}, DefaultThresholds(), nil)
+		[]NamedResult{named("c/result.json", scenResult("kill-mid-burst", "RabbitMQ 4.0.5", "", confirmMode()))}, testThresholds, nil)
 	want := []string{"The baseline holds 2 results of kill-mid-burst: compared the newest, a/result.json; left out b/result.json."}
 	if !slices.Equal(v.Notes, want) || v.Pairs[0].BaselineFile != "a/result.json" {
 		t.Fatalf("notes %q pair %+v", v.Notes, v.Pairs[0])
@@ -395,7 +395,7 @@ func TestCompareVersionsGolden(t *testing.T) {
 	rB := scenResult("retry-to-dlq", "RabbitMQ 4.0.5", "rmqtorture/rabbitmq:4.0-trixie", confirmMode())
 	accepts := []Accept{{Scenario: "delivery-limit", Field: "verdict", Because: "RabbitMQ 4.3 does not count nack-requeue toward the limit", File: "accept.yaml", Line: 2}}
 	v := CompareVersions("old-runs/", []NamedResult{named("old-runs/dl/result.json", dlB), named("old-runs/k/result.json", kB), named("old-runs/r/result.json", rB)},
-		"new-runs/", []NamedResult{named("new-runs/dl/result.json", dlC), named("new-runs/k/result.json", kC)}, DefaultThresholds(), accepts)
+		"new-runs/", []NamedResult{named("new-runs/dl/result.json", dlC), named("new-runs/k/result.json", kC)}, testThresholds, accepts)
 	v.AcrossVersions = true
 	var md, js bytes.Buffer
 	if err := CompareVersionsMarkdown(&md, v); err != nil {
@@ -461,7 +461,7 @@ func TestCompareVersionsRunNotes(t *testing.T) {
 	b := scenResult("tiny", "RabbitMQ 4.0.5", "rmqtorture/rabbitmq:4.0-trixie", confirmMode())
 	c := scenResult("tiny", "RabbitMQ 4.3.6", "rmqtorture/rabbitmq:4.3-forky", confirmMode())
 	b.Messages, c.Messages = 200, 2000
-	v := CompareVersions("old/", []NamedResult{named("old/r.json", b)}, "new/", []NamedResult{named("new/r.json", c)}, DefaultThresholds(), nil)
+	v := CompareVersions("old/", []NamedResult{named("old/r.json", b)}, "new/", []NamedResult{named("new/r.json", c)}, testThresholds, nil)
 	want := "tiny: The baseline published 200 orders per mode, the result 2,000: rates, latencies and the missing share compare, counts do not."
 	if !slices.Contains(v.Notes, want) {
 		t.Fatalf("notes %q lack %q", v.Notes, want)

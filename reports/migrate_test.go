@@ -193,7 +193,7 @@ func TestCompareRealOldBaselines(t *testing.T) {
 	if err := Comparable("v1.json", base, "v2.json", res); err != nil {
 		t.Fatal(err)
 	}
-	c := Compare(base, res, DefaultThresholds())
+	c := Compare(base, res, testThresholds)
 	if c.Regressed() {
 		t.Fatalf("regressions: %q", c.Regressions)
 	}

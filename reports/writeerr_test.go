@@ -33,7 +33,7 @@ func (f *failAfter) Write(p []byte) (int, error) {
 // buffer.
 func TestRenderersReturnWriteErrors(t *testing.T) {
 	real, _ := realFixture(t)
-	cmp := Compare(result(confirmMode(), fireMode()), result(confirmMode()), DefaultThresholds())
+	cmp := Compare(result(confirmMode(), fireMode()), result(confirmMode()), testThresholds)
 	renderers := map[string]func(io.Writer) error{
 		"Table":           func(w io.Writer) error { return Table(w, fullResult()) },
 		"Table matrix":    func(w io.Writer) error { return Table(w, matrixResult()) },
