@@ -101,8 +101,12 @@ var dockerExitTriggers = []exitTrigger{
 		defer cancel()
 		w := &cancelOn{needle: "settling before the burst", cancel: cancel}
 		root := NewRoot(&bytes.Buffer{}, w)
-		root.SetArgs([]string{"run", "settle", "-f", exitEnv.file, "--container", exitEnv.broker, "--out", t.TempDir()})
+		// The text format: the needle is a log line, not a step line.
+		root.SetArgs([]string{"run", "settle", "-f", exitEnv.file, "--container", exitEnv.broker, "--out", t.TempDir(), "--log-format", "text"})
 		err := root.ExecuteContext(ctx)
+		if err == nil {
+			return nil, w.buf.String() // the cause check says what it wanted
+		}
 		return err, w.buf.String() + "rmqtorture: " + err.Error()
 	}, "interrupted: partial report written"},
 	{CauseBrokerNotReady, "--container that never accepts AMQP", func(t *testing.T) (error, string) {
