@@ -136,6 +136,7 @@ func sharedBroker(t *testing.T) *docker.Container {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cli := dockerClient(t)
+	sweepDeadShared(ctx, t, cli)
 	id := fmt.Sprintf("shared-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
 	ctr, err := docker.Create(ctx, cli, slog.New(slog.NewTextHandler(io.Discard, nil)), docker.CreateOptions{Image: testImage(), RunID: id, Keep: true})
 	if err != nil {
@@ -151,6 +152,34 @@ func sharedBroker(t *testing.T) *docker.Container {
 	shared.ctr = ctr
 	return ctr
 }
+
+// sweepDeadShared removes, once per test process, the shared brokers and
+// clusters of test processes that ended without their TestMain: a test
+// that panicked ends its process at once, and its kept broker (which
+// cleanup's default sweep leaves, as it leaves a user's --keep) would stay
+// behind for good.
+func sweepDeadShared(ctx context.Context, t *testing.T, cli *docker.Engine) {
+	t.Helper()
+	sweepOnce.Do(func() {
+		all, err := docker.Labelled(ctx, cli)
+		if err != nil {
+			t.Logf("shared brokers of ended test processes: %v", err)
+			return
+		}
+		for _, r := range all {
+			ours := strings.HasPrefix(r.Run, "shared-") || strings.HasPrefix(r.Run, "sharedcl-")
+			if !ours || !r.Keep || !r.Mine() || r.Owner.Unseen() || r.Owner.Alive() {
+				continue
+			}
+			t.Logf("removing %s %s: its test process %d ended without removing it", r.Kind, r.Name, r.Owner.PID)
+			if err := docker.RemoveResource(ctx, cli, r); err != nil {
+				t.Logf("%s %s: %v", r.Kind, r.Name, err)
+			}
+		}
+	})
+}
+
+var sweepOnce sync.Once
 
 // resetShared makes the shared broker fit for the next test, or drops it
 // (the next test creates another): it must accept an AMQP login, hold no
@@ -193,8 +222,10 @@ func sharedCluster(t *testing.T) []string {
 	if sharedCl.c == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
+		cli := dockerClient(t)
+		sweepDeadShared(ctx, t, cli)
 		id := fmt.Sprintf("sharedcl-%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
-		c, err := docker.CreateCluster(ctx, dockerClient(t), slog.New(slog.DiscardHandler), docker.ClusterOptions{Image: testImage(), RunID: id, Nodes: 3, Keep: true})
+		c, err := docker.CreateCluster(ctx, cli, slog.New(slog.DiscardHandler), docker.ClusterOptions{Image: testImage(), RunID: id, Nodes: 3, Keep: true})
 		if err == nil {
 			err = c.WaitFormed(ctx, 2*time.Minute)
 		}
