@@ -26,6 +26,7 @@ var layering = map[string][]string{
 	"broker/amqp":                {"broker/internal/amqpx", "broker/internal/traffic", "engine", "metrics", "scenario"},
 	"broker/stream":              {"broker/amqp", "broker/internal/traffic", "engine", "metrics"},
 	"broker/internal/amqpx":      {},
+	"broker/lazyfs":              {},
 	"broker/internal/traffic":    {"engine", "metrics"},
 	"broker/internal/brokertest": {"scenario"},
 	"engine":                     {"metrics", "redact", "scenario", "verdict"},
