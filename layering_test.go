@@ -22,7 +22,7 @@ var layering = map[string][]string{
 	"":                           {"cmd"},
 	"cmd":                        {"broker", "broker/amqp", "broker/docker", "broker/stream", "engine", "inputfile", "metrics", "redact", "reports", "scenario", "verdict"},
 	"broker":                     {"broker/internal/amqpx", "redact", "scenario"},
-	"broker/docker":              {"broker/internal/amqpx", "engine", "redact", "scenario"},
+	"broker/docker":              {"broker/internal/amqpx", "broker/lazyfs", "engine", "redact", "scenario"},
 	"broker/amqp":                {"broker/internal/amqpx", "broker/internal/traffic", "engine", "metrics", "scenario"},
 	"broker/stream":              {"broker/amqp", "broker/internal/traffic", "engine", "metrics"},
 	"broker/internal/amqpx":      {},

@@ -33,7 +33,9 @@ that started at another time), and never one kept with --keep. --run ID
 removes that run's, kept or not; --all every rmqtorture container, network
 and volume of any user or host but kept ones. Whatever the scope, one whose
 rmqtorture process still runs is skipped unless --force. It never touches
-anything without the label. A run does the default cleanup before it starts.`,
+anything without the label. It also unmounts and removes the lazy filesystems
+(broker.filesystem: lazy, under $TMPDIR/rmqtorture-lazyfs) of rmqtorture
+processes that are gone. A run does the default cleanup before it starts.`,
 		Example: `  rmqtorture cleanup --dry-run
   rmqtorture cleanup --run 3f2a9c01
   rmqtorture cleanup --all`,
@@ -136,10 +138,53 @@ func (s sweeper) sweep(ctx context.Context) (swept, error) {
 		}
 		s.did("removed " + what + gone(r))
 	}
+	ln, err := s.lazyMounts()
+	errs = append(errs, err)
+	n.done += ln.done
+	n.skipped += ln.skipped
 	rn, err := s.restore(ctx)
 	n.done += rn.done
 	n.skipped += rn.skipped
 	return n, errors.Join(append(errs, err)...)
+}
+
+// lazyMounts unmounts and removes the lazy filesystems (broker.filesystem:
+// lazy) whose rmqtorture process is gone, after their containers (sweep
+// removes those first); --force takes those of a live process too, --run
+// only that run's.
+func (s sweeper) lazyMounts() (swept, error) {
+	var n swept
+	list, err := docker.LazyLeftovers()
+	if err != nil {
+		return n, err
+	}
+	var errs []error
+	for _, l := range list {
+		if s.scope.Run != "" && l.Container != "rmqt-"+s.scope.Run && !strings.HasPrefix(l.Container, "rmqt-"+s.scope.Run+"-") {
+			continue
+		}
+		what := fmt.Sprintf("lazy filesystem %s (container %s", l.Dir, l.Container)
+		if l.Mounted {
+			what += ", mounted"
+		}
+		what += ")"
+		if l.Alive() && !s.scope.Force {
+			n.skipped++
+			s.skip(fmt.Sprintf("skipping %s: its rmqtorture process %d is still running (--force removes it anyway)", what, l.PID))
+			continue
+		}
+		n.done++
+		if s.dry {
+			s.did("would unmount and remove " + what)
+			continue
+		}
+		if err := l.Remove(); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s.did(fmt.Sprintf("unmounted and removed %s: its rmqtorture process %d is gone", what, l.PID))
+	}
+	return n, errors.Join(errs...)
 }
 
 // gone says why a removed resource was a leftover.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -171,7 +172,8 @@ func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *doc
 	default:
 		var ctr *docker.Container
 		ctr, err = docker.Create(cctx, cli, log, docker.CreateOptions{Image: s.Broker.Image, RunID: runID, HostPort: o.hostPort, Keep: o.keep, Address: o.address,
-			Config: s.Broker.Config, AdvancedConfig: s.Broker.AdvancedConfig, Streams: s.Queue.Type == scenario.Stream})
+			Config: s.Broker.Config, AdvancedConfig: s.Broker.AdvancedConfig, Streams: s.Queue.Type == scenario.Stream,
+			LazyFS: s.Broker.Filesystem == scenario.LazyFilesystem})
 		if ctr != nil {
 			ut = single(ctr)
 		}
@@ -194,4 +196,27 @@ func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *doc
 		release = func() { log.Info(what, "name", name, "amqp", url); o.prog.note(phaseKept(name, url)) }
 	}
 	return ut, release, err
+}
+
+// checkLazy refuses, before anything starts, a broker.filesystem: lazy
+// that this run cannot mount: on a broker rmqtorture does not create
+// (--uri, --container, --containers), on an engine that cannot see this
+// host's mounts, or kept past the process that serves the filesystem.
+func (o *runOpts) checkLazy(s *scenario.Scenario) error {
+	if s.Broker.Filesystem != scenario.LazyFilesystem {
+		return nil
+	}
+	const what = "broker.filesystem: lazy puts the data directory of a broker container rmqtorture creates on a filesystem that forgets what was not synced"
+	named := o.namedContainers()
+	switch {
+	case o.uri != "":
+		return fmt.Errorf("--uri: scenario %q: %s; the broker --uri names is not one (run without --uri)", s.Name, what)
+	case named != "":
+		return fmt.Errorf("%s: scenario %q: %s; a container you name keeps its own data directory (run without %s)", named, s.Name, what, strings.Fields(named)[0])
+	case o.keep:
+		return fmt.Errorf("--keep: scenario %q: %s, served by this rmqtorture process: the broker cannot outlive it (run without --keep)", s.Name, what)
+	case !docker.EngineOnThisHost():
+		return fmt.Errorf("scenario %q: %s, mounted on this host; the Docker Engine at %s cannot see it (run against the local engine's unix socket)", s.Name, what, docker.EngineHost())
+	}
+	return nil
 }

@@ -252,6 +252,9 @@ func (o *runOpts) apply(c *cobra.Command, file string, s *scenario.Scenario) ([]
 	if named := o.namedContainers(); named != "" && s.Broker.HasConfig() {
 		return nil, fmt.Errorf("%s: scenario %q sets broker.config or broker.advanced_config, which rmqtorture writes into a broker container it creates, before its first start; a container you name keeps its own configuration (run without %s, or configure that broker yourself)", named, s.Name, strings.Fields(named)[0])
 	}
+	if err := o.checkLazy(s); err != nil {
+		return nil, err
+	}
 	var warnings []string
 	if fl.Changed("mode") {
 		warnings = s.UncheckedExpectations()

@@ -109,7 +109,7 @@ func shareable(t *testing.T, file, name string, extra []string) sharing {
 		moved := slices.ContainsFunc(s.Faults, func(f scenario.Fault) bool {
 			return f.Action == scenario.Disconnect || f.Action == scenario.Partition
 		})
-		plain := len(b.Config) == 0 && len(b.AdvancedConfig) == 0 && len(b.Images) == 0 &&
+		plain := len(b.Config) == 0 && len(b.AdvancedConfig) == 0 && len(b.Images) == 0 && b.Filesystem == "" &&
 			(b.Image == "" || b.Image == testImage()) && !stream && !moved
 		switch {
 		case !plain:

@@ -95,6 +95,14 @@ var (
 		scenario.Kill: func(in *injector, ctx context.Context, f *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
 			return fmt.Sprintf("kill %s: the signal lands during the Docker API call", f.Signal), withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Kill(ctx, in.target, f.Signal) })
 		},
+		scenario.PowerLoss: func(in *injector, ctx context.Context, _ *scenario.Fault, rec *scenario.FaultRecord) (string, error) {
+			err := withPort(in.ports.Power, func() error {
+				cuts, err := in.ports.Power.PowerLoss(ctx, in.target)
+				rec.PowerLoss = cuts
+				return err
+			})
+			return powerLossDetail(rec.PowerLoss), err
+		},
 		scenario.Stop: func(in *injector, ctx context.Context, f *scenario.Fault, _ *scenario.FaultRecord) (string, error) {
 			began := time.Now()
 			err := withPort(in.ports.Lifecycle, func() error { return in.ports.Lifecycle.Stop(ctx, in.target, f.Grace.D()) })

@@ -163,7 +163,8 @@ func conclude(res *scenario.ModeResult, s *scenario.Scenario, ledger *metrics.Le
 func observed(res *scenario.ModeResult) scenario.Observed {
 	return scenario.Observed{BlockedMS: res.BlockedMS, ChannelCloses: res.ChannelCloses, LostAllowed: res.LostAllowed,
 		Consumers: res.Consumers, DeadLetterLossAllowed: res.DeadLetterLossAllowed, DeadLetterGuarantee: res.DeadLetterGuarantee,
-		FalseAcks: falseAcks(res.Faults), AssertionsFailed: AssertionsFailed(res.Faults), DeadLetterReasons: res.DeadLetterReasons}
+		FalseAcks: falseAcks(res.Faults), AssertionsFailed: AssertionsFailed(res.Faults), DeadLetterReasons: res.DeadLetterReasons,
+		PowerCutsUnproven: PowerCutsUnproven(res.Faults)}
 }
 
 // downMoments are the times a fault took the broker down (a kill, stop or

@@ -155,6 +155,28 @@ type Ports struct {
 	// Tools plays the actions made of the broker's own command line
 	// tools (nil: such a step fails).
 	Tools Tools
+	// Power cuts the power of nodes whose data is on a lazy filesystem
+	// (nil: a power-loss step fails; validation refuses it first).
+	Power PowerCutter
+}
+
+// PowerCutter cuts the power of the target's nodes (power-loss).
+type PowerCutter interface {
+	// PowerLoss writes the two control files into each target node's data
+	// directory (one fsynced with its directory, one not), kills the
+	// node's container (SIGKILL), drops what its lazy filesystem holds
+	// unsynced, and checks the control files: one record per node, in
+	// node order. The containers are left stopped (Lifecycle.Start brings
+	// them back). An error names the node; records of the nodes cut
+	// before it are returned with it.
+	PowerLoss(ctx context.Context, target scenario.Target) ([]scenario.PowerCut, error)
+	// WriteBack makes everything every node wrote so far durable, as the
+	// kernel's writeback does on a node that has been running for a while
+	// (Linux writes back dirty pages older than vm.dirty_expire_centisecs,
+	// 30 s by default: docs.kernel.org/admin-guide/sysctl/vm.html): the
+	// runner calls it before each burst, so that a power cut drops what
+	// the burst wrote unsynced, not the node's boot.
+	WriteBack(ctx context.Context) error
 }
 
 // Broker is something that implements every fault port (a broker
@@ -176,6 +198,9 @@ func PortsOf(b Broker) Ports {
 	}
 	if t, ok := b.(Tools); ok {
 		p.Tools = t
+	}
+	if pc, ok := b.(PowerCutter); ok {
+		p.Power = pc
 	}
 	return p
 }

@@ -205,7 +205,20 @@ func (b *burst) declare(ctx context.Context) bool {
 		}
 	}
 	b.log.Info("queue declared; settling before the burst", "queue", b.spec.Name, "settle", b.s.Queue.SettleBeforeBurst.D())
-	return Sleep(ctx, b.s.Queue.SettleBeforeBurst.D()) == nil
+	if Sleep(ctx, b.s.Queue.SettleBeforeBurst.D()) != nil {
+		return false
+	}
+	if p := b.r.Ports.Power; p != nil && b.s.HasAction(scenario.PowerLoss) {
+		// What the node wrote before the burst (its boot, the queue's
+		// declaration) is on disk, as on a node that has run for a while;
+		// a power cut drops what the burst wrote unsynced.
+		if err := p.WriteBack(ctx); err != nil {
+			b.res.Error = err.Error()
+			b.ev.PublishErr = scenario.Failure{Err: err}
+			return false
+		}
+	}
+	return true
 }
 
 // startConsumers starts the timeline, the live consumers (if any) and the

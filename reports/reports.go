@@ -456,12 +456,37 @@ func faultLines(w io.Writer, m scenario.ModeResult) {
 		if line := nodeRecoveryLine(f.NodeRecoveries); line != "" {
 			p(". Node by node, in ms after the step took effect: %s", line)
 		}
+		if line := powerCutLine(f.PowerLoss); line != "" {
+			p(". The power cut dropped, %s", line)
+		}
 		if f.Error != "" {
 			p(". Error: %s", f.Error)
 		}
 		p(".\n")
 		commandLines(w, f.Commands)
 	}
+}
+
+// powerCutLine says, per node, what a power cut dropped and whether its
+// control files prove it (scenario.PowerCut); "" for none.
+func powerCutLine(cuts []scenario.PowerCut) string {
+	parts := make([]string, len(cuts))
+	for i, c := range cuts {
+		proof := "the control files prove it (the synced one kept, the unsynced one's data gone)"
+		if !c.Proven() {
+			proof = "NOT proven by the control files"
+			switch {
+			case !c.SyncedControlKept && !c.UnsyncedControlDropped:
+				proof += " (the synced one lost, the unsynced one kept)"
+			case !c.SyncedControlKept:
+				proof += " (the synced one lost)"
+			default:
+				proof += " (the unsynced one kept its data)"
+			}
+		}
+		parts[i] = fmt.Sprintf("on %s, %s bytes written to %s files since their last fsync and %s new entries: %s", c.Node, num(int(c.DroppedBytes)), num(c.DroppedFiles), num(c.DroppedEntries), proof)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // commandLines writes each command of a command step: what ran, how it

@@ -173,6 +173,7 @@ func (a Action) Tool() *ToolPlay { return actionTable[a].Tool }
 // own file (action_kill.go, …); this list registers it.
 var actionSpecs = []ActionSpec{
 	killSpec,
+	powerLossSpec,
 	stopSpec,
 	restartSpec,
 	pauseSpec,

@@ -109,7 +109,7 @@ func TestParseClusterErrors(t *testing.T) {
 				"s.yaml:9:9: scenarios[0].faults[2]: unpause must be triggered by after, as the step it recovers is, so it cannot come due before that step",
 				"s.yaml:9:18: scenarios[0].faults[2].action: unpause needs nodes left paused by an earlier step with manual_recovery, but nodes are stopped here",
 				"s.yaml:10:18: scenarios[0].faults[3].action: partition needs every node running, but nodes are stopped here (recover them with start first)",
-				"s.yaml:10:58: scenarios[0].faults[3].manual_recovery: only kill, stop, pause, disconnect, quorum-loss can be recovered by a later step",
+				"s.yaml:10:58: scenarios[0].faults[3].manual_recovery: only kill, power-loss, stop, pause, disconnect, quorum-loss can be recovered by a later step",
 				"s.yaml:11:18: scenarios[0].faults[4].action: close-connections needs every node running, but nodes are stopped here (recover them with start first)",
 				"s.yaml:11:55: scenarios[0].faults[4].down: close-connections has nothing to recover; down applies to " + downActions(3),
 				"s.yaml:12:9: scenarios[0].faults[5].action: missing; every step names its action (" + allActions + ")",

@@ -166,3 +166,19 @@ func TestSettingRulesAreSourced(t *testing.T) {
 		}
 	}
 }
+
+func TestAllowedLossOnPowerLoss(t *testing.T) {
+	for _, tc := range []struct {
+		q    QueueType
+		want string
+	}{{Quorum, ""}, {Classic, "power loss on a classic queue"}, {Stream, "power loss on a stream"}} {
+		s := &Scenario{Queue: Queue{Type: tc.q}, Faults: []Fault{{Action: PowerLoss}}}
+		if got := LossLabels(s.AllowedLoss("")); got != tc.want {
+			t.Errorf("%s with a power-loss step: %q, want %q", tc.q, got, tc.want)
+		}
+		s.Faults[0].Action = Kill
+		if got := LossLabels(s.AllowedLoss("")); got != "" {
+			t.Errorf("%s with a kill: %q, want none", tc.q, got)
+		}
+	}
+}

@@ -85,6 +85,11 @@ type Observed struct {
 	// DeadLetterReasons counts the ids taken from the dead-letter queue by
 	// the reason of their latest x-death entry (ModeResult.DeadLetterReasons).
 	DeadLetterReasons map[string]int `json:"dead_letter_reasons,omitempty"`
+	// PowerCutsUnproven lists the power cuts whose control files do not
+	// prove that unsynced writes were dropped and synced ones kept
+	// (PowerCut.Proven), one sentence each: such a run proves nothing
+	// about durability.
+	PowerCutsUnproven []string `json:"power_cuts_unproven,omitempty"`
 }
 
 // onlyValue checks that histogram h (value → messages) holds exactly one
@@ -192,6 +197,7 @@ var checks = []check{
 	{"mode expectations", true, checkModeExpectations},
 	{"channel closed with", true, checkChannelClosedWith},
 	{"conditions", false, checkConditions},
+	{"power cut not proven", false, checkPowerCuts},
 	{"not checked: interrupted", false, checkNotChecked},
 	{"unverified", false, checkUnverified},
 	{"interrupted", false, checkInterrupted},
@@ -206,6 +212,13 @@ func checkLost(in judgeInput) []string {
 		return nil
 	}
 	return []string{printer.Sprintf("%d confirmed messages lost: basic.ack received, never delivered", in.c.Lost)}
+}
+
+// checkPowerCuts doubts a burst whose power cuts were not proven by their
+// control files: the filesystem kept what a power cut drops (or dropped
+// what was synced), so nothing it shows is about durability.
+func checkPowerCuts(in judgeInput) []string {
+	return in.obs.PowerCutsUnproven
 }
 
 // checkAssertions fails every step that checked the broker and found it

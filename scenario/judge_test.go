@@ -152,3 +152,18 @@ func TestJudgeAssertions(t *testing.T) {
 		t.Errorf("no assertion failed: got %+v", got)
 	}
 }
+
+// An unproven power cut makes the burst inconclusive, never a pass; a loss
+// beside it still fails.
+func TestJudgeUnprovenPowerCut(t *testing.T) {
+	why := "power-loss (50% published) on rmqt-a: the unsynced control file was still there after the cut, so it did not behave as a power cut"
+	obs := Observed{PowerCutsUnproven: []string{why}}
+	v := Judge(ConfirmEach, metrics.Counts{Sent: 10, Confirmed: 10, Delivered: 10}, obs, Expect{}, Conditions{})
+	if v.Status != Inconclusive || len(v.Reasons) != 1 || v.Reasons[0] != why {
+		t.Errorf("verdict %+v, want inconclusive for %q", v, why)
+	}
+	v = Judge(ConfirmEach, metrics.Counts{Sent: 10, Confirmed: 10, Delivered: 9, Lost: 1}, obs, Expect{}, Conditions{})
+	if v.Status != Fail {
+		t.Errorf("verdict %+v with a lost message, want fail", v)
+	}
+}

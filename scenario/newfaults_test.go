@@ -61,7 +61,7 @@ func TestParseNewFaultErrors(t *testing.T) {
 				"s.yaml:6:23: scenarios[0].faults[0].action: delete-queue cancels live consumers' subscriptions (basic.cancel) and they do not subscribe again: use purge-queue, or no consumers",
 				"s.yaml:10:23: scenarios[1].faults[0].action: delete-queue re-declares only the queue under test: it cannot be combined with queue.also_bind_type or queue.dead_letter_queue",
 				"s.yaml:10:94: scenarios[1].faults[1].down: purge-queue has nothing to recover; down applies to " + downActions(1),
-				"s.yaml:13:63: scenarios[2].faults[0].manual_recovery: only kill, stop, pause, disconnect can be recovered by a later step",
+				"s.yaml:13:63: scenarios[2].faults[0].manual_recovery: only kill, power-loss, stop, pause, disconnect can be recovered by a later step",
 				"s.yaml:13:79: scenarios[2].faults[1].action: start needs a broker left stopped by an earlier step with manual_recovery, but it is up here",
 			}},
 	}

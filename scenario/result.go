@@ -374,7 +374,39 @@ type FaultRecord struct {
 	// commands leave, marked in the series until AMQP logins succeed
 	// again ("": none).
 	State metrics.BrokerState `json:"state,omitempty"`
+	// PowerLoss (power-loss) is what the power cut dropped on each target
+	// node and whether its control files prove it bit.
+	PowerLoss []PowerCut `json:"power_loss,omitempty"`
 }
+
+// PowerCut is one node's power cut (power-loss): what its lazy filesystem
+// dropped, and the proof that it dropped what was not synced. Before the
+// kill rmqtorture writes two control files into the node's data
+// directory, one fsynced (file and directory) and one not; after the cut
+// the first must be there and the second gone.
+type PowerCut struct {
+	Node string `json:"node"` // the container
+	// DroppedFiles is how many files lost data written since their last
+	// fsync; DroppedBytes how many bytes (bytes) they had been written
+	// since; DroppedEntries how many files and directories created and
+	// never synced were removed. SyncedSinceMount counts the files and
+	// directories fsynced since the mount or the previous cut.
+	DroppedFiles     int   `json:"dropped_files"`
+	DroppedBytes     int64 `json:"dropped_bytes"`
+	DroppedEntries   int   `json:"dropped_entries"`
+	SyncedSinceMount int   `json:"synced_since_mount"`
+	// SyncedControlKept and UnsyncedControlDropped are the proof: the
+	// synced control file holds what was written, the unsynced one does
+	// not (it is gone, or empty when an fsync of the broker's committed its
+	// creation but not its data). Both true, or the cut did not behave as
+	// a power cut (the run is then inconclusive, never a pass).
+	SyncedControlKept      bool `json:"synced_control_kept"`
+	UnsyncedControlDropped bool `json:"unsynced_control_dropped"`
+}
+
+// Proven reports whether the cut kept the synced control file and dropped
+// the unsynced one.
+func (c PowerCut) Proven() bool { return c.SyncedControlKept && c.UnsyncedControlDropped }
 
 // NodeConfirm is one probe message published through one node after a
 // partition healed: its publisher confirm came ConfirmMS after the step's

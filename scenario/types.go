@@ -58,7 +58,7 @@ type QueueType string
 
 const (
 	Quorum  QueueType = "quorum"  // replicated Raft log; basic.ack means on a majority
-	Classic QueueType = "classic" // single node; persistent messages fsynced before basic.ack
+	Classic QueueType = "classic" // single node; persistent messages written to the OS, not fsynced, before basic.ack (docs/power-loss.md)
 	// Stream is an append-only log read from an offset and never emptied
 	// by acks; rmqtorture publishes to it and drains it over the stream
 	// protocol (port 5552), where a publish confirmation for a publishing id
@@ -418,7 +418,17 @@ type Broker struct {
 	// Images, when set, runs the scenario once on each image, in order,
 	// and reports the versions side by side (--images overrides it).
 	Images []string `yaml:"images,omitempty"`
+	// Filesystem is what holds each node's data directory
+	// (/var/lib/rabbitmq): "" for the container's own, LazyFilesystem for
+	// a filesystem that forgets what was not fsynced when the power-loss
+	// fault cuts it (docs/power-loss.md). Only on containers rmqtorture
+	// creates, on an engine on this host.
+	Filesystem string `yaml:"filesystem,omitempty"`
 }
+
+// LazyFilesystem is broker.filesystem's value for a data directory that a
+// power-loss fault can make forget its unsynced writes.
+const LazyFilesystem = "lazy"
 
 // HasConfig reports whether the scenario writes configuration into the
 // broker container.

@@ -127,6 +127,12 @@ func (p *parser) validateBroker(sp string, s *Scenario) {
 	p.validateImages(sp, s)
 	p.atLeastMS(sp+".broker.ready_timeout", s.Broker.ReadyTimeout)
 	p.validateBrokerConfig(sp, s)
+	if s.Broker.Filesystem == LazyFilesystem && s.Broker.Nodes > 1 {
+		p.fail(sp+".broker.filesystem", "lazy is mounted for a single broker only in this version, not for a cluster of %d nodes (broker.nodes)", s.Broker.Nodes)
+	}
+	if fs := s.Broker.Filesystem; fs != "" && fs != LazyFilesystem {
+		p.fail(sp+".broker.filesystem", "unknown filesystem %q: leave it out for the container's own, or %q for one a power-loss fault can make forget what was not synced", fs, LazyFilesystem)
+	}
 }
 
 func (p *parser) validateQueue(sp string, s *Scenario) {
@@ -887,8 +893,8 @@ func (p *parser) validateAfterStart(fp string, s *Scenario, j int) {
 	}
 }
 
-// validateQueueActions checks each step against the queue and its
-// consumers, by its action's own rule (delete-queue's).
+// validateQueueActions checks each step against the queue, its consumers
+// and the broker, by its action's own rule (delete-queue's, power-loss's).
 func (p *parser) validateQueueActions(sp string, s *Scenario) {
 	for j, f := range s.Faults {
 		if own := actionTable[f.Action].validateQueue; own != nil {

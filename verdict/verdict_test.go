@@ -34,7 +34,7 @@ func sample() Evidence {
 			Observed: scenario.Observed{BlockedMS: 12.5, ChannelCloses: []string{"320 CONNECTION_FORCED"}, LostAllowed: true,
 				Consumers:             &scenario.ConsumerStats{Count: 2, Prefetch: 10, AckEvery: 1, OnDelivery: scenario.ConsumerAck},
 				DeadLetterLossAllowed: true, DeadLetterGuarantee: "at most once", FalseAcks: 3,
-				AssertionsFailed: []string{"cluster not whole"}, DeadLetterReasons: map[string]int{"expired": 2}},
+				AssertionsFailed: []string{"cluster not whole"}, DeadLetterReasons: map[string]int{"expired": 2}, PowerCutsUnproven: []string{"power-loss (published 10) on rmqt-x: the unsynced control file was still there after the cut"}},
 		},
 	}
 }

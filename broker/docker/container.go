@@ -115,6 +115,9 @@ type Container struct {
 	diskLimit string
 	// streamHostPort is the published stream port (0: none; see streamport.go).
 	streamHostPort atomic.Int64
+	// lazy is the lazy filesystem holding its data directory (nil: the
+	// container's own; see lazy.go).
+	lazy *lazyData
 }
 
 // CreateOptions configure a new broker container.
@@ -141,6 +144,10 @@ type CreateOptions struct {
 	// Streams enables the stream plugin and publishes its port (see
 	// enableStreams in streamport.go).
 	Streams bool
+	// LazyFS puts the data directory on a lazy filesystem mounted here
+	// (broker.filesystem: lazy, for power-loss; lazy.go): the engine must
+	// run on this host, and the container cannot be kept.
+	LazyFS bool
 }
 
 // Create creates and starts a labelled broker container from opts.Image with a
@@ -173,11 +180,26 @@ func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts Crea
 	if err != nil {
 		return nil, err
 	}
+	var lazy *lazyData
+	if opts.LazyFS {
+		if opts.Keep {
+			return nil, errors.New("broker.filesystem: lazy cannot be kept (--keep): the filesystem ends with this process")
+		}
+		l, m, err := newLazyData(ctx, cli, opts.Image, opts.RunID, name)
+		if err != nil {
+			return nil, err
+		}
+		lazy = l
+		host.Mounts = append(host.Mounts, m)
+	}
 	created, err := cli.ContainerCreate(ctx, cfg, host, nil, nil, name)
 	if err != nil {
+		if lazy != nil {
+			_ = lazy.remove()
+		}
 		return nil, fmt.Errorf("create broker container %q from %q: %w", name, opts.Image, err)
 	}
-	c := &Container{cli: cli, log: log, address: opts.Address, ID: created.ID, Name: name, Image: opts.Image, Owned: true, runID: opts.RunID}
+	c := &Container{cli: cli, log: log, address: opts.Address, ID: created.ID, Name: name, Image: opts.Image, Owned: true, runID: opts.RunID, lazy: lazy}
 	if !opts.Keep {
 		track(c)
 	}
@@ -624,7 +646,7 @@ func (c *Container) Remove(ctx context.Context) error {
 	if _, err := c.guard(ctx); err != nil {
 		if client.IsErrNotFound(err) {
 			untrack(c.ID)
-			return nil
+			return c.removeLazy()
 		}
 		return err
 	}
@@ -633,6 +655,19 @@ func (c *Container) Remove(ctx context.Context) error {
 	}
 	untrack(c.ID)
 	c.log.Info("broker container removed", "name", c.Name)
+	return c.removeLazy()
+}
+
+// removeLazy unmounts and removes the container's lazy filesystem, if it
+// has one; the container is gone.
+func (c *Container) removeLazy() error {
+	if c.lazy == nil {
+		return nil
+	}
+	if err := c.lazy.remove(); err != nil {
+		return fmt.Errorf("container %q: %w", c.Name, err)
+	}
+	c.lazy = nil
 	return nil
 }
 

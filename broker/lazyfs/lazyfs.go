@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package lazyfs is a filesystem that can forget what was not synced, as a
 // power cut would: a FUSE passthrough (go-fuse's loopback) of a backing
 // directory that records, until an fsync makes them durable, the writes to
@@ -86,6 +88,11 @@ func Mount(backing, mountpoint string) (*FS, error) {
 func (f *FS) Cut() (Dropped, error) {
 	return f.t.cut()
 }
+
+// WriteBack makes everything written so far durable, as the kernel's
+// writeback would have (see tracker): the next Cut drops only what is
+// written after it and not synced.
+func (f *FS) WriteBack() { f.t.writeBack() }
 
 // Unmount unmounts f, lazily when it is still busy (a container that has
 // not let go yet): the mount is gone from the namespace either way. Calling

@@ -1,3 +1,5 @@
+//go:build linux
+
 package lazyfs
 
 import (
@@ -13,8 +15,8 @@ import (
 
 // tracker holds what a power cut would take away: per file (by the backing
 // file's inode number) the size it had when it was last synced and the
-// bytes overwritten since, and the entries created since their directory,
-// or they themselves, were last synced.
+// bytes overwritten since, and the entries created since the last fsync
+// of anything.
 //
 // The model, stated once (docs/power-loss.md):
 //   - File data written since the file's last fsync or fdatasync is lost:
@@ -22,18 +24,18 @@ import (
 //     since gets its old value back (a truncate and a hole punch count as
 //     writes).
 //   - An entry (file, directory, symlink, device, hard link) created since
-//     the last fsync of its directory is lost, unless the entry itself was
-//     fsynced since: on ext4 and XFS an fsync commits the journal
-//     transaction that holds the file's creation, and RabbitMQ's logs (ra's
-//     write-ahead log, its segments) fsync the file they create, never the
-//     directory.
+//     the last fsync of any file or directory of the filesystem is lost.
+//     ext4 and XFS keep their metadata in one journal for the whole
+//     filesystem, and an fsync commits it: every creation made before an
+//     fsync, anywhere, is durable after it. (RabbitMQ's logs fsync the
+//     files they write, never the directories they make.)
 //   - A rename or a removal takes effect at once, as if its directory were
 //     synced: a file the broker removed does not come back.
 type tracker struct {
 	mu      sync.Mutex
 	root    string              // the backing directory
 	files   map[uint64]*dirty   // by backing inode
-	created map[uint64]uint64   // entry inode → its directory's inode
+	created map[uint64]uint64   // entry inode → its directory's inode, since the last fsync
 	synced  map[uint64]struct{} // inodes fsynced since the last cut (counted, for the report)
 }
 
@@ -137,25 +139,31 @@ func (t *tracker) truncate(fd int, path string, ino uint64, size int64, do func(
 	return do()
 }
 
-// fsynced forgets ino's writes (they are durable now) and its creation.
+// fsynced forgets ino's writes (they are durable now) and makes every
+// entry created so far durable (the journal commit).
 func (t *tracker) fsynced(ino uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.files, ino)
-	delete(t.created, ino)
+	clear(t.created)
 	t.synced[ino] = struct{}{}
 }
 
-// dirSynced makes the entries created in directory dir durable.
+// dirSynced makes every entry created so far durable (the journal
+// commit); a directory has no data of its own to sync.
 func (t *tracker) dirSynced(dir uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for ino, parent := range t.created {
-		if parent == dir {
-			delete(t.created, ino)
-		}
-	}
+	clear(t.created)
 	t.synced[dir] = struct{}{}
+}
+
+// writeBack makes every write and creation so far durable.
+func (t *tracker) writeBack() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	clear(t.files)
+	clear(t.created)
 }
 
 // create records a new entry ino in directory dir.
@@ -181,22 +189,6 @@ func (t *tracker) removed(ino uint64) {
 	defer t.mu.Unlock()
 	delete(t.files, ino)
 	delete(t.created, ino)
-}
-
-// Dropped is what one power cut took away.
-type Dropped struct {
-	// Files is how many files lost data written since their last fsync.
-	Files int `json:"files"`
-	// Bytes is how many bytes those files had been written (or had cut off
-	// by a truncate) since their last fsync, in bytes.
-	Bytes int64 `json:"bytes"`
-	// Entries is how many files and directories created since their last
-	// fsync, and their directory's, were removed.
-	Entries int `json:"entries"`
-	// Synced is how many files and directories were fsynced since the mount
-	// or the previous cut: a broker that fsyncs nothing makes every cut
-	// look the same.
-	Synced int `json:"synced"`
 }
 
 // cut undoes every unsynced write and creation in the backing directory
