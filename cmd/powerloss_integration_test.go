@@ -157,3 +157,24 @@ func TestPowerLossInterruptAndKill(t *testing.T) {
 	}
 	checkNoLazyLeft(t, killed)
 }
+
+// TestPowerLossCluster: every node of a 3-node cluster loses power at
+// once; each node's cut is proven and the quorum queue loses none of the
+// 4,000 confirmed orders (the scenario's expectations).
+func TestPowerLossCluster(t *testing.T) {
+	needFUSE(t)
+	r := runScenario(t, "power-loss-cluster-quorum")
+	m := r.Modes[0]
+	if len(m.Faults) != 1 || len(m.Faults[0].PowerLoss) != 3 {
+		t.Fatalf("faults %+v, want one power-loss step cutting 3 nodes", m.Faults)
+	}
+	for i, c := range m.Faults[0].PowerLoss {
+		if want := r.NodeContainers[i]; !c.Proven() || c.Node != want || c.DroppedBytes < int64(len("rmqtorture-control-unsynced")) {
+			t.Errorf("node %d: power cut %+v: want it proven on %s, the unsynced control file among what was dropped", i+1, c, want)
+		}
+	}
+	if m.Lost != 0 || m.Confirmed != 4000 {
+		t.Errorf("lost %d, confirmed %d: want 0, 4000", m.Lost, m.Confirmed)
+	}
+	checkNoLazyLeft(t, r.RunID)
+}

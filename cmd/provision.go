@@ -165,7 +165,7 @@ func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *doc
 	case s.Broker.Nodes > 1:
 		var c *docker.Cluster
 		c, err = docker.CreateCluster(cctx, cli, log, docker.ClusterOptions{Image: s.Broker.Image, RunID: runID, Nodes: s.Broker.Nodes, Keep: o.keep, Address: o.address,
-			Config: s.Broker.Config, AdvancedConfig: s.Broker.AdvancedConfig})
+			Config: s.Broker.Config, AdvancedConfig: s.Broker.AdvancedConfig, LazyFS: s.Broker.Filesystem == scenario.LazyFilesystem})
 		if c != nil {
 			ut = cluster(c)
 		}

@@ -127,9 +127,6 @@ func (p *parser) validateBroker(sp string, s *Scenario) {
 	p.validateImages(sp, s)
 	p.atLeastMS(sp+".broker.ready_timeout", s.Broker.ReadyTimeout)
 	p.validateBrokerConfig(sp, s)
-	if s.Broker.Filesystem == LazyFilesystem && s.Broker.Nodes > 1 {
-		p.fail(sp+".broker.filesystem", "lazy is mounted for a single broker only in this version, not for a cluster of %d nodes (broker.nodes)", s.Broker.Nodes)
-	}
 	if fs := s.Broker.Filesystem; fs != "" && fs != LazyFilesystem {
 		p.fail(sp+".broker.filesystem", "unknown filesystem %q: leave it out for the container's own, or %q for one a power-loss fault can make forget what was not synced", fs, LazyFilesystem)
 	}

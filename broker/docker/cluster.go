@@ -92,6 +92,9 @@ type ClusterOptions struct {
 	// (index 0: node 1); 0, or a missing entry, picks a free one. Fixed at
 	// creation, so a node keeps its port across restarts.
 	HostPorts []int
+	// LazyFS puts each node's data directory on a lazy filesystem of its
+	// own (CreateOptions.LazyFS).
+	LazyFS bool
 }
 
 // Cluster is a cluster of RabbitMQ nodes, each a *Container, numbered
@@ -259,11 +262,26 @@ func (c *Cluster) createNode(ctx context.Context, opts ClusterOptions, i, port i
 		ExtraHosts: []string{scenario.NodeName(i) + ":127.0.0.1"},
 	}
 	nets := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{c.clientNet: {}}}
+	var lazy *lazyData
+	if opts.LazyFS {
+		if opts.Keep {
+			return nil, errors.New("broker.filesystem: lazy cannot be kept (--keep): the filesystem ends with this process")
+		}
+		l, m, err := newLazyData(ctx, c.cli, opts.Image, opts.RunID, name)
+		if err != nil {
+			return nil, err
+		}
+		lazy = l
+		host.Mounts = append(host.Mounts, m)
+	}
 	created, err := c.cli.ContainerCreate(ctx, cfg, host, nets, nil, name)
 	if err != nil {
+		if lazy != nil {
+			_ = lazy.remove()
+		}
 		return nil, fmt.Errorf("create broker container %q from %q: %w", name, opts.Image, err)
 	}
-	n := &Container{cli: c.cli, log: c.log, address: opts.Address, ID: created.ID, Name: name, Image: opts.Image, Owned: true, runID: opts.RunID}
+	n := &Container{cli: c.cli, log: c.log, address: opts.Address, ID: created.ID, Name: name, Image: opts.Image, Owned: true, runID: opts.RunID, lazy: lazy}
 	if !opts.Keep {
 		track(n)
 	}

@@ -332,3 +332,41 @@ func (l LazyLeftover) Remove() error {
 	}
 	return os.RemoveAll(l.Dir)
 }
+
+// PowerLoss cuts the power of the target's nodes all at once
+// (engine.PowerCutter): each node's control files, then SIGKILL of every
+// target node, then each node's lazy filesystem drops what it had not
+// synced. The nodes are left stopped, for Start; one record per node, in
+// node order.
+func (c *Cluster) PowerLoss(ctx context.Context, t scenario.Target) ([]scenario.PowerCut, error) {
+	nodes, err := c.nodesOf(t)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]scenario.PowerCut, len(nodes))
+	err = c.each(nodes, func(i int, n *Container) error {
+		k := slices.Index(nodes, i)
+		cuts, err := n.PowerLoss(ctx, self)
+		if len(cuts) == 1 {
+			recs[k] = cuts[0]
+		}
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		c.state[i-1].down = true
+		c.mu.Unlock()
+		return nil
+	})
+	return recs, err
+}
+
+// WriteBack makes what every node wrote so far durable
+// (engine.PowerCutter).
+func (c *Cluster) WriteBack(ctx context.Context) error {
+	var errs []error
+	for _, n := range c.nodes {
+		errs = append(errs, n.WriteBack(ctx))
+	}
+	return errors.Join(errs...)
+}
