@@ -208,7 +208,7 @@ func (b *burst) declare(ctx context.Context) bool {
 	if Sleep(ctx, b.s.Queue.SettleBeforeBurst.D()) != nil {
 		return false
 	}
-	if p := b.r.Ports.Power; p != nil && b.s.HasAction(scenario.PowerLoss) {
+	if p := b.r.Ports.Power; p != nil && b.s.CutsPower() {
 		// What the node wrote before the burst (its boot, the queue's
 		// declaration) is on disk, as on a node that has run for a while;
 		// a power cut drops what the burst wrote unsynced.

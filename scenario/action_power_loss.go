@@ -21,7 +21,7 @@ var powerLossSpec = ActionSpec{
 	Name:        PowerLoss,
 	Params:      []Param{ParamDown},
 	RecoveredBy: Start, Recovers: true, Leaves: "stopped", State: metrics.StateDown, FromTrigger: true,
-	Repeatable: true, DefaultTarget: TargetLeader, OnPublishing: true, BrokerDown: true,
+	Repeatable: true, DefaultTarget: TargetLeader, OnPublishing: true, BrokerDown: true, CutsPower: true,
 	While:         "while the broker lost its power",
 	validateQueue: validatePowerLoss,
 }
@@ -35,10 +35,11 @@ func validatePowerLoss(p *parser, fp string, s *Scenario) {
 	}
 }
 
-// HasAction reports whether a step of s plays action a.
-func (s *Scenario) HasAction(a Action) bool {
+// CutsPower reports whether a step of s cuts a node's power
+// (ActionSpec.CutsPower).
+func (s *Scenario) CutsPower() bool {
 	for _, f := range s.Faults {
-		if f.Action == a {
+		if actionTable[f.Action].CutsPower {
 			return true
 		}
 	}

@@ -122,6 +122,11 @@ type ActionSpec struct {
 	// close reasons and timeline details ("while the broker was being
 	// killed"); see Action.While.
 	While string
+	// CutsPower marks the actions that cut a node's power (power-loss):
+	// they need the lazy filesystem, the runner writes everything back
+	// before each burst so that a cut drops only the burst's unsynced
+	// writes, and a queue that confirms before it fsyncs loses by design.
+	CutsPower bool
 	// Tool, when set, plays the action with the broker's own command line
 	// tools on each target node (stop-app): the engine runs it, and its
 	// recovery in place after Down, with no play of its own for the

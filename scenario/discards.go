@@ -201,7 +201,7 @@ func (s *Scenario) AllowedLoss(version string) []LossReason {
 	if s.Queue.Type != Quorum && !s.Load.IsPersistent() {
 		out = append(out, LossReason{Label: "transient messages", Why: "a basic.ack for a transient message in a classic queue promises nothing about disk (https://www.rabbitmq.com/docs/confirms#publisher-confirms)"})
 	}
-	if s.HasAction(PowerLoss) {
+	if s.CutsPower() {
 		switch s.Queue.Type {
 		case Classic:
 			out = append(out, LossReason{Label: "power loss on a classic queue", Why: "a classic queue confirms a persistent message once it is written to the operating system, not fsynced: the store's sync flushes its write buffer and then confirms (rabbit_classic_queue_store_v2.erl, sync/1), so a power cut drops what the kernel had not written back (measured: docs/power-loss.md)"})
