@@ -8,7 +8,7 @@ import "github.com/rmqtorture/rmqtorture/metrics"
 // lost: docs/power-loss.md), then the nodes start again after Down on
 // what was synced. A kill alone keeps the kernel's page cache, so a
 // confirm for a message that never reached the disk looks durable; a
-// power cut, a kernel panic or a lost VM host does not keep it (issue 26;
+// power cut, a kernel panic or a lost VM host does not keep it (Jepsen's jepsen.lazyfs;
 // rabbitmq-server#9457; amazon-mq/rabbitmq-stream-s3#46: stream segments
 // are not fsynced before the confirm). Before the kill rmqtorture writes
 // two control files into each data directory, one synced and one not:
