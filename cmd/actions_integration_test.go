@@ -134,8 +134,15 @@ func TestBurstsThroughKill(t *testing.T) {
 	r := runScenario(t, "bursts-through-kill")
 	m := mode(t, r, scenario.ConfirmWindow)
 	f := m.Faults[0]
-	if f.AtPublished != 2000 {
-		t.Fatalf("the kill's trigger at 3.7 s found %d published, want the 4 bursts of 0–3 s", f.AtPublished)
+	// The 4 bursts of 0–3 s are due by the trigger at 3.7 s. Publishing is
+	// never ahead of the schedule; on a loaded machine it may be behind it
+	// (seen in CI: 1,999, the 4th burst's last order still under way), but
+	// the 4th burst has begun.
+	if f.AtPublished > 2000 || f.AtPublished <= 1500 {
+		t.Fatalf("the kill's trigger at 3.7 s found %d published, want the 4 bursts of 0–3 s (2,000), or the 4th under way", f.AtPublished)
+	}
+	if f.AtPublished < 2000 {
+		t.Logf("the publisher was behind its schedule: %d of the 2,000 due by 3.7 s published", f.AtPublished)
 	}
 	// Up to the kill, publishing came in 4 bursts of 500, each a run of
 	// busy buckets a second apart, nothing in between.
