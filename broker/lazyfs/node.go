@@ -62,7 +62,7 @@ func (n *node) created(name string) {
 func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out *fuse.EntryOut) (*fs.Inode, fs.FileHandle, uint32, syscall.Errno) {
 	existed := ino(filepath.Join(n.backing(), name)) != 0
 	if existed && flags&syscall.O_TRUNC != 0 {
-		if errno := n.truncateChild(name); errno != 0 {
+		if errno := n.truncatePath(filepath.Join(n.backing(), name), 0); errno != 0 {
 			return nil, nil, 0, errno
 		}
 		flags &^= syscall.O_TRUNC
@@ -77,16 +77,16 @@ func (n *node) Create(ctx context.Context, name string, flags, mode uint32, out 
 	return ch, n.wrap(fh, filepath.Join(n.backing(), name)), ff, 0
 }
 
-// truncateChild cuts the existing file name to 0 bytes, recorded.
-func (n *node) truncateChild(name string) syscall.Errno {
-	p := filepath.Join(n.backing(), name)
-	return fs.ToErrno(n.t.truncate(-1, p, ino(p), 0, func() error { return syscall.Truncate(p, 0) }))
+// truncatePath sets the size of the backing file p (truncate(2): no open
+// file), recorded.
+func (n *node) truncatePath(p string, size int64) syscall.Errno {
+	return fs.ToErrno(n.t.truncate(-1, p, ino(p), size, func() error { return syscall.Truncate(p, size) }))
 }
 
 func (n *node) Open(ctx context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
 	p := n.backing()
 	if flags&syscall.O_TRUNC != 0 {
-		if errno := fs.ToErrno(n.t.truncate(-1, p, ino(p), 0, func() error { return syscall.Truncate(p, 0) })); errno != 0 {
+		if errno := n.truncatePath(p, 0); errno != 0 {
 			return nil, 0, errno
 		}
 		flags &^= syscall.O_TRUNC
@@ -203,9 +203,7 @@ func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
 func (n *node) Setattr(ctx context.Context, f fs.FileHandle, in *fuse.SetAttrIn, out *fuse.AttrOut) syscall.Errno {
 	if sz, ok := in.GetSize(); ok {
 		if _, isFile := f.(*file); !isFile {
-			p := n.backing()
-			errno := fs.ToErrno(n.t.truncate(-1, p, ino(p), int64(sz), func() error { return syscall.Truncate(p, int64(sz)) }))
-			if errno != 0 {
+			if errno := n.truncatePath(n.backing(), int64(sz)); errno != 0 {
 				return errno
 			}
 			in.Valid &^= fuse.FATTR_SIZE
