@@ -262,23 +262,13 @@ func (c *Cluster) createNode(ctx context.Context, opts ClusterOptions, i, port i
 		ExtraHosts: []string{scenario.NodeName(i) + ":127.0.0.1"},
 	}
 	nets := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{c.clientNet: {}}}
-	var lazy *lazyData
-	if opts.LazyFS {
-		if opts.Keep {
-			return nil, errors.New("broker.filesystem: lazy cannot be kept (--keep): the filesystem ends with this process")
-		}
-		l, m, err := newLazyData(ctx, c.cli, opts.Image, opts.RunID, name)
-		if err != nil {
-			return nil, err
-		}
-		lazy = l
-		host.Mounts = append(host.Mounts, m)
+	lazy, err := mountLazy(ctx, c.cli, opts.LazyFS, opts.Keep, opts.Image, opts.RunID, name, host)
+	if err != nil {
+		return nil, err
 	}
 	created, err := c.cli.ContainerCreate(ctx, cfg, host, nets, nil, name)
 	if err != nil {
-		if lazy != nil {
-			_ = lazy.remove()
-		}
+		_ = lazy.remove()
 		return nil, fmt.Errorf("create broker container %q from %q: %w", name, opts.Image, err)
 	}
 	n := &Container{cli: c.cli, log: c.log, address: opts.Address, ID: created.ID, Name: name, Image: opts.Image, Owned: true, runID: opts.RunID, lazy: lazy}

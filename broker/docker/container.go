@@ -180,23 +180,13 @@ func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts Crea
 	if err != nil {
 		return nil, err
 	}
-	var lazy *lazyData
-	if opts.LazyFS {
-		if opts.Keep {
-			return nil, errors.New("broker.filesystem: lazy cannot be kept (--keep): the filesystem ends with this process")
-		}
-		l, m, err := newLazyData(ctx, cli, opts.Image, opts.RunID, name)
-		if err != nil {
-			return nil, err
-		}
-		lazy = l
-		host.Mounts = append(host.Mounts, m)
+	lazy, err := mountLazy(ctx, cli, opts.LazyFS, opts.Keep, opts.Image, opts.RunID, name, host)
+	if err != nil {
+		return nil, err
 	}
 	created, err := cli.ContainerCreate(ctx, cfg, host, nil, nil, name)
 	if err != nil {
-		if lazy != nil {
-			_ = lazy.remove()
-		}
+		_ = lazy.remove()
 		return nil, fmt.Errorf("create broker container %q from %q: %w", name, opts.Image, err)
 	}
 	c := &Container{cli: cli, log: log, address: opts.Address, ID: created.ID, Name: name, Image: opts.Image, Owned: true, runID: opts.RunID, lazy: lazy}
@@ -504,19 +494,8 @@ func (c *Container) Start(ctx context.Context, target scenario.Target) error {
 	if err := single(target); err != nil {
 		return err
 	}
-	for {
-		info, err := c.guard(ctx)
-		if err != nil {
-			return err
-		}
-		if info.State == nil || !info.State.Running {
-			break
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("container %q still running after the kill: %w", c.Name, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
-		}
+	if err := c.waitStopped(ctx); err != nil {
+		return err
 	}
 	if err := c.cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
 		return fmt.Errorf("start container %q: %w", c.Name, err)
