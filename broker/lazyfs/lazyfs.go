@@ -18,17 +18,15 @@
 package lazyfs
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"os"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"github.com/moby/sys/mountinfo"
 )
 
 // FSType is the type /proc/mounts gives a lazyfs mount.
@@ -109,24 +107,19 @@ func (f *FS) Unmount() error {
 }
 
 // Mounts lists the mountpoints of every lazyfs mounted in this mount
-// namespace, from /proc/mounts: those of a process that died without
-// unmounting stay there, unusable ("transport endpoint is not connected"),
-// until unmounted.
+// namespace (/proc/self/mountinfo, read by moby/sys/mountinfo): those of a
+// process that died without unmounting stay there, unusable ("transport
+// endpoint is not connected"), until unmounted.
 func Mounts() ([]string, error) {
-	f, err := os.Open("/proc/mounts")
+	infos, err := mountinfo.GetMounts(mountinfo.FSTypeFilter(FSType))
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 3 && fields[2] == FSType {
-			out = append(out, unescapeMount(fields[1]))
-		}
+	out := make([]string, len(infos))
+	for i, m := range infos {
+		out[i] = m.Mountpoint
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // UnmountPath unmounts the lazyfs at mountpoint lazily (MNT_DETACH): for
@@ -136,24 +129,4 @@ func UnmountPath(mountpoint string) error {
 		return fmt.Errorf("lazyfs: unmount %s: %w", mountpoint, err)
 	}
 	return nil
-}
-
-// unescapeMount undoes /proc/mounts' octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+4 <= len(s) {
-			var v int
-			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

@@ -235,15 +235,3 @@ func TestMountsListsAndUnmounts(t *testing.T) {
 		t.Errorf("still mounted after Unmount: %q", got)
 	}
 }
-
-func TestUnescapeMount(t *testing.T) {
-	for in, want := range map[string]string{
-		`/tmp/a\040b`: "/tmp/a b",
-		`/plain`:      "/plain",
-		`/end\`:       `/end\`,
-	} {
-		if got := unescapeMount(in); got != want {
-			t.Errorf("unescapeMount(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
