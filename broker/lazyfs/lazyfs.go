@@ -13,8 +13,8 @@
 // and what is lost is stated on tracker.
 //
 // Mounting needs /dev/fuse and root (or fusermount3): Mount fails with the
-// reason otherwise. Mounts are named FSType ("fuse.rmqtorture-lazyfs") in
-// /proc/mounts, so that Leftovers finds those of a process that died.
+// reason otherwise. Mounts are of type FSType ("fuse.rmqtorture-lazyfs"),
+// so that Mounts finds those of a process that died.
 package lazyfs
 
 import (

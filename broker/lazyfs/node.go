@@ -53,9 +53,10 @@ func ino(p string) uint64 {
 	return st.Ino
 }
 
+// created records the new entry name of n.
 func (n *node) created(name string) {
-	if child, dir := ino(filepath.Join(n.backing(), name)), ino(n.backing()); child != 0 && dir != 0 {
-		n.t.create(child, dir)
+	if child := ino(filepath.Join(n.backing(), name)); child != 0 {
+		n.t.create(child)
 	}
 }
 
@@ -168,10 +169,11 @@ func (n *node) Rename(ctx context.Context, name string, newParent fs.InodeEmbedd
 	if errno != 0 || np == nil {
 		return errno
 	}
+	// The entry moved keeps its inode, so the tracker needs nothing for
+	// it; one it replaced is gone.
 	if replaced != 0 && replaced != moved && replacedLinks <= 1 && flags&renameExchange == 0 {
 		n.t.removed(replaced)
 	}
-	n.t.moved(moved, ino(np.backing()))
 	return 0
 }
 

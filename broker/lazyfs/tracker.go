@@ -35,7 +35,7 @@ type tracker struct {
 	mu      sync.Mutex
 	root    string              // the backing directory
 	files   map[uint64]*dirty   // by backing inode
-	created map[uint64]uint64   // entry inode → its directory's inode, since the last fsync
+	created map[uint64]struct{} // inodes of the entries created since the last fsync
 	synced  map[uint64]struct{} // inodes fsynced since the last cut (counted, for the report)
 }
 
@@ -53,7 +53,7 @@ type span struct {
 }
 
 func newTracker(root string) *tracker {
-	return &tracker{root: root, files: map[uint64]*dirty{}, created: map[uint64]uint64{}, synced: map[uint64]struct{}{}}
+	return &tracker{root: root, files: map[uint64]*dirty{}, created: map[uint64]struct{}{}, synced: map[uint64]struct{}{}}
 }
 
 // state returns ino's record, starting one from the file's size now when
@@ -166,20 +166,12 @@ func (t *tracker) writeBack() {
 	clear(t.created)
 }
 
-// create records a new entry ino in directory dir.
-func (t *tracker) create(ino, dir uint64) {
+// create records a new entry ino: wherever it is moved, the cut finds it
+// by its inode.
+func (t *tracker) create(ino uint64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.created[ino] = dir
-}
-
-// moved records that entry ino now lives in directory dir.
-func (t *tracker) moved(ino, dir uint64) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if _, ok := t.created[ino]; ok {
-		t.created[ino] = dir
-	}
+	t.created[ino] = struct{}{}
 }
 
 // removed forgets ino once its last link is gone: its writes cannot be
@@ -247,7 +239,7 @@ func (t *tracker) cut() (Dropped, error) {
 		drop.Entries++
 	}
 	drop.Synced = len(t.synced)
-	t.files, t.created, t.synced = map[uint64]*dirty{}, map[uint64]uint64{}, map[uint64]struct{}{}
+	t.files, t.created, t.synced = map[uint64]*dirty{}, map[uint64]struct{}{}, map[uint64]struct{}{}
 	return drop, errors.Join(errs...)
 }
 
