@@ -274,7 +274,7 @@ func (c *Container) PowerLoss(ctx context.Context, target scenario.Target) ([]sc
 		return nil, err
 	}
 	if c.lazy == nil {
-		return nil, fmt.Errorf("power-loss: the data of %s is not on a lazy filesystem (broker.filesystem: lazy)", c.Name)
+		return nil, c.notLazy()
 	}
 	if err := c.alter("power cut and started again", func(r *Restore) { r.Start = true }); err != nil {
 		return nil, err
@@ -293,12 +293,18 @@ func (c *Container) PowerLoss(ctx context.Context, target scenario.Target) ([]sc
 	return []scenario.PowerCut{rec}, nil
 }
 
+// notLazy is the error of a power-loss port called on a container whose
+// data is not on a lazy filesystem.
+func (c *Container) notLazy() error {
+	return fmt.Errorf("power-loss: the data of %s is not on a lazy filesystem (broker.filesystem: lazy)", c.Name)
+}
+
 // WriteBack makes what the broker wrote so far durable
 // (engine.PowerCutter): a node that has run for a while has had its files
 // written back by the kernel.
 func (c *Container) WriteBack(context.Context) error {
 	if c.lazy == nil {
-		return fmt.Errorf("power-loss: the data of %s is not on a lazy filesystem (broker.filesystem: lazy)", c.Name)
+		return c.notLazy()
 	}
 	c.lazy.fs.WriteBack()
 	return nil
