@@ -37,9 +37,11 @@ type underTest struct {
 	// shown is the URL --uri named, password redacted ("" for a
 	// container): see uri.go.
 	shown string
-	// streamAddr is the stream port's address (nil: a cluster, which runs
-	// no stream scenario).
-	streamAddr func() string
+	// streamAddr is the stream port's address; streamAddrs, set for a
+	// cluster rmqtorture created instead, every node's (both nil: no
+	// stream traffic).
+	streamAddr  func() string
+	streamAddrs func() []string
 	// ready waits until the broker accepts AMQP logins (every node, and the
 	// cluster formed) or timeout passes.
 	ready   func(ctx context.Context, timeout time.Duration) error
@@ -165,9 +167,11 @@ func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *doc
 	case s.Broker.Nodes > 1:
 		var c *docker.Cluster
 		c, err = docker.CreateCluster(cctx, cli, log, docker.ClusterOptions{Image: s.Broker.Image, RunID: runID, Nodes: s.Broker.Nodes, Keep: o.keep, Address: o.address,
-			Config: s.Broker.Config, AdvancedConfig: s.Broker.AdvancedConfig, LazyFS: s.Broker.Filesystem == scenario.LazyFilesystem})
+			Config: s.Broker.Config, AdvancedConfig: s.Broker.AdvancedConfig, LazyFS: s.Broker.Filesystem == scenario.LazyFilesystem,
+			Streams: s.Queue.Type == scenario.Stream})
 		if c != nil {
 			ut = cluster(c)
+			ut.streamAddrs = c.StreamAddrs
 		}
 	default:
 		var ctr *docker.Container

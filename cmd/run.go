@@ -252,6 +252,9 @@ func (o *runOpts) apply(c *cobra.Command, file string, s *scenario.Scenario) ([]
 	if named := o.namedContainers(); named != "" && s.Broker.HasConfig() {
 		return nil, fmt.Errorf("%s: scenario %q sets broker.config or broker.advanced_config, which rmqtorture writes into a broker container it creates, before its first start; a container you name keeps its own configuration (run without %s, or configure that broker yourself)", named, s.Name, strings.Fields(named)[0])
 	}
+	if len(o.containers) > 0 && s.Queue.Type == scenario.Stream {
+		return nil, fmt.Errorf("--containers: scenario %q publishes to a stream over the stream protocol (queue.type: stream), whose clients go to the address each node advertises, and the nodes of a cluster you name advertise their own hostnames; rmqtorture runs a stream on a cluster it creates, where each node advertises its published port (run without --containers)", s.Name)
+	}
 	if err := o.checkLazy(s); err != nil {
 		return nil, err
 	}
@@ -752,8 +755,8 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 		BrokerVersion: res.BrokerVersion,
 	}
 	res.Warnings = append(res.Warnings, settingWarnings(c, s, res.BrokerVersion)...)
-	if ut.streamAddr != nil {
-		runner.StreamTraffic = &stream.Traffic{Traffic: ut.traffic(log), Addr: ut.streamAddr}
+	if ut.streamAddr != nil || ut.streamAddrs != nil {
+		runner.StreamTraffic = &stream.Traffic{Traffic: ut.traffic(log), Addr: ut.streamAddr, Addrs: ut.streamAddrs}
 	}
 	runCells(ctx, log, runner, s, res, runner.OnModeDone)
 	scanBrokerLog(ctx, log, ut.logs, res)

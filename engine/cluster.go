@@ -14,8 +14,9 @@ import (
 	"github.com/rmqtorture/rmqtorture/scenario"
 )
 
-// clusterView follows the quorum queue under test on a cluster: which node
-// leads it and whether every node holds a member. It polls the Cluster
+// clusterView follows the quorum queue or stream under test on a cluster:
+// which node leads it (a stream: its writer) and whether every node holds
+// a member. It polls the Cluster
 // port's Members (an exec of rabbitmq-queues, 1–2 s each) back to back
 // while a fault is in effect and until the queue is fully replicated
 // again after one, and stays idle otherwise, so a burst without faults
@@ -26,8 +27,9 @@ type clusterView struct {
 	port  Cluster
 	queue string
 	log   *slog.Logger
-	// quorum: the queue under test is a quorum queue. Other queues have no
-	// leader to follow: the view only resolves node, random and all.
+	// quorum: the queue under test is a quorum queue or a stream, whose
+	// members the Cluster port reads. A classic queue has no leader to
+	// follow: the view only resolves node, random and all.
 	quorum bool
 
 	mu         sync.Mutex
@@ -83,9 +85,9 @@ func (v *clusterView) settle(ctx context.Context, timeout time.Duration) error {
 		}
 		if Sleep(ctx, 250*time.Millisecond) != nil {
 			if last == nil && lastErr != nil {
-				return fmt.Errorf("quorum queue %s: members not read within %s: %w", v.queue, timeout, lastErr)
+				return fmt.Errorf("%s: members not read within %s: %w", v.queue, timeout, lastErr)
 			}
-			return fmt.Errorf("quorum queue %s not fully replicated within %s (members: %s)", v.queue, timeout, scenario.MemberStates(last))
+			return fmt.Errorf("%s not fully replicated within %s (members: %s)", v.queue, timeout, scenario.MemberStates(last))
 		}
 	}
 }

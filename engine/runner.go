@@ -181,7 +181,7 @@ func (r *Runner) newBurst(s *scenario.Scenario, m scenario.Mode) *burst {
 	b.res.DeadLetterQueue = b.spec.DeadLetterQueue
 	b.hist = r.openHistory(s, b.ev.Header, &b.res, b.ledger)
 	if r.Ports.Cluster != nil {
-		b.view = newClusterView(r.Ports.Cluster, queue, s.Queue.Type == scenario.Quorum, b.log)
+		b.view = newClusterView(r.Ports.Cluster, queue, s.Queue.Type == scenario.Quorum || s.Queue.Type == scenario.Stream, b.log)
 	}
 	b.stopView = func() {}
 	return b

@@ -95,6 +95,9 @@ type ClusterOptions struct {
 	// LazyFS puts each node's data directory on a lazy filesystem of its
 	// own (CreateOptions.LazyFS).
 	LazyFS bool
+	// Streams enables the stream plugin on every node and publishes each
+	// node's stream port, advertised as its own (enableStreams).
+	Streams bool
 }
 
 // Cluster is a cluster of RabbitMQ nodes, each a *Container, numbered
@@ -108,7 +111,10 @@ type Cluster struct {
 	Image string
 	runID string
 	owned bool
-	nodes []*Container // index i: node i+1
+	// streams: created with Streams, so the queue under test is a stream
+	// and Members reads stream_status.
+	streams bool
+	nodes   []*Container // index i: node i+1
 	// erlang are the nodes' Erlang node names (rabbit@rmq2), index i:
 	// node i+1.
 	erlang []string
@@ -159,7 +165,7 @@ func CreateCluster(ctx context.Context, cli *client.Client, log *slog.Logger, op
 	if err := imagePresent(ctx, cli, opts.Image); err != nil {
 		return nil, err
 	}
-	c := &Cluster{cli: cli, log: log, Image: opts.Image, runID: opts.RunID, owned: true,
+	c := &Cluster{cli: cli, log: log, Image: opts.Image, runID: opts.RunID, owned: true, streams: opts.Streams,
 		state: make([]nodeState, opts.Nodes), links: map[link]string{}}
 	for i := 1; i <= opts.Nodes; i++ {
 		c.erlang = append(c.erlang, erlangNode(i))
@@ -237,6 +243,18 @@ func (c *Cluster) createNetwork(ctx context.Context, name string, internal, keep
 	return name, nil
 }
 
+// streamNodeSysctls bound a TCP connect from a node of a stream cluster
+// to about 7 s (two SYN retries, not Linux's six: about 127 s). A stream
+// replica hands the writer's node every address its hostname has (osiris
+// osiris_replica.erl: inet:getaddrs), one per network the container is on,
+// in an order that changes across restarts, and the writer's side
+// connects to each in turn with no timeout of its own
+// (osiris_replica_reader.erl). An address on a pair network the writer's
+// node is not on answers nothing, so the stream committed nothing for two
+// minutes (measured on RabbitMQ 4.0.5, before any fault and after a power
+// cut); with the bound it moves on to the next address in seconds.
+var streamNodeSysctls = map[string]string{"net.ipv4.tcp_syn_retries": "2"}
+
 // createNode creates node i's container (not started) on the client
 // network, its AMQP port published on opts.Address:port (0: a free port).
 func (c *Cluster) createNode(ctx context.Context, opts ClusterOptions, i, port int) (*Container, error) {
@@ -261,6 +279,13 @@ func (c *Cluster) createNode(ctx context.Context, opts ClusterOptions, i, port i
 		// loopback, whatever networks it is on.
 		ExtraHosts: []string{scenario.NodeName(i) + ":127.0.0.1"},
 	}
+	sport, err := enableStreams(opts.Streams, opts.Address, cfg, host)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Streams {
+		host.Sysctls = streamNodeSysctls
+	}
 	nets := &network.NetworkingConfig{EndpointsConfig: map[string]*network.EndpointSettings{c.clientNet: {}}}
 	lazy, err := mountLazy(ctx, c.cli, opts.LazyFS, opts.Keep, opts.Image, opts.RunID, name, host)
 	if err != nil {
@@ -276,6 +301,7 @@ func (c *Cluster) createNode(ctx context.Context, opts ClusterOptions, i, port i
 		track(n)
 	}
 	n.hostPort.Store(int64(port))
+	n.streamHostPort.Store(int64(sport))
 	if _, err := n.guard(ctx); err != nil {
 		return n, err
 	}

@@ -103,6 +103,9 @@ func (m quorumMember) state() string {
 // unreachable and not yet declared down (the node's wait for its answer),
 // so a leader elected during a partition is seen a call or two late.
 func (c *Cluster) Members(ctx context.Context, queue string) (map[int]string, error) {
+	if c.streams {
+		return c.streamMembers(ctx, queue)
+	}
 	out, err := c.ask(ctx, "rabbitmq-queues", "-q", "quorum_status", queue, "--formatter", "json")
 	if err != nil {
 		return nil, fmt.Errorf("read the members of quorum queue %q: %w", queue, err)
@@ -110,6 +113,56 @@ func (c *Cluster) Members(ctx context.Context, queue string) (map[int]string, er
 	var rows []quorumMember
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
 		return nil, fmt.Errorf("read the members of quorum queue %q: %w (output %.200q)", queue, err, out)
+	}
+	members := map[int]string{}
+	for _, r := range rows {
+		if i := c.nodeIndex(r.Node); i > 0 {
+			members[i] = r.state()
+		}
+	}
+	return members, nil
+}
+
+// streamMember is one row of `rabbitmq-streams stream_status STREAM
+// --formatter json`: role is "writer" (the stream's leader) or "replica";
+// a member whose node is down or whose process is not running has its
+// numbers as the string "undefined" (measured on RabbitMQ 4.0.5).
+type streamMember struct {
+	Role  string          `json:"role"`
+	Node  string          `json:"node"`
+	Epoch json.RawMessage `json:"epoch"`
+}
+
+// state is the member's state in quorum_status's words: "leader" for the
+// writer, "follower" for a replica, "down" for a member not running.
+func (m streamMember) state() string {
+	var epoch int64
+	switch {
+	case json.Unmarshal(m.Epoch, &epoch) != nil:
+		return "down"
+	case m.Role == "writer":
+		return scenario.MemberLeader
+	case m.Role == "replica":
+		return scenario.MemberFollower
+	}
+	return "unknown"
+}
+
+// streamMembers is Members for a stream (a cluster created with Streams):
+// `rabbitmq-streams stream_status` (https://www.rabbitmq.com/docs/streams),
+// its writer as the leader and its replicas as followers.
+func (c *Cluster) streamMembers(ctx context.Context, queue string) (map[int]string, error) {
+	// Debian's package leaves rabbitmq-streams out of /usr/sbin, where
+	// its other CLI tools are: found on the PATH (the official image's
+	// /opt/rabbitmq/sbin) or in /usr/lib/rabbitmq/bin.
+	out, err := c.ask(ctx, "sh", "-c", `PATH="$PATH:/usr/lib/rabbitmq/bin" exec rabbitmq-streams "$@"`, "rabbitmq-streams",
+		"-q", "stream_status", queue, "--formatter", "json")
+	if err != nil {
+		return nil, fmt.Errorf("read the members of stream %q: %w", queue, err)
+	}
+	var rows []streamMember
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		return nil, fmt.Errorf("read the members of stream %q: %w (output %.200q)", queue, err, out)
 	}
 	members := map[int]string{}
 	for _, r := range rows {

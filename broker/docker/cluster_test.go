@@ -115,6 +115,28 @@ func TestQuorumMemberState(t *testing.T) {
 	}
 }
 
+// A stream's writer leads it and its replicas follow; a member whose node
+// is down reports its numbers as "undefined" (stream_status on RabbitMQ
+// 4.0.5, node 1 killed).
+func TestStreamMemberState(t *testing.T) {
+	var rows []streamMember
+	out := `[{"role":"writer","node":"rabbit@rmq1","epoch":"undefined","offset":"undefined"},
+	{"role":"replica","node":"rabbit@rmq2","epoch":1,"offset":99,"committed_offset":42},
+	{"role":"writer","node":"rabbit@rmq3","epoch":2,"offset":99},
+	{"role":"other","node":"rabbit@rmq4","epoch":2}]`
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, r.Node+" "+r.state())
+	}
+	want := []string{"rabbit@rmq1 down", "rabbit@rmq2 follower", "rabbit@rmq3 leader", "rabbit@rmq4 unknown"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("states %v, want %v", got, want)
+	}
+}
+
 // An attached node's Erlang name: RABBITMQ_NODENAME (with the short
 // hostname when it has no host part), else rabbit@ and the short hostname.
 func TestNodeNameOf(t *testing.T) {

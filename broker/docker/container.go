@@ -176,7 +176,7 @@ func Create(ctx context.Context, cli *client.Client, log *slog.Logger, opts Crea
 	host := &container.HostConfig{
 		PortBindings: nat.PortMap{amqpPort: {{HostIP: hostIP(opts.Address), HostPort: strconv.Itoa(port)}}},
 	}
-	sport, err := enableStreams(opts, cfg, host)
+	sport, err := enableStreams(opts.Streams, opts.Address, cfg, host)
 	if err != nil {
 		return nil, err
 	}

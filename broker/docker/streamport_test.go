@@ -19,11 +19,11 @@ func TestEnableStreams(t *testing.T) {
 			&container.HostConfig{PortBindings: nat.PortMap{amqpPort: {{HostIP: "127.0.0.1", HostPort: "1"}}}}
 	}
 	cfg, host := newCfg()
-	if p, err := enableStreams(CreateOptions{}, cfg, host); p != 0 || err != nil || len(cfg.ExposedPorts) != 1 || len(host.PortBindings) != 1 || cfg.Env != nil {
+	if p, err := enableStreams(false, "", cfg, host); p != 0 || err != nil || len(cfg.ExposedPorts) != 1 || len(host.PortBindings) != 1 || cfg.Env != nil {
 		t.Fatalf("streams off changed the container: port %d err %v %+v %+v", p, err, cfg, host)
 	}
 	cfg, host = newCfg()
-	p, err := enableStreams(CreateOptions{Streams: true}, cfg, host)
+	p, err := enableStreams(true, "", cfg, host)
 	if err != nil || p <= 0 {
 		t.Fatalf("port %d err %v", p, err)
 	}

@@ -32,6 +32,12 @@ type Traffic struct {
 	// Addr returns the broker's stream protocol address ("" when it
 	// publishes none).
 	Addr func() string
+	// Addrs, set for a cluster instead of Addr, returns every node's
+	// stream protocol address in node order (empty when they publish
+	// none). Each node advertises its own address, so the client reaches
+	// the node that leads a stream (to publish) or holds a replica (to
+	// read) as the stream's metadata names it.
+	Addrs func() []string
 }
 
 // errNoStreamPort: the broker publishes no stream port.
@@ -51,26 +57,29 @@ var streamLogOnce sync.Once
 const streamRPCTimeout = 5 * time.Second
 
 // environment connects to the broker's stream port with the AMQP URL's
-// credentials and vhost. The address resolver pins every connection to
-// that address whatever the broker advertises (an attached container may
-// advertise its own hostname); the heartbeat is 10 s, as AMQP's. Socket
-// buffers are left to the kernel, as amqp091-go leaves them: the client's
-// default 8 KiB receive buffer held a stream read through Docker's userland
-// proxy to ~2,000 msg/s with pauses of seconds (the kernel's: 20,000 orders
-// in well under a second).
+// credentials and vhost. On a single broker the address resolver pins
+// every connection to its address whatever the broker advertises (an
+// attached container may advertise its own hostname); on a cluster the
+// locator connection tries the nodes in order and every producer and
+// consumer goes where the stream's metadata says, as each node advertises
+// its own published address (enableStreams in broker/docker). The
+// heartbeat is 10 s, as AMQP's. Socket buffers are left to the kernel, as
+// amqp091-go leaves them: the client's default 8 KiB receive buffer held a
+// stream read through Docker's userland proxy to ~2,000 msg/s with pauses
+// of seconds (the kernel's: 20,000 orders in well under a second).
 func (s *Traffic) environment() (*stream.Environment, error) {
 	streamLogOnce.Do(func() { logs.SetLogger(clientLog{s.Log}) })
-	addr := s.Addr()
-	if addr == "" {
+	var addrs []string
+	switch {
+	case s.Addrs != nil:
+		addrs = s.Addrs()
+	case s.Addr != nil:
+		if a := s.Addr(); a != "" {
+			addrs = []string{a}
+		}
+	}
+	if len(addrs) == 0 {
 		return nil, errNoStreamPort
-	}
-	h, ps, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
-	port, err := strconv.Atoi(ps)
-	if err != nil {
-		return nil, err
 	}
 	uri, err := amqp.ParseURI(s.URL())
 	if err != nil {
@@ -80,11 +89,26 @@ func (s *Traffic) environment() (*stream.Environment, error) {
 	if vhost == "" {
 		vhost = "/"
 	}
-	return stream.NewEnvironment(stream.NewEnvironmentOptions().
-		SetHost(h).SetPort(port).SetUser(uri.Username).SetPassword(uri.Password).SetVHost(vhost).
-		SetAddressResolver(stream.AddressResolver{Host: h, Port: port}).
+	opts := stream.NewEnvironmentOptions().
 		SetRPCTimeout(streamRPCTimeout).SetRequestedHeartbeat(10 * time.Second).
-		SetReadBuffer(0).SetWriteBuffer(0))
+		SetReadBuffer(0).SetWriteBuffer(0)
+	for _, a := range addrs {
+		h, ps, err := net.SplitHostPort(a)
+		if err != nil {
+			return nil, err
+		}
+		opts.ConnectionParameters = append(opts.ConnectionParameters, &stream.Broker{Scheme: "rabbitmq-stream",
+			Host: h, Port: ps, User: uri.Username, Password: uri.Password, Vhost: vhost})
+	}
+	if s.Addrs == nil {
+		h, ps, _ := net.SplitHostPort(addrs[0])
+		port, err := strconv.Atoi(ps)
+		if err != nil {
+			return nil, err
+		}
+		opts.SetAddressResolver(stream.AddressResolver{Host: h, Port: port})
+	}
+	return stream.NewEnvironment(opts)
 }
 
 // closeEnv closes an environment without waiting on a broker that does not
