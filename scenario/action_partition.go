@@ -19,6 +19,17 @@ var partitionSpec = ActionSpec{
 		}
 	},
 	validateTarget: validatePartition,
+	validateQueue:  validatePartitionQueue,
+}
+
+// validatePartitionQueue refuses a partition of a stream's cluster: a
+// stream replicates over TCP connections to each replica's own addresses
+// (osiris), its client-network address among them, which a partition
+// leaves up, so the cut would not reach the stream's replication.
+func validatePartitionQueue(p *parser, fp string, s *Scenario) {
+	if s.Queue.Type == Stream && s.Broker.Nodes > 1 {
+		p.fail(fp+".action", "partition cuts the links between nodes, and a stream replicates over connections to each replica's own addresses, its client-network address among them, which a partition leaves up: the cut would not reach the stream (use disconnect, kill, stop, pause or power-loss)")
+	}
 }
 
 // validatePartition checks a partition's shape against the cluster size

@@ -99,9 +99,6 @@ func (p *parser) validateNodes(sp string, s *Scenario) {
 	default:
 		p.fail(np, "must be 1, 3 or 5, got %d: a single broker, or a cluster of an odd size (a quorum queue keeps its majority with 1 of 3 or 2 of 5 nodes down)", n)
 	}
-	if n > 1 && s.Queue.Type == Stream {
-		p.fail(sp+".queue.type", "streams on a cluster are not supported yet (broker.nodes %d): use a quorum or classic queue, or broker.nodes 1", n)
-	}
 }
 
 // validateQueueNodes checks queue.node, queue.also_bind_node and
@@ -129,8 +126,9 @@ func (p *parser) validateQueueNodes(sp string, s *Scenario) {
 }
 
 // leaderless returns the first queue type the scenario runs that has no
-// leader (classic: one node holds it, no Raft group) and where the
-// scenario says so; "" when it has none.
+// leader (classic: one node holds it, no Raft group; a stream's writer
+// leads it, as a quorum queue's leader does) and where the scenario says
+// so; "" when it has none.
 func (s *Scenario) leaderless() (QueueType, string) {
 	for _, t := range s.queueTypes() {
 		if t == Classic {
@@ -164,10 +162,21 @@ func (p *parser) validateConnect(sp string, s *Scenario) {
 	case hasNode && (l.ConnectNode < 1 || l.ConnectNode > n):
 		p.fail(lp+".connect_node", "must be within 1–%d (broker.nodes), got %d", n, l.ConnectNode)
 	}
+	if s.Queue.Type == Stream {
+		// The stream protocol's clients go where the stream's metadata
+		// says: the leader to publish, a replica to read. Only the AMQP
+		// connections that declare and delete it go round-robin.
+		if l.ConnectTo != ConnectRoundRobin && p.has(lp+".connect_to") {
+			p.fail(lp+".connect_to", "queue.type is stream: a stream client connects to the node the stream's metadata names (its leader to publish, a replica to read), not to the node connect_to: %s picks; leave it out", l.ConnectTo)
+		} else if l.ConnectTo == ConnectRoundRobin && hasNode {
+			p.fail(lp+".connect_node", "only connect_to: node names a node; connect_to is %s", l.ConnectTo)
+		}
+		return
+	}
 	if l.ConnectTo != ConnectLeader && l.ConnectTo != ConnectFollower {
 		return
 	}
-	if qt, where := s.leaderless(); qt != "" {
+	if _, where := s.leaderless(); where != "" {
 		if p.has(lp + ".connect_to") {
 			p.fail(lp+".connect_to", "%s needs a quorum queue, and %s: a classic queue has no leader or followers; use round-robin or node", l.ConnectTo, where)
 		} else {
@@ -225,7 +234,7 @@ func (p *parser) validateTarget(fp string, s *Scenario, f Fault) {
 	if t.Kind == TargetLeader || t.Kind == TargetFollower {
 		if _, where := s.leaderless(); where != "" {
 			if hasTarget {
-				p.fail(tp, "%s needs a quorum queue, and %s: a classic queue has no leader or followers; use node, random, minority, majority or all", t.Kind, where)
+				p.fail(tp, "%s needs a quorum queue or a stream, and %s: a classic queue has no leader or followers; use node, random, minority, majority or all", t.Kind, where)
 			} else {
 				p.fail(tp, "%s acts on the queue's leader unless told otherwise, and %s: a classic queue has no leader; set target (node, random, minority, majority or all)", f.Action, where)
 			}

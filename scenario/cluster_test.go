@@ -29,9 +29,12 @@ func TestParseClusterErrors(t *testing.T) {
 				"s.yaml:7:21: scenarios[1].broker.nodes: must be 1, 3 or 5, got 0: a single broker, or a cluster of an odd size (a quorum queue keeps its majority with 1 of 3 or 2 of 5 nodes down)",
 				"s.yaml:10:21: scenarios[2].broker.nodes: must be a whole number, got \"three\"",
 			}},
-		{"a stream on a cluster",
-			cluster + "    queue: {type: stream}\n    load: {messages: 10, modes: [confirm-window]}\n",
-			[]string{"s.yaml:5:19: scenarios[0].queue.type: streams on a cluster are not supported yet (broker.nodes 3): use a quorum or classic queue, or broker.nodes 1"}},
+		{"a stream on a cluster: its clients go where its metadata says, not where connect_to says",
+			cluster + "    queue: {type: stream}\n    load: {messages: 10, modes: [confirm-window], connect_to: node, connect_node: 2}\n" +
+				"    faults:\n      - {action: kill, after: 1s}\n      - {action: stop, after: 9s, target: follower}\n",
+			[]string{
+				"s.yaml:6:63: scenarios[0].load.connect_to: queue.type is stream: a stream client connects to the node the stream's metadata names (its leader to publish, a replica to read), not to the node connect_to: node picks; leave it out",
+			}},
 		{"cluster settings on a single broker",
 			head + "    load: {messages: 10, connect_to: leader, connect_node: 1}\n    faults:\n      - {action: partition, after: 1s}\n" +
 				"      - {action: kill, after: 10s, target: leader, node: 2}\n      - {action: stop, after: 20s, target: all, shape: halves}\n" +
@@ -55,8 +58,8 @@ func TestParseClusterErrors(t *testing.T) {
 				"      - {action: reconnect, after: 80s, target: node, node: 2}\n",
 			[]string{
 				"s.yaml:8:9: scenarios[0].faults[0].target: kill acts on the queue's leader unless told otherwise, and queue.type is classic: a classic queue has no leader; set target (node, random, minority, majority or all)",
-				"s.yaml:9:44: scenarios[0].faults[1].target: follower needs a quorum queue, and queue.type is classic: a classic queue has no leader or followers; use node, random, minority, majority or all",
-				"s.yaml:10:44: scenarios[0].faults[2].target: leader needs a quorum queue, and queue.type is classic: a classic queue has no leader or followers; use node, random, minority, majority or all",
+				"s.yaml:9:44: scenarios[0].faults[1].target: follower needs a quorum queue or a stream, and queue.type is classic: a classic queue has no leader or followers; use node, random, minority, majority or all",
+				"s.yaml:10:44: scenarios[0].faults[2].target: leader needs a quorum queue or a stream, and queue.type is classic: a classic queue has no leader or followers; use node, random, minority, majority or all",
 				"s.yaml:10:58: scenarios[0].faults[2].node: only target: node (or node alone) acts on a numbered node; this step's target is leader",
 				"s.yaml:11:9: scenarios[0].faults[3].node: missing: target: node needs the node's number (1–3)",
 				"s.yaml:12:43: scenarios[0].faults[4].node: must be within 1–3 (broker.nodes), got 4",
