@@ -28,7 +28,7 @@ var partitionSpec = ActionSpec{
 // leaves up, so the cut would not reach the stream's replication.
 func validatePartitionQueue(p *parser, fp string, s *Scenario) {
 	if s.Queue.Type == Stream && s.Broker.Nodes > 1 {
-		p.fail(fp+".action", "partition cuts the links between nodes, and a stream replicates over connections to each replica's own addresses, its client-network address among them, which a partition leaves up: the cut would not reach the stream (use disconnect, kill, stop, pause or power-loss)")
+		p.fail(fp, "partition cuts the links between nodes, and a stream replicates over connections to each replica's own addresses, its client-network address among them, which a partition leaves up: the cut would not reach the stream (use disconnect, kill, stop, pause or power-loss)")
 	}
 }
 
