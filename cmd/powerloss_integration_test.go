@@ -159,22 +159,79 @@ func TestPowerLossInterruptAndKill(t *testing.T) {
 }
 
 // TestPowerLossCluster: every node of a 3-node cluster loses power at
-// once; each node's cut is proven and the quorum queue loses none of the
-// 4,000 confirmed orders (the scenario's expectations).
+// once; each node's cut is proven. The quorum queue loses none of the
+// 4,000 confirmed orders (the scenario's expectations); the stream, which
+// never fsyncs, loses at least every order confirmed before the cut's
+// trigger, and the run passes naming that loss as the stream's design.
 func TestPowerLossCluster(t *testing.T) {
 	needFUSE(t)
-	r := runScenario(t, "power-loss-cluster-quorum")
-	m := r.Modes[0]
-	if len(m.Faults) != 1 || len(m.Faults[0].PowerLoss) != 3 {
-		t.Fatalf("faults %+v, want one power-loss step cutting 3 nodes", m.Faults)
+	for _, name := range []string{"power-loss-cluster-quorum", "power-loss-cluster-stream"} {
+		t.Run(name, func(t *testing.T) {
+			r := runScenario(t, name)
+			m := r.Modes[0]
+			if len(m.Faults) != 1 || len(m.Faults[0].PowerLoss) != 3 {
+				t.Fatalf("faults %+v, want one power-loss step cutting 3 nodes", m.Faults)
+			}
+			for i, c := range m.Faults[0].PowerLoss {
+				if want := r.NodeContainers[i]; !c.Proven() || c.Node != want || c.DroppedBytes < int64(len("rmqtorture-control-unsynced")) {
+					t.Errorf("node %d: power cut %+v: want it proven on %s, the unsynced control file among what was dropped", i+1, c, want)
+				}
+			}
+			switch acked := *m.Faults[0].AckedAtInject; name {
+			case "power-loss-cluster-quorum":
+				if m.Lost != 0 || m.Confirmed != 4000 {
+					t.Errorf("lost %d, confirmed %d: want 0, 4000", m.Lost, m.Confirmed)
+				}
+			default:
+				if acked < 1 || m.Lost < acked || !m.LostAllowed || m.LostAllowedReason != "power loss on a stream" {
+					t.Errorf("lost %d of %d confirmed before the cut (allowed %v, %q): want every one lost, allowed as power loss on a stream", m.Lost, acked, m.LostAllowed, m.LostAllowedReason)
+				}
+				t.Logf("%d confirmed before the cut's trigger, %d confirmed orders lost", acked, m.Lost)
+			}
+			checkNoLazyLeft(t, r.RunID)
+		})
 	}
-	for i, c := range m.Faults[0].PowerLoss {
-		if want := r.NodeContainers[i]; !c.Proven() || c.Node != want || c.DroppedBytes < int64(len("rmqtorture-control-unsynced")) {
-			t.Errorf("node %d: power cut %+v: want it proven on %s, the unsynced control file among what was dropped", i+1, c, want)
-		}
+}
+
+// TestPowerLossClusterPart cuts part of a 3-node cluster: the leader (of a
+// quorum queue, of a stream) or a majority. Only the stream's majority may
+// lose confirmed orders, and then only as the stream's design; every cut
+// is proven on the nodes the step named.
+func TestPowerLossClusterPart(t *testing.T) {
+	needFUSE(t)
+	for _, tc := range []struct {
+		name  string
+		cut   int  // nodes cut
+		lossy bool // a loss is allowed (and named)
+	}{
+		{"power-loss-cluster-quorum-leader", 1, false},
+		{"power-loss-cluster-quorum-majority", 2, false},
+		{"power-loss-cluster-stream-leader", 1, false},
+		{"power-loss-cluster-stream-majority", 2, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runScenario(t, tc.name)
+			m := r.Modes[0]
+			if len(m.Faults) != 1 || len(m.Faults[0].PowerLoss) != tc.cut || len(m.Faults[0].Nodes) != tc.cut {
+				t.Fatalf("faults %+v, want one power-loss step cutting %d nodes", m.Faults, tc.cut)
+			}
+			f := m.Faults[0]
+			for i, c := range f.PowerLoss {
+				if want := "rmqt-" + r.RunID + "-" + strings.TrimPrefix(f.Nodes[i], "rmq"); !c.Proven() || c.Node != want {
+					t.Errorf("power cut %+v: want it proven on %s", c, want)
+				}
+			}
+			if tc.cut == 1 && (f.LeaderBefore != f.Nodes[0] || f.LeaderAfter == "" || f.LeaderAfter == f.LeaderBefore) {
+				t.Errorf("leader before %q, after %q, cut %v: want the leader cut and another node leading after", f.LeaderBefore, f.LeaderAfter, f.Nodes)
+			}
+			switch {
+			case !tc.lossy && (m.Lost != 0 || m.Confirmed != 4000):
+				t.Errorf("lost %d, confirmed %d: want 0, 4000", m.Lost, m.Confirmed)
+			case tc.lossy && m.Lost > 0 && (!m.LostAllowed || m.LostAllowedReason != "power loss on a stream"):
+				t.Errorf("lost %d (allowed %v, %q): want it allowed as power loss on a stream", m.Lost, m.LostAllowed, m.LostAllowedReason)
+			}
+			t.Logf("cut %v, leader before %s, after %s: %d lost, %d duplicates", f.Nodes, f.LeaderBefore, f.LeaderAfter, m.Lost, m.Duplicates)
+			checkNoLazyLeft(t, r.RunID)
+		})
 	}
-	if m.Lost != 0 || m.Confirmed != 4000 {
-		t.Errorf("lost %d, confirmed %d: want 0, 4000", m.Lost, m.Confirmed)
-	}
-	checkNoLazyLeft(t, r.RunID)
 }

@@ -35,6 +35,22 @@ func validatePowerLoss(p *parser, fp string, s *Scenario) {
 	}
 }
 
+// cutsMajorityPower reports whether a power-loss step of s cuts the
+// power of a majority of its nodes at once (target majority or all, or
+// any step on a single broker).
+func (s *Scenario) cutsMajorityPower() bool {
+	n := s.Broker.Nodes
+	for _, f := range s.Faults {
+		if !actionTable[f.Action].CutsPower {
+			continue
+		}
+		if t := f.TargetOf(n, ""); n <= 1 || t.Kind == TargetMajority || t.Kind == TargetAll {
+			return true
+		}
+	}
+	return false
+}
+
 // CutsPower reports whether a step of s cuts a node's power
 // (ActionSpec.CutsPower).
 func (s *Scenario) CutsPower() bool {

@@ -206,7 +206,16 @@ func (s *Scenario) AllowedLoss(version string) []LossReason {
 		case Classic:
 			out = append(out, LossReason{Label: "power loss on a classic queue", Why: "a classic queue confirms a persistent message once it is written to the operating system, not fsynced: the store's sync flushes its write buffer and then confirms (rabbit_classic_queue_store_v2.erl, sync/1), so a power cut drops what the kernel had not written back (measured: docs/power-loss.md)"})
 		case Stream:
-			out = append(out, LossReason{Label: "power loss on a stream", Why: "a stream confirms what its replicas have written, never fsynced: \"streams replicas can lose data in hard crashes like uncontrolled power-offs\" (amazon-mq/rabbitmq-stream-s3#46; rabbitmq-server#9457), and a single node has no replica to keep it (measured: docs/power-loss.md)"})
+			// A stream confirms once a majority of its members have
+			// written a message (https://www.rabbitmq.com/docs/streams):
+			// a cut of fewer keeps it in the page cache of the rest, and
+			// a loss there breaks the promise.
+			switch {
+			case s.Broker.Nodes <= 1:
+				out = append(out, LossReason{Label: "power loss on a stream", Why: "a stream confirms what its replicas have written, never fsynced: \"streams replicas can lose data in hard crashes like uncontrolled power-offs\" (amazon-mq/rabbitmq-stream-s3#46; rabbitmq-server#9457), and a single node has no replica to keep it (measured: docs/power-loss.md)"})
+			case s.cutsMajorityPower():
+				out = append(out, LossReason{Label: "power loss on a stream", Why: "a stream confirms what a majority of its members have written, never fsynced: \"streams replicas can lose data in hard crashes like uncontrolled power-offs\" (amazon-mq/rabbitmq-stream-s3#46; rabbitmq-server#9457), and this power cut took a majority of them at once (measured: docs/power-loss.md)"})
+			}
 		}
 	}
 	return append(out, s.Queue.discardReasons(version)...)

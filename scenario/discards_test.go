@@ -182,3 +182,25 @@ func TestAllowedLossOnPowerLoss(t *testing.T) {
 		}
 	}
 }
+
+// On a 3-node cluster a stream may lose confirmed messages only to a cut
+// of a majority of its nodes at once: a stream confirms once a majority
+// has written a message.
+func TestAllowedLossOnStreamClusterPowerLoss(t *testing.T) {
+	for _, tc := range []struct {
+		f    Fault
+		want string
+	}{
+		{Fault{Action: PowerLoss, Target: TargetAll}, "power loss on a stream"},
+		{Fault{Action: PowerLoss, Target: TargetMajority}, "power loss on a stream"},
+		{Fault{Action: PowerLoss, Target: TargetMinority}, ""},
+		{Fault{Action: PowerLoss, Target: TargetLeader}, ""},
+		{Fault{Action: PowerLoss, Node: 2}, ""},
+		{Fault{Action: Kill, Target: TargetAll}, ""},
+	} {
+		s := &Scenario{Broker: Broker{Nodes: 3}, Queue: Queue{Type: Stream}, Faults: []Fault{tc.f}}
+		if got := LossLabels(s.AllowedLoss("")); got != tc.want {
+			t.Errorf("%s of %s: %q, want %q", tc.f.Action, tc.f.TargetOf(3, "q"), got, tc.want)
+		}
+	}
+}

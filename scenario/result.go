@@ -402,6 +402,11 @@ type PowerCut struct {
 	// a power cut (the run is then inconclusive, never a pass).
 	SyncedControlKept      bool `json:"synced_control_kept"`
 	UnsyncedControlDropped bool `json:"unsynced_control_dropped"`
+	// KillSentAfterMS is how long (ms) after the power-loss call began
+	// its SIGKILL was sent, the control files written: the broker goes on
+	// confirming until about then, so orders confirmed after the step's
+	// trigger are lost too (measured: docs/power-loss.md).
+	KillSentAfterMS float64 `json:"kill_sent_after_ms"`
 }
 
 // Proven reports whether the cut kept the synced control file and dropped

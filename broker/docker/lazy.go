@@ -173,6 +173,7 @@ func untar(r io.Reader, dir string) error {
 // stopped (stopped: whether it has).
 func (l *lazyData) cut(ctx context.Context, kill func() error, stopped func(context.Context) error) (scenario.PowerCut, error) {
 	var rec scenario.PowerCut
+	began := time.Now()
 	mnt := l.fs.Mountpoint
 	if err := writeControl(filepath.Join(mnt, controlSynced), true); err != nil {
 		return rec, err
@@ -180,6 +181,7 @@ func (l *lazyData) cut(ctx context.Context, kill func() error, stopped func(cont
 	if err := writeControl(filepath.Join(mnt, controlUnsynced), false); err != nil {
 		return rec, err
 	}
+	rec.KillSentAfterMS = float64(time.Since(began).Microseconds()) / 1000
 	if err := kill(); err != nil {
 		return rec, err
 	}
