@@ -68,16 +68,26 @@ const streamRPCTimeout = 5 * time.Second
 // stream read through Docker's userland proxy to ~2,000 msg/s with pauses
 // of seconds (the kernel's: 20,000 orders in well under a second).
 func (s *Traffic) environment() (*stream.Environment, error) {
-	streamLogOnce.Do(func() { logs.SetLogger(clientLog{s.Log}) })
-	var addrs []string
+	return s.environmentOn(s.addrs())
+}
+
+// addrs are the stream protocol addresses to connect to: every node's on
+// a cluster, the broker's otherwise (none when it publishes no port).
+func (s *Traffic) addrs() []string {
 	switch {
 	case s.Addrs != nil:
-		addrs = s.Addrs()
+		return s.Addrs()
 	case s.Addr != nil:
 		if a := s.Addr(); a != "" {
-			addrs = []string{a}
+			return []string{a}
 		}
 	}
+	return nil
+}
+
+// environmentOn is environment with its locator on addrs, tried in order.
+func (s *Traffic) environmentOn(addrs []string) (*stream.Environment, error) {
+	streamLogOnce.Do(func() { logs.SetLogger(clientLog{s.Log}) })
 	if len(addrs) == 0 {
 		return nil, errNoStreamPort
 	}
