@@ -20,7 +20,8 @@ const module = "github.com/rmqtorture/rmqtorture"
 // only downward; a package missing here fails the test until it is placed.
 var layering = map[string][]string{
 	"":                           {"cmd"},
-	"cmd":                        {"broker", "broker/amqp", "broker/docker", "broker/stream", "engine", "inputfile", "metrics", "redact", "reports", "scenario", "verdict"},
+	"cmd":                        {"broker", "broker/amqp", "broker/docker", "broker/stream", "engine", "explore", "inputfile", "metrics", "redact", "reports", "scenario", "verdict"},
+	"explore":                    {"scenario"},
 	"broker":                     {"broker/internal/amqpx", "redact", "scenario"},
 	"broker/docker":              {"broker/internal/amqpx", "broker/lazyfs", "engine", "redact", "scenario"},
 	"broker/amqp":                {"broker/internal/amqpx", "broker/internal/traffic", "engine", "metrics", "scenario"},
