@@ -174,7 +174,7 @@ Exit codes: 0 pass, 1 failed verdict, 2 bad input, 3 inconclusive, 4 error,
 		}
 		return g.checkLogFormat()
 	}
-	root.AddCommand(newRun(g), newList(g), newValidate(g), newVersion(), newCleanup(g), newReport(g), newCompare(), newCheck())
+	root.AddCommand(newRun(g), newExplore(g), newList(g), newValidate(g), newVersion(), newCleanup(g), newReport(g), newCompare(), newCheck())
 	addCompletions(root, g)
 	useGroupedHelp(root)
 	return root

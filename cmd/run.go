@@ -63,6 +63,9 @@ type runOpts struct {
 	junitResults []*scenario.Result
 	bucket       time.Duration
 	prog         *progress  // nil unless stderr is a terminal
+	// lastDir is the folder of the last scenario runScenario ran (explore
+	// reads its result.json).
+	lastDir string
 	warnings     [][]string // per plan, from apply
 
 	// output is -o: the default summary, wide tables, json or markdown.
@@ -725,6 +728,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	}
 	res.LoadPart = part
 	dir := filepath.Join(o.out, fmt.Sprintf("%s-%s-%s%s", s.Name, res.StartedAt.UTC().Format("20060102T150405Z"), runID, partDir(part)))
+	o.lastDir = dir
 	log = log.With("scenario", s.Name, "run", runID)
 
 	sr := o.watch(ctx, c, log, s, res, dir)

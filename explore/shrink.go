@@ -41,9 +41,9 @@ type Shrunk struct {
 
 // Shrink reduces t, which failed, toward the smallest trial that still
 // fails by rule: it tries the reductions of the current trial in a fixed
-// order (drop a fault step; a cluster fault on a single broker; halve a
-// down time; fire a step at half its published share; halve messages,
-// window, rate; one publisher) and keeps the first that still fails, then
+// order (drop a fault step; a cluster fault on a single broker; a down
+// time, a step's published share, messages, window and rate at their
+// floor, then halved; one publisher) and keeps the first that still fails, then
 // starts over from it, until none does (a one-minimal trial: no single
 // reduction fails). valid says whether a candidate is a scenario the tool
 // accepts; a refused one is skipped without a run.
@@ -109,7 +109,9 @@ type reduction struct {
 	what  string
 }
 
-// reductions lists t's one-step reductions, most removing first.
+// reductions lists t's one-step reductions, most removing first: each
+// number tried at its floor (100 ms, 1 %, 100 messages, a window of 1,
+// 100 msg/s) before its half.
 func reductions(t Trial) []reduction {
 	var out []reduction
 	with := func(what string, f func(*Trial)) {
@@ -132,8 +134,10 @@ func reductions(t Trial) []reduction {
 		})
 	}
 	for i, s := range t.Steps {
-		if d := halfDown(s.DownMS); d != s.DownMS {
-			with(fmt.Sprintf("step %d down %d ms → %d ms", i+1, s.DownMS, d), func(c *Trial) { c.Steps[i].DownMS = d })
+		for _, d := range uniq(int64(100), halfDown(s.DownMS)) {
+			if d < s.DownMS {
+				with(fmt.Sprintf("step %d down %d ms → %d ms", i+1, s.DownMS, d), func(c *Trial) { c.Steps[i].DownMS = d })
+			}
 		}
 	}
 	for i, s := range t.Steps {
@@ -141,24 +145,43 @@ func reductions(t Trial) []reduction {
 		if i > 0 {
 			lo = t.Steps[i-1].Percent + 1
 		}
-		if p := max(lo, s.Percent/2); p < s.Percent {
-			with(fmt.Sprintf("step %d at %d%% → %d%%", i+1, s.Percent, p), func(c *Trial) { c.Steps[i].Percent = p })
+		for _, p := range uniq(lo, max(lo, s.Percent/2)) {
+			if p < s.Percent {
+				with(fmt.Sprintf("step %d at %d%% → %d%%", i+1, s.Percent, p), func(c *Trial) { c.Steps[i].Percent = p })
+			}
 		}
 	}
-	if m := roundTo(t.Messages/2, 100); m < t.Messages {
-		with(fmt.Sprintf("messages %d → %d", t.Messages, m), func(c *Trial) { c.Messages = m })
+	for _, m := range uniq(100, roundTo(t.Messages/2, 100)) {
+		if m < t.Messages {
+			with(fmt.Sprintf("messages %d → %d", t.Messages, m), func(c *Trial) { c.Messages = m })
+		}
 	}
 	if t.Window > 1 {
-		with(fmt.Sprintf("window %d → %d", t.Window, t.Window/2), func(c *Trial) { c.Window = t.Window / 2 })
+		for _, w := range uniq(1, t.Window/2) {
+			with(fmt.Sprintf("window %d → %d", t.Window, w), func(c *Trial) { c.Window = w })
+		}
 	}
 	if t.Rate > 100 {
-		r := roundTo(t.Rate/2, 100)
-		with(fmt.Sprintf("rate %d → %d msg/s", t.Rate, r), func(c *Trial) { c.Rate = r })
+		for _, r := range uniq(100, roundTo(t.Rate/2, 100)) {
+			if r < t.Rate {
+				with(fmt.Sprintf("rate %d → %d msg/s", t.Rate, r), func(c *Trial) { c.Rate = r })
+			}
+		}
 	}
 	if t.Publishers > 1 {
 		with(fmt.Sprintf("publishers %d → 1", t.Publishers), func(c *Trial) { c.Publishers = 1 })
 	}
 	return out
+}
+
+// uniq is the smallest value a reduction may reach, then the halving of
+// the current one, once each: the smallest first, so a setting that does
+// not matter drops to its floor in one run.
+func uniq[T comparable](floor, half T) []T {
+	if floor == half {
+		return []T{floor}
+	}
+	return []T{floor, half}
 }
 
 // halfDown halves a down time to whole 100 ms, at least 100 ms (0 stays

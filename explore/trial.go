@@ -110,7 +110,8 @@ func (t Trial) Scenario(base *scenario.Scenario) ([]byte, *scenario.Scenario, er
 	}
 	s.Matrix = scenario.Matrix{}
 	s.Runs = nil
-	s.Seed = nil
+	seed := t.Seed*0x9e3779b97f4a7c15 + uint64(t.Index) // the run's jitter seed, fixed per trial
+	s.Seed = &seed
 	s.Load.Modes = []scenario.Mode{t.Mode}
 	s.Load.Messages = t.Messages
 	s.Load.Burst = nil
