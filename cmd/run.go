@@ -62,11 +62,11 @@ type runOpts struct {
 	junitFile    string
 	junitResults []*scenario.Result
 	bucket       time.Duration
-	prog         *progress  // nil unless stderr is a terminal
+	prog         *progress // nil unless stderr is a terminal
 	// lastDir is the folder of the last scenario runScenario ran (explore
 	// reads its result.json).
-	lastDir string
-	warnings     [][]string // per plan, from apply
+	lastDir  string
+	warnings [][]string // per plan, from apply
 
 	// output is -o: the default summary, wide tables, json or markdown.
 	output outputFormat
