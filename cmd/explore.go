@@ -143,6 +143,11 @@ type exploreReport struct {
 	// TrialsPerHour is trials run per hour of the search (shrinking and
 	// reruns apart).
 	TrialsPerHour float64 `json:"trials_per_hour"`
+	// BrokersCreated counts the brokers (or clusters) explore created for
+	// all its runs (trials, shrinking, reruns); BrokersReplaced those it
+	// replaced because a health check failed.
+	BrokersCreated  int `json:"brokers_created"`
+	BrokersReplaced int `json:"brokers_replaced"`
 	// Failures and Inconclusive count trials by outcome; Reasons the
 	// inconclusive reasons, each with its count.
 	Failures     int            `json:"failures"`
@@ -236,7 +241,8 @@ func (o *exploreOpts) search(ctx context.Context, c *cobra.Command, g *globalOpt
 		return notStarted(ctx, causeErr(CauseDockerUnreachable, err))
 	}
 	defer cli.Close()
-	ex := &explorer{g: g, cli: cli, base: base, dir: dir, logFile: logFile, log: g.runLogger(logFile)}
+	ex := &explorer{g: g, cli: cli, base: base, dir: dir, logFile: logFile, log: g.runLogger(logFile), brokers: map[int]*underTest{}}
+	defer ex.close()
 	stderr := c.ErrOrStderr()
 	fmt.Fprintf(stderr, "explore   %s, seed %d: trials in %s\n", base.Name, o.seed, dir)
 
@@ -281,6 +287,7 @@ func (o *exploreOpts) search(ctx context.Context, c *cobra.Command, g *globalOpt
 	if h := time.Since(searchStart).Hours(); h > 0 {
 		rep.TrialsPerHour = float64(len(rep.Trials)) / h
 	}
+	rep.BrokersCreated, rep.BrokersReplaced = ex.created, ex.replaced
 	if failed != nil && o.shrink && ctx.Err() == nil {
 		if err := o.shrinkFailure(ctx, stderr, ex, *failed, rule, &rep); err != nil {
 			if !errors.Is(err, context.Canceled) {
@@ -366,7 +373,12 @@ const (
 	outcomeInconclusive = "inconclusive"
 )
 
-// explorer runs trials as ordinary runs, each on a broker of its own.
+// explorer runs trials as ordinary runs. A broker (or cluster) it creates
+// serves the trials of its size one after the other while it stays
+// healthy: before each trial it must accept AMQP logins (every node, the
+// cluster formed) within healthTimeout, and each run deletes its queues and
+// undoes its faults; one that is not healthy, or whose trial could not run,
+// is removed and the next trial creates another.
 type explorer struct {
 	g       *globalOpts
 	cli     *docker.Engine
@@ -375,6 +387,51 @@ type explorer struct {
 	logFile io.Writer
 	log     *slog.Logger
 	n       int // runs so far, for file names
+	// brokers are the brokers kept for reuse, by node count; created and
+	// replaced count them.
+	brokers           map[int]*underTest
+	created, replaced int
+}
+
+// healthTimeout bounds the health check of a reused broker.
+const healthTimeout = 30 * time.Second
+
+// broker returns a healthy broker of nodes for the next trial of s: the
+// one kept, or nil when a new one must be created (the run creates it and
+// keep adopts it).
+func (ex *explorer) broker(ctx context.Context, nodes int) *underTest {
+	ut := ex.brokers[nodes]
+	if ut == nil {
+		return nil
+	}
+	if err := ut.ready(ctx, healthTimeout); err != nil {
+		ex.log.Warn("explore: replacing an unhealthy broker", "name", ut.name, "err", err)
+		ex.drop(nodes)
+		ex.replaced++
+		return nil
+	}
+	return ut
+}
+
+// drop removes the broker of nodes.
+func (ex *explorer) drop(nodes int) {
+	ut := ex.brokers[nodes]
+	if ut == nil {
+		return
+	}
+	delete(ex.brokers, nodes)
+	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := ut.remove(rctx); err != nil {
+		ex.log.Error("explore: remove broker", "name", ut.name, "err", err)
+	}
+}
+
+// close removes every broker kept.
+func (ex *explorer) close() {
+	for n := range ex.brokers {
+		ex.drop(n)
+	}
 }
 
 // runTrial runs t once, its scenario file and run folder under sub, and
@@ -398,6 +455,9 @@ func (ex *explorer) runTrial(ctx context.Context, t explore.Trial, sub string) (
 		return tr, causeErr(CauseUnwritableOutput, err)
 	}
 	o := &runOpts{}
+	nodes := max(1, s.Broker.Nodes)
+	o.reuse = ex.broker(ctx, nodes)
+	o.keepBroker = o.reuse == nil // adopt what this run creates
 	rc := newRunWith(ex.g, o)
 	if err := rc.ParseFlags([]string{"--out", folder}); err != nil {
 		return tr, err
@@ -412,6 +472,16 @@ func (ex *explorer) runTrial(ctx context.Context, t explore.Trial, sub string) (
 	}
 	cause, err := o.runScenario(ctx, rc, ex.g, ex.log, ex.cli, &plans[0], nil)
 	tr.Seconds = time.Since(start).Seconds()
+	if o.reuse == nil && o.created != nil {
+		ex.brokers[nodes] = o.created
+		ex.created++
+	}
+	switch cause {
+	case CauseBrokerNotReady, CauseOperational, CauseImageMissing:
+		// The broker could not serve its trial: the next gets a new one.
+		// After any other outcome the next trial's health check decides.
+		ex.drop(nodes)
+	}
 	if ctx.Err() != nil {
 		return tr, ctx.Err()
 	}
@@ -482,8 +552,8 @@ func writeExploreReport(dir string, rep *exploreReport) error {
 // exploreSummary is what explore prints on stdout at the end.
 func exploreSummary(rep *exploreReport) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s, seed %d: %d trials, %d failed, %d inconclusive (%.0f trials per hour)\n",
-		rep.Scenario, rep.Seed, len(rep.Trials), rep.Failures, rep.Inconclusive, rep.TrialsPerHour)
+	fmt.Fprintf(&b, "%s, seed %d: %d trials, %d failed, %d inconclusive (%.0f trials per hour, %d brokers created, %d replaced)\n",
+		rep.Scenario, rep.Seed, len(rep.Trials), rep.Failures, rep.Inconclusive, rep.TrialsPerHour, rep.BrokersCreated, rep.BrokersReplaced)
 	if rep.FirstFailure != nil {
 		t := rep.Trials[*rep.FirstFailure]
 		fmt.Fprintf(&b, "first failure: trial %d (%s): %s\n", t.Index, t.Trial, strings.Join(t.Reasons, "; "))

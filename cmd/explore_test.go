@@ -54,7 +54,8 @@ func TestExploreDryRunIsDeterministic(t *testing.T) {
 // must lose no confirmed order, a search over power-loss steps finds the
 // failure at its first trial (a power cut drops what a stream confirmed
 // and never fsynced) and shrinks it to one power-loss step; the minimal
-// scenario is a file run -f accepts, rerun twice for its rate.
+// scenario is a file run -f accepts, rerun twice for its rate. Every run
+// reuses the broker the first one created.
 func TestExploreFindsAndShrinksPowerLoss(t *testing.T) {
 	needFUSE(t)
 	const file = `version: 1
@@ -108,5 +109,9 @@ scenarios:
 	}
 	if rep.Rate == nil || rep.Rate.Runs != 2 || rep.Covered["power-loss × broker"] != 2 {
 		t.Errorf("rate %+v, covered %v: want 2 reruns, two power-loss steps covered", rep.Rate, rep.Covered)
+	}
+	// Every run, power cuts and all, on the one broker the first created.
+	if rep.BrokersCreated != 1 || rep.BrokersReplaced != 0 {
+		t.Errorf("brokers created %d, replaced %d: want 1, 0", rep.BrokersCreated, rep.BrokersReplaced)
 	}
 }

@@ -140,6 +140,11 @@ func (o *runOpts) provision(ctx context.Context, c *cobra.Command, log *slog.Log
 // nobody removes. release, never nil, removes what this run created (also
 // ignoring Ctrl-C) unless --keep, in which case it logs where it is kept.
 func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *docker.Engine, s *scenario.Scenario, runID string) (*underTest, func(), error) {
+	if o.reuse != nil {
+		// explore's broker, created for an earlier trial: its owner
+		// removes it.
+		return o.reuse, func() {}, nil
+	}
 	if o.uri == "" && len(o.containers) == 0 && o.container == "" {
 		// Pulled before anything is created, and interruptible: a pull
 		// can take longer than creation's own bound.
@@ -183,6 +188,11 @@ func (o *runOpts) createOrAttach(ctx context.Context, log *slog.Logger, cli *doc
 		}
 	}
 	release := func() {}
+	if ut != nil && o.keepBroker {
+		// explore keeps it for the next trial and removes it itself.
+		o.created = ut
+		return ut, release, err
+	}
 	if ut != nil && !o.keep {
 		release = func() {
 			// Removal ignores Ctrl-C: a run never leaves its containers behind.

@@ -65,8 +65,15 @@ type runOpts struct {
 	prog         *progress // nil unless stderr is a terminal
 	// lastDir is the folder of the last scenario runScenario ran (explore
 	// reads its result.json).
-	lastDir  string
-	warnings [][]string // per plan, from apply
+	lastDir string
+	// reuse is a broker rmqtorture created for an earlier explore trial,
+	// run on as this run's own (not removed at its end); nil: create one.
+	reuse *underTest
+	// keepBroker leaves the broker this run creates running at its end,
+	// in created, for explore to reuse and remove.
+	keepBroker bool
+	created    *underTest
+	warnings   [][]string // per plan, from apply
 
 	// output is -o: the default summary, wide tables, json or markdown.
 	output outputFormat
