@@ -173,7 +173,7 @@ func scenarioCases() []badInput {
 		fileCase("alias expansion bomb", "version: 1\na: &a [x, x, x, x, x, x, x, x, x, x]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b, *b]\nd: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c, *c]\ne: [*d, *d, *d, *d, *d, *d, *d, *d, *d, *d]\nscenarios: []\n", ExitUsage, "rmqtorture: s.yaml:2:29: e[0][6][8][8][7]: aliases expand the file to more than 20000 values; refusing to read further"),
 		scen("fault without an action", "load: {messages: 100}\nfaults:\n  - {published: 10}", ExitUsage, "rmqtorture: s.yaml:6:9: scenarios[0].faults[0].action: missing; every step names its action ("+actionsOn(1)+")"),
 		fileCase("scenario not a mapping", "version: 1\nscenarios: [s]\n", ExitUsage, "rmqtorture: s.yaml:2:13: scenarios[0]: must be a mapping, got \"s\""),
-		scen("unknown scenario key", "load: {messages: 100}\nfault: []", ExitUsage, "rmqtorture: s.yaml:5:5: scenarios[0].fault: unknown field (known: name, description, broker, queue, load, faults, consumers, drain, expect, matrix, seed, runs)"),
+		scen("unknown scenario key", "load: {messages: 100}\nfault: []", ExitUsage, "rmqtorture: s.yaml:5:5: scenarios[0].fault: unknown field (known: name, description, broker, queue, load, faults, consumers, drain, expect, matrix, seed, space, runs)"),
 		scen("seed negative", "load: {messages: 100}\nseed: -1", ExitUsage, "rmqtorture: s.yaml:5:11: scenarios[0].seed: must be within 0–18446744073709551615, got -1"),
 		scen("seed a string", "load: {messages: 100}\nseed: abc", ExitUsage, "rmqtorture: s.yaml:5:11: scenarios[0].seed: must be a whole number, got \"abc\""),
 		// broker

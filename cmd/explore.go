@@ -84,16 +84,19 @@ Exit codes: 0 no failure found, 1 a failure found, 2 bad input, 4 error,
 	fl.IntVar(&o.reruns, "reruns", 10, "reruns of the minimal scenario for its failure rate")
 	fl.IntVar(&o.ruleRuns, "rule-runs", explore.DefaultRule.Runs, "shrinking: runs of a candidate at most")
 	fl.IntVar(&o.ruleNeed, "rule-need", explore.DefaultRule.Need, "shrinking: failures that keep a candidate")
-	fl.IntSliceVar(&o.steps, "steps", nil, "fault steps per trial: MIN,MAX (default 1,2)")
-	fl.StringSliceVar(&o.actions, "actions", nil, "fault actions to draw from (default: every one that takes the broker down and brings it back on this topology)")
-	fl.IntSliceVar(&o.messages, "messages", nil, "burst size range: MIN,MAX (default: the scenario's)")
+	fl.IntSliceVar(&o.steps, "steps", nil, "fault steps per trial: MIN,MAX (default: space.steps, else 1,2)")
+	fl.StringSliceVar(&o.actions, "actions", nil, "fault actions to draw from (default: space.actions, else every one that takes the broker down and brings it back on this topology)")
+	fl.IntSliceVar(&o.messages, "messages", nil, "burst size range: MIN,MAX (default: space.messages, else the scenario's)")
 	addFileFlag(c, g)
 	return c
 }
 
 // space is the search space the flags make around base, defaults filled.
 func (o *exploreOpts) space(base *scenario.Scenario) (explore.Space, error) {
-	var sp explore.Space
+	sp := explore.FromScenario(base.Space)
+	if len(o.actions) > 0 {
+		sp.Actions = nil
+	}
 	for _, a := range o.actions {
 		act := scenario.Action(strings.TrimSpace(a))
 		if _, ok := act.Spec(); !ok {
@@ -110,12 +113,15 @@ func (o *exploreOpts) space(base *scenario.Scenario) (explore.Space, error) {
 		}
 		return [2]int{}, fmt.Errorf("--%s: want MIN,MAX (two numbers), got %s", flag, strings.Trim(strings.Join(strings.Fields(fmt.Sprint(v)), ","), "[]"))
 	}
-	var err error
-	if sp.Steps, err = pair("steps", o.steps); err != nil {
+	if v, err := pair("steps", o.steps); err != nil {
 		return sp, err
+	} else if v != ([2]int{}) {
+		sp.Steps = v
 	}
-	if sp.Messages, err = pair("messages", o.messages); err != nil {
+	if v, err := pair("messages", o.messages); err != nil {
 		return sp, err
+	} else if v != ([2]int{}) {
+		sp.Messages = v
 	}
 	sp = sp.Defaults(base)
 	if err := sp.Check(); err != nil {

@@ -198,3 +198,32 @@ func TestSpaceCheck(t *testing.T) {
 		t.Errorf("%q\nwant %q", err, want)
 	}
 }
+
+// A scenario's space: section bounds every trial drawn from it.
+func TestDrawFromScenarioSpace(t *testing.T) {
+	f, err := scenario.Parse("s.yaml", []byte(`version: 1
+scenarios:
+  - name: s
+    load: {messages: 1000, modes: [confirm-each, confirm-window]}
+    space: {actions: [kill], steps: [3, 3], published_percent: [20, 30], down: [200ms, 300ms], modes: [confirm-each], messages: [300, 300]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := &f.Scenarios[0]
+	sp := FromScenario(base.Space).Defaults(base)
+	for i := range 10 {
+		tr, _, err := Draw(base, sp, 5, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(tr.Steps) != 3 || tr.Mode != scenario.ConfirmEach || tr.Messages != 300 {
+			t.Fatalf("trial %d: %+v", i, tr)
+		}
+		for _, s := range tr.Steps {
+			if s.Action != scenario.Kill || s.Percent < 20 || s.Percent > 30 || (s.DownMS != 200 && s.DownMS != 300) {
+				t.Errorf("trial %d: step %+v outside the space", i, s)
+			}
+		}
+	}
+}

@@ -36,6 +36,31 @@ type Space struct {
 	Publishers []int           `json:"publishers"`
 }
 
+// FromScenario is the space a scenario's space: section sets (nothing
+// for nil): Defaults fills the rest.
+func FromScenario(x *scenario.SearchSpace) Space {
+	var sp Space
+	if x == nil {
+		return sp
+	}
+	sp.Actions, sp.Targets = slices.Clone(x.Actions), slices.Clone(x.Targets)
+	if len(x.Steps) == 2 {
+		sp.Steps = [2]int{x.Steps[0], x.Steps[1]}
+	}
+	if len(x.PublishedPercent) == 2 {
+		sp.Percent = [2]int{x.PublishedPercent[0], x.PublishedPercent[1]}
+	}
+	if len(x.Down) == 2 {
+		sp.DownMS = [2]int64{x.Down[0].D().Milliseconds(), x.Down[1].D().Milliseconds()}
+	}
+	if len(x.Messages) == 2 {
+		sp.Messages = [2]int{x.Messages[0], x.Messages[1]}
+	}
+	sp.Modes, sp.Windows = slices.Clone(x.Modes), slices.Clone(x.Windows)
+	sp.Rates, sp.Publishers = slices.Clone(x.Rates), slices.Clone(x.Publishers)
+	return sp
+}
+
 // Defaults fills what sp leaves empty from the base scenario: the fault
 // actions that take the broker (or part of it) down and bring it back by
 // themselves and apply to its topology (power-loss only with

@@ -217,6 +217,9 @@ type Scenario struct {
 	// overrides it. Unset: a seed is drawn and printed in the report, so any
 	// run can be replayed.
 	Seed *uint64 `yaml:"seed,omitempty"`
+	// Space is the search space `rmqtorture explore` draws trials from
+	// around this scenario (docs/explore.md); run ignores it.
+	Space *SearchSpace `yaml:"space,omitempty"`
 	// Runs makes this entry a group: it names other scenarios of the file,
 	// run in order (with its broker.images, if set) and reported together,
 	// e.g. upgrade-check. A group has no queue, load, faults or expect of
@@ -926,4 +929,29 @@ func (s *Scenario) streamTopology() string {
 		return "stream over the stream protocol; named producer (deduplication by publishing id)"
 	}
 	return "stream over the stream protocol; unnamed producer (no deduplication)"
+}
+
+// SearchSpace is a scenario's `space:` section: what `rmqtorture explore`
+// draws each trial's fault steps and load from (docs/explore.md). Ranges
+// are [min, max], inclusive; a key left out is drawn as explore's
+// defaults say (from the scenario itself).
+type SearchSpace struct {
+	// Actions are the fault actions a step is drawn from.
+	Actions []Action `yaml:"actions,omitempty"`
+	// Targets are the targets a step on a cluster is drawn from.
+	Targets []TargetKind `yaml:"targets,omitempty"`
+	// Steps is the number of fault steps a trial has, [min, max] (1–5).
+	Steps []int `yaml:"steps,omitempty"`
+	// PublishedPercent is the range of each step's trigger (1–99).
+	PublishedPercent []int `yaml:"published_percent,omitempty"`
+	// Down is the range of each step's down time (100ms or more).
+	Down []Duration `yaml:"down,omitempty"`
+	// Messages is the range of a trial's burst size (100 or more).
+	Messages []int `yaml:"messages,omitempty"`
+	// Modes, Windows, Rates (msg/s; 0: as fast as it can) and Publishers
+	// are drawn from.
+	Modes      []Mode `yaml:"modes,omitempty"`
+	Windows    []int  `yaml:"windows,omitempty"`
+	Rates      []int  `yaml:"rates,omitempty"`
+	Publishers []int  `yaml:"publishers,omitempty"`
 }

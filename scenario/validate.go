@@ -109,6 +109,7 @@ func (p *parser) validateScenario(sp string, s *Scenario) {
 	p.validateExpect(sp, s)
 	p.validateStream(sp, s)
 	p.validateCluster(sp, s)
+	p.validateSpace(sp, s)
 }
 
 // atLeastMS reports a duration below 1ms, which no timer can honour.
@@ -930,6 +931,7 @@ var DurationBounds = map[string]time.Duration{
 	"drain.idle":                 10 * time.Minute,
 	"drain.lost_wait":            time.Hour,
 	"drain.timeout":              time.Hour,
+	"space.down[]":               10 * time.Minute, // validateSpace
 }
 
 // validateDurationBounds reports every duration written above its bound in
@@ -1008,4 +1010,55 @@ func shortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// validateSpace checks the space: section explore draws trials from:
+// ranges the right way round, and only actions and targets a drawn step
+// could take on this broker (bounds and lengths are the schema's).
+func (p *parser) validateSpace(sp string, s *Scenario) {
+	x := s.Space
+	if x == nil {
+		return
+	}
+	xp := sp + ".space"
+	order := func(key string, lo, hi float64, show func(float64) string) {
+		if lo > hi {
+			p.fail(xp+"."+key, "[min, max] the wrong way round: %s > %s", show(lo), show(hi))
+		}
+	}
+	num := func(v float64) string { return fmt.Sprint(v) }
+	if len(x.Steps) == 2 {
+		order("steps", float64(x.Steps[0]), float64(x.Steps[1]), num)
+	}
+	if len(x.PublishedPercent) == 2 {
+		order("published_percent", float64(x.PublishedPercent[0]), float64(x.PublishedPercent[1]), num)
+	}
+	if len(x.Messages) == 2 {
+		order("messages", float64(x.Messages[0]), float64(x.Messages[1]), num)
+	}
+	if len(x.Down) == 2 {
+		for j, d := range x.Down {
+			if d.D() < 100*time.Millisecond || d.D() > DurationBounds["space.down[]"] {
+				p.fail(fmt.Sprintf("%s.down[%d]", xp, j), "must be within 100ms and %s, got %s", DurationBounds["space.down[]"], d.D())
+			}
+		}
+		order("down", float64(x.Down[0]), float64(x.Down[1]), func(v float64) string { return time.Duration(v).String() })
+	}
+	nodes := s.Broker.Nodes
+	for j, a := range x.Actions {
+		spec, ok := a.Spec()
+		ap := fmt.Sprintf("%s.actions[%d]", xp, j)
+		switch {
+		case !ok:
+		case spec.UserCommand:
+			p.fail(ap, "%s runs the programs a step names, and explore draws its own steps: leave it out", a)
+		case spec.ClusterOnly && nodes <= 1:
+			p.fail(ap, "%s %s: it acts on the nodes of a cluster, and this scenario runs a single broker", a, needsCluster)
+		case spec.CutsPower && s.Broker.Filesystem != LazyFilesystem:
+			p.fail(ap, "power-loss needs the broker's data on a filesystem that can forget: set broker.filesystem: %s", LazyFilesystem)
+		}
+	}
+	if len(x.Targets) > 0 && nodes <= 1 {
+		p.fail(xp+".targets", "%s: on a single broker every step acts on the broker", needsCluster)
+	}
 }
