@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -106,17 +107,35 @@ func (c *Cluster) Members(ctx context.Context, queue string) (map[int]string, er
 	if c.streams {
 		return c.streamMembers(ctx, queue)
 	}
-	out, err := c.ask(ctx, "rabbitmq-queues", "-q", "quorum_status", queue, "--formatter", "json")
+	return readMembers[quorumMember](ctx, c, "quorum queue "+strconv.Quote(queue),
+		"rabbitmq-queues", "-q", "quorum_status", queue, "--formatter", "json")
+}
+
+// member is one row of a members listing: its node's Erlang name and its
+// state in quorum_status's words.
+type member interface {
+	nodeName() string
+	state() string
+}
+
+func (m quorumMember) nodeName() string { return m.Node }
+func (m streamMember) nodeName() string { return m.Node }
+
+// readMembers runs cmd on the best node to ask and reads its JSON rows of
+// R into each member's state by node number (what names the queue, for
+// errors).
+func readMembers[R member](ctx context.Context, c *Cluster, what string, cmd ...string) (map[int]string, error) {
+	out, err := c.ask(ctx, cmd...)
 	if err != nil {
-		return nil, fmt.Errorf("read the members of quorum queue %q: %w", queue, err)
+		return nil, fmt.Errorf("read the members of %s: %w", what, err)
 	}
-	var rows []quorumMember
+	var rows []R
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
-		return nil, fmt.Errorf("read the members of quorum queue %q: %w (output %.200q)", queue, err, out)
+		return nil, fmt.Errorf("read the members of %s: %w (output %.200q)", what, err, out)
 	}
 	members := map[int]string{}
 	for _, r := range rows {
-		if i := c.nodeIndex(r.Node); i > 0 {
+		if i := c.nodeIndex(r.nodeName()); i > 0 {
 			members[i] = r.state()
 		}
 	}
@@ -155,22 +174,9 @@ func (c *Cluster) streamMembers(ctx context.Context, queue string) (map[int]stri
 	// Debian's package leaves rabbitmq-streams out of /usr/sbin, where
 	// its other CLI tools are: found on the PATH (the official image's
 	// /opt/rabbitmq/sbin) or in /usr/lib/rabbitmq/bin.
-	out, err := c.ask(ctx, "sh", "-c", `PATH="$PATH:/usr/lib/rabbitmq/bin" exec rabbitmq-streams "$@"`, "rabbitmq-streams",
+	return readMembers[streamMember](ctx, c, "stream "+strconv.Quote(queue),
+		"sh", "-c", `PATH="$PATH:/usr/lib/rabbitmq/bin" exec rabbitmq-streams "$@"`, "rabbitmq-streams",
 		"-q", "stream_status", queue, "--formatter", "json")
-	if err != nil {
-		return nil, fmt.Errorf("read the members of stream %q: %w", queue, err)
-	}
-	var rows []streamMember
-	if err := json.Unmarshal([]byte(out), &rows); err != nil {
-		return nil, fmt.Errorf("read the members of stream %q: %w (output %.200q)", queue, err, out)
-	}
-	members := map[int]string{}
-	for _, r := range rows {
-		if i := c.nodeIndex(r.Node); i > 0 {
-			members[i] = r.state()
-		}
-	}
-	return members, nil
 }
 
 // Resolve returns t with Nodes set to the nodes it names now, ascending,
