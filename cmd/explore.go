@@ -254,6 +254,7 @@ func (o *exploreOpts) search(ctx context.Context, c *cobra.Command, g *globalOpt
 
 	rep := exploreReport{Scenario: base.Name, File: g.file, Seed: o.seed, Space: sp, Covered: map[string]int{}, Reasons: map[string]int{}}
 	var failed *explore.Trial
+	var stopErr error
 	searchStart := time.Now()
 	for i := range o.trials {
 		if ctx.Err() != nil || (o.duration > 0 && time.Since(searchStart) > o.duration) {
@@ -265,7 +266,12 @@ func (o *exploreOpts) search(ctx context.Context, c *cobra.Command, g *globalOpt
 		}
 		tr, err := ex.runTrial(ctx, t, "trials")
 		if err != nil {
-			return err
+			// Ctrl-C, or an error that stops the search: the report
+			// still says what was run.
+			if ctx.Err() == nil {
+				stopErr = err
+			}
+			break
 		}
 		rep.Trials = append(rep.Trials, tr)
 		for _, cell := range t.Cells() {
@@ -294,15 +300,17 @@ func (o *exploreOpts) search(ctx context.Context, c *cobra.Command, g *globalOpt
 		rep.TrialsPerHour = float64(len(rep.Trials)) / h
 	}
 	rep.BrokersCreated, rep.BrokersReplaced = ex.created, ex.replaced
-	if failed != nil && o.shrink && ctx.Err() == nil {
-		if err := o.shrinkFailure(ctx, stderr, ex, *failed, rule, &rep); err != nil {
-			if !errors.Is(err, context.Canceled) {
-				return err
-			}
+	if failed != nil && o.shrink && ctx.Err() == nil && stopErr == nil {
+		if err := o.shrinkFailure(ctx, stderr, ex, *failed, rule, &rep); err != nil && ctx.Err() == nil {
+			stopErr = err
 		}
 	}
 	if err := writeExploreReport(dir, &rep); err != nil {
-		return causeErr(CauseWriteFailed, err)
+		return causeErr(CauseWriteFailed, errors.Join(stopErr, err))
+	}
+	if stopErr != nil {
+		fmt.Fprintf(stderr, "report (partial): %s\n", filepath.Join(dir, "explore.md"))
+		return stopErr
 	}
 	fmt.Fprintf(c.OutOrStdout(), "%s", exploreSummary(&rep))
 	fmt.Fprintf(stderr, "report: %s\n", filepath.Join(dir, "explore.md"))
