@@ -247,7 +247,7 @@ func (o *exploreOpts) search(ctx context.Context, c *cobra.Command, g *globalOpt
 		return notStarted(ctx, causeErr(CauseDockerUnreachable, err))
 	}
 	defer cli.Close()
-	ex := &explorer{g: g, cli: cli, base: base, dir: dir, logFile: logFile, log: g.runLogger(logFile), brokers: map[int]*underTest{}}
+	ex := &explorer{g: g, cli: cli, engine: docker.EngineDescription(ctx, cli), base: base, dir: dir, logFile: logFile, log: g.runLogger(logFile), brokers: map[int]*underTest{}}
 	defer ex.close()
 	stderr := c.ErrOrStderr()
 	fmt.Fprintf(stderr, "explore   %s, seed %d: trials in %s\n", base.Name, o.seed, dir)
@@ -394,8 +394,11 @@ const (
 // undoes its faults; one that is not healthy, or whose trial could not run,
 // is removed and the next trial creates another.
 type explorer struct {
-	g       *globalOpts
-	cli     *docker.Engine
+	g   *globalOpts
+	cli *docker.Engine
+	// engine describes the Docker Engine for every run's result.json,
+	// asked once.
+	engine  string
 	base    *scenario.Scenario
 	dir     string
 	logFile io.Writer
@@ -479,7 +482,7 @@ func (ex *explorer) runTrial(ctx context.Context, t explore.Trial, sub string) (
 	rc.SetOut(ex.logFile)
 	rc.SetErr(ex.logFile)
 	rc.SetContext(ctx)
-	o.engine = docker.EngineDescription(ctx, ex.cli)
+	o.engine = ex.engine
 	plans := []scenario.Scenario{*s}
 	if err := o.haveImages(ctx, ex.log, ex.cli, plans); err != nil {
 		return tr, err
@@ -499,22 +502,22 @@ func (ex *explorer) runTrial(ctx context.Context, t explore.Trial, sub string) (
 	if ctx.Err() != nil {
 		return tr, ctx.Err()
 	}
-	res, rerr := readResultAt(o.lastDir)
-	if rerr == nil {
-		tr.Result = res.path
+	res := o.lastResult // the run's result, as its result.json holds it
+	if o.lastDir != "" {
+		tr.Result = filepath.Join(o.lastDir, "result.json")
 	}
 	switch {
 	case cause == CausePass:
 		tr.Outcome = outcomePass
 	case cause == CauseVerdictFail:
 		tr.Outcome = outcomeFail
-		if rerr == nil {
+		if res != nil {
 			tr.Reasons = res.Verdict.Reasons
 		}
 	default:
 		tr.Outcome = outcomeInconclusive
 		switch {
-		case rerr == nil && len(res.Verdict.Reasons) > 0:
+		case res != nil && len(res.Verdict.Reasons) > 0:
 			tr.Reasons = res.Verdict.Reasons
 		case err != nil:
 			tr.Reasons = []string{err.Error()}
@@ -523,29 +526,6 @@ func (ex *explorer) runTrial(ctx context.Context, t explore.Trial, sub string) (
 		}
 	}
 	return tr, nil
-}
-
-// foundResult is a result.json read back, with its path.
-type foundResult struct {
-	*scenario.Result
-	path string
-}
-
-// readResultAt reads dir's result.json.
-func readResultAt(dir string) (foundResult, error) {
-	if dir == "" {
-		return foundResult{}, errors.New("no run folder")
-	}
-	p := filepath.Join(dir, "result.json")
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return foundResult{}, err
-	}
-	var r scenario.Result
-	if err := json.Unmarshal(data, &r); err != nil {
-		return foundResult{}, err
-	}
-	return foundResult{&r, p}, nil
 }
 
 // newSeed draws a search's seed.

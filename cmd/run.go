@@ -63,9 +63,10 @@ type runOpts struct {
 	junitResults []*scenario.Result
 	bucket       time.Duration
 	prog         *progress // nil unless stderr is a terminal
-	// lastDir is the folder of the last scenario runScenario ran (explore
-	// reads its result.json).
-	lastDir string
+	// lastDir and lastResult are the folder and result of the last
+	// scenario runScenario ran (explore reads its verdict).
+	lastDir    string
+	lastResult *scenario.Result
 	// reuse is a broker rmqtorture created for an earlier explore trial,
 	// run on as this run's own (not removed at its end); nil: create one.
 	reuse *underTest
@@ -735,7 +736,7 @@ func (o *runOpts) runScenario(ctx context.Context, c *cobra.Command, g *globalOp
 	}
 	res.LoadPart = part
 	dir := filepath.Join(o.out, fmt.Sprintf("%s-%s-%s%s", s.Name, res.StartedAt.UTC().Format("20060102T150405Z"), runID, partDir(part)))
-	o.lastDir = dir
+	o.lastDir, o.lastResult = dir, res
 	log = log.With("scenario", s.Name, "run", runID)
 
 	sr := o.watch(ctx, c, log, s, res, dir)

@@ -166,10 +166,9 @@ func (p *parser) validateConnect(sp string, s *Scenario) {
 		// The stream protocol's clients go where the stream's metadata
 		// says: the leader to publish, a replica to read. Only the AMQP
 		// connections that declare and delete it go round-robin.
+		// (connect_node without connect_to: node is the switch's above.)
 		if l.ConnectTo != ConnectRoundRobin && p.has(lp+".connect_to") {
 			p.fail(lp+".connect_to", "queue.type is stream: a stream client connects to the node the stream's metadata names (its leader to publish, a replica to read), not to the node connect_to: %s picks; leave it out", l.ConnectTo)
-		} else if l.ConnectTo == ConnectRoundRobin && hasNode {
-			p.fail(lp+".connect_node", "only connect_to: node names a node; connect_to is %s", l.ConnectTo)
 		}
 		return
 	}
