@@ -67,8 +67,27 @@ const streamRPCTimeout = 5 * time.Second
 // amqp091-go leaves them: the client's default 8 KiB receive buffer held a
 // stream read through Docker's userland proxy to ~2,000 msg/s with pauses
 // of seconds (the kernel's: 20,000 orders in well under a second).
+//
+// A cluster's nodes are tried one environment each, in order, not as one
+// environment's list: the client's own fallback to the next address
+// writes the locator's broker while the failed connection's reader still
+// reads it (a data race in rabbitmq-stream-go-client v1.8.3,
+// environment.go NewEnvironment against client.go Close, seen by the race
+// detector after a power cut of all nodes).
 func (s *Traffic) environment() (*stream.Environment, error) {
-	return s.environmentOn(s.addrs())
+	addrs := s.addrs()
+	if len(addrs) <= 1 {
+		return s.environmentOn(addrs)
+	}
+	var errs []error
+	for _, a := range addrs {
+		env, err := s.environmentOn([]string{a})
+		if err == nil {
+			return env, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
 }
 
 // addrs are the stream protocol addresses to connect to: every node's on
